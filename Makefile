@@ -1,0 +1,33 @@
+# Developer entry points. `make demo` and `make test` do all the set-up on a fresh machine.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+# CPU build of PyTorch, pinned: an unpinned torch pulls a multi-GB CUDA build.
+TORCH  ?= torch==2.13.0
+
+.PHONY: demo test venv lint bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "$(TORCH)"
+	$(PY) -m pip install --quiet -e ".[gui,test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/latent-synth demo --out demo-output
+
+test: $(STAMP)
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/ruff check engine desktop tests benchmarks scripts
+	QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_flow.py
+	$(PY) benchmarks/bench_audit.py
+
+clean:
+	rm -rf $(VENV) demo-output build dist *.egg-info

@@ -1,0 +1,376 @@
+"""The ``latent-synth`` command line (CONTRACTS.md): ``run``, ``demo``, ``meta``; no arguments
+opens the desktop wizard.
+
+Exit codes: 0 success; 2 bad usage or input (one line on stderr naming the file, column or
+row and what to do); 3 refused for privacy; 130 cancelled (Ctrl-C). Never a traceback for a
+user error: unexpected errors print one line and, with ``--debug``, the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from engine import __version__
+from engine.errors import Cancelled, InputError, LatentSynthError
+from engine.progress import CancelToken, ProgressFn
+
+DEMO_STUDIES = (
+    "ARIC F", "ARIC M", "CARDIA F", "CARDIA M", "CHS F", "CHS M", "MESA F", "MESA M",
+    "Framingham F", "Framingham M", "Jackson Heart F", "Jackson Heart M",
+)  # fmt: skip
+DEFAULT_DEMO_STUDY = "Framingham M"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"latent-synth: error: {message} (see 'latent-synth {self._sub()} --help')\n")
+
+    def _sub(self) -> str:
+        return self.prog.split(" ", 1)[1] if " " in self.prog else ""
+
+
+def _float_list(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(v) for v in text.replace(";", ",").split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of numbers") from None
+
+
+def _name_list(text: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in text.split(",") if v.strip())
+
+
+def _per(text: str) -> tuple[tuple[str, float], ...]:
+    """``--per 10`` (the first covariate) or ``--per sbp=10,age=5``."""
+    pairs = []
+    for part in _name_list(text):
+        name, _, value = part.rpartition("=")
+        try:
+            pairs.append((name, float(value)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"--per '{part}': use NUMBER or COLUMN=NUMBER") from None
+    return tuple(pairs)
+
+
+def _bound(text: str) -> tuple[str, float | None, float | None]:
+    """``--bounds sbp=70:250`` (either side may be empty)."""
+    try:
+        name, rng = text.split("=", 1)
+        lo, hi = rng.split(":", 1)
+        return name, float(lo) if lo else None, float(hi) if hi else None
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--bounds '{text}': use COLUMN=LOW:HIGH, e.g. sbp=70:250") from None
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", required=True, type=Path, help="output folder")
+    roles = p.add_argument_group("columns")
+    roles.add_argument("--time", help="time-to-event column (survival analysis)")
+    roles.add_argument("--event", help="event indicator column (0 = censored, 1 = event)")
+    roles.add_argument("--drop", action="append", default=[], help="exclude this column (repeatable); never exported")
+    roles.add_argument("--keep", action="append", default=[], help="synthesize a column that looks like an identifier")
+    roles.add_argument("--kind", action="append", default=[], metavar="COL=KIND", help="override a column's kind")
+    roles.add_argument("--bounds", action="append", default=[], type=_bound, metavar="COL=LO:HI", help="allowed range")
+    roles.add_argument("--missing", action="append", default=[], metavar="CODE", help="extra missing-value code, e.g. -999")
+    roles.add_argument("--sheet", help="Excel sheet name or number (default: the first)")
+    priv = p.add_argument_group("privacy")
+    priv.add_argument("--auc-max", type=float, default=0.55, help="membership-AUC limit (default 0.55)")
+    priv.add_argument("--w", type=float, help="force this perturbation weight (the audit still runs)")
+    priv.add_argument("--w-grid", type=_float_list, help="candidate w values, e.g. 0,0.25,0.5,0.75")
+    priv.add_argument("--repeats", type=int, help="audit repeats per w (default: until the AUC's SE < 0.01)")
+    priv.add_argument("--allow-risky", action="store_true", help="export even if no w meets the limit (recorded)")
+    priv.add_argument("--protect-outliers", action="store_true", help="extra noise for records that stay recognisable")
+    priv.add_argument("--seed", type=int, help="reproducible run (otherwise noise comes from the OS's secure randomness)")
+    model = p.add_argument_group("model and output")
+    model.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    model.add_argument("--budget", default="fast", choices=("fast", "default", "thorough"), help="model search effort")
+    model.add_argument("--format", dest="fmt", default="csv", choices=("csv", "xlsx", "parquet", "sav", "dta"))
+    model.add_argument("--copies", type=int, default=1, help="number of independent synthetic tables")
+    model.add_argument("--no-report", action="store_true", help="skip the PDF report")
+    stats = p.add_argument_group("analysis (real vs synthetic)")
+    stats.add_argument("--analysis", choices=("cox", "ols", "logistic"))
+    stats.add_argument("--outcome", help="outcome column for ols / logistic")
+    stats.add_argument("--covariates", type=_name_list, default=(), help="COL,COL")
+    stats.add_argument("--per", type=_per, default=(), help="effect per units, e.g. sbp=10")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="latent-synth", description="Privacy-protected synthetic copies of patient tables.")
+    parser.add_argument("--version", action="version", version=f"latent-synth {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    run = sub.add_parser("run", help="make a synthetic copy of INPUT")
+    run.add_argument("input", type=Path, help="CSV, TSV, Excel, Parquet, SAS, SPSS or Stata file")
+    _add_run_options(run)
+
+    demo = sub.add_parser("demo", help="run the pipeline on the embedded, simulated demo cohort")
+    which = demo.add_mutually_exclusive_group()
+    which.add_argument("--study", default=DEFAULT_DEMO_STUDY, choices=DEMO_STUDIES, help="one sub-study")
+    which.add_argument("--all", action="store_true", help="every sub-study, then a meta-analysis")
+    _add_run_options(demo)
+
+    meta = sub.add_parser("meta", help="DerSimonian-Laird meta-analysis across sites")
+    meta.add_argument("files", nargs="*", type=Path, help="one file per site (or one file with --by)")
+    meta.add_argument("--out", required=True, type=Path)
+    meta.add_argument("--summary", type=Path, help="summary table: study, estimate, se (or ci_low, ci_high)")
+    meta.add_argument("--synthetic", nargs="*", type=Path, default=[], help="synthetic files, site by site, to compare")
+    meta.add_argument("--by", help="split one file into sites by this column")
+    meta.add_argument("--analysis", default="cox", choices=("cox", "ols", "logistic"))
+    meta.add_argument("--time")
+    meta.add_argument("--event")
+    meta.add_argument("--outcome")
+    meta.add_argument("--exposure")
+    meta.add_argument("--adjust", type=_name_list, default=())
+    meta.add_argument("--per", type=float, default=1.0, help="effect per this many units, e.g. 10 (mmHg)")
+    meta.add_argument("--method", default="dl", choices=("dl", "fe", "hksj"))
+    return parser
+
+
+class TerminalProgress:
+    """A one-line progress bar on stderr with stage, percentage and time left."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr is not None
+        self.start = time.monotonic()
+        self.last = 0.0
+        self.tty = bool(self.enabled and sys.stderr.isatty())
+        self.last_text = ""
+
+    def __call__(self, fraction: float, text: str) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.last < 0.2 and fraction < 1.0 and text == self.last_text:
+            return
+        self.last = now
+        elapsed = now - self.start
+        left = elapsed / fraction * (1 - fraction) if fraction > 0.02 else None
+        eta = f"{int(left // 60)}:{int(left % 60):02d} left" if left is not None else "estimating time"
+        bar = "#" * int(fraction * 24)
+        line = f"[{bar:<24}] {fraction * 100:5.1f}%  {eta:>15}  {text}"
+        if self.tty:
+            width = shutil.get_terminal_size((100, 20)).columns
+            sys.stderr.write("\r" + line[: width - 1].ljust(width - 1))
+        elif text != self.last_text:
+            sys.stderr.write(line + "\n")
+        self.last_text = text
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.tty:
+            sys.stderr.write("\n")
+
+
+def _config_from_args(ns: argparse.Namespace, input_path: Path, **extra: Any) -> Any:
+    from engine.pipeline import DEFAULT_GRID, RunConfig
+
+    kinds = []
+    for item in ns.kind:
+        name, sep, kind = item.partition("=")
+        if not sep:
+            raise InputError(f"--kind '{item}': use COLUMN=KIND, e.g. stage=categorical")
+        kinds.append((name, kind))
+    per = tuple((name or (ns.covariates[0] if ns.covariates else ""), v) for name, v in ns.per)
+    values = dict(
+        input=input_path,
+        out=ns.out,
+        sheet=int(ns.sheet) if ns.sheet and ns.sheet.isdigit() else ns.sheet,
+        missing_codes=tuple(ns.missing),
+        time=ns.time,
+        event=ns.event,
+        drop=tuple(ns.drop),
+        keep=tuple(ns.keep),
+        kinds=tuple(kinds),
+        bounds=tuple(ns.bounds),
+        auc_max=ns.auc_max,
+        w=ns.w,
+        w_grid=ns.w_grid or DEFAULT_GRID,
+        repeats=ns.repeats,
+        seed=ns.seed,
+        device=ns.device,
+        fmt=ns.fmt,
+        budget=ns.budget,
+        analysis=ns.analysis,
+        outcome=ns.outcome,
+        covariates=tuple(ns.covariates),
+        per=per,
+        allow_risky=ns.allow_risky,
+        protect_outliers=ns.protect_outliers,
+        copies=ns.copies,
+        report=not ns.no_report,
+    )
+    values.update(extra)
+    return RunConfig(**values)
+
+
+def _print_summary(result: Any, out: Path) -> None:
+    rel = result.release
+    if result.verdict == "refused":
+        return
+    point = min(result.audit.curve, key=lambda p: abs(p.w - rel["w"]))
+    print(
+        f"{result.verdict}: {rel['rows']} synthetic rows at w = {rel['w']:.2f} "
+        f"(membership AUC {point.auc:.3f}, limit {result.config.auc_max}); "
+        f"closer probability {rel.get('closer_probability', float('nan')):.3f}, "
+        f"median rank {rel.get('median_rank', float('nan')):.0f}. Files in {out}"
+    )
+
+
+def _run(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> int:
+    from engine.pipeline import run_pipeline
+
+    config = _config_from_args(ns, ns.input)
+    result = run_pipeline(config, progress, cancel)
+    _print_summary(result, ns.out)
+    return 0
+
+
+def demo_input() -> Path:
+    """The embedded demo cohort (simulated from the paper's Table 3)."""
+    from importlib.resources import files
+
+    return Path(str(files("resources").joinpath("demo_cohort.csv")))
+
+
+def _demo(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> int:
+    from engine.pipeline import run_pipeline
+
+    source = demo_input()
+    studies = DEMO_STUDIES if ns.all else (ns.study,)
+    time_col = ns.time or "time_cvd_years"
+    event_col = ns.event or "cvd"
+    ns.time, ns.event = time_col, event_col
+    if ns.analysis is None:
+        ns.analysis, ns.per = "cox", ns.per or (("sbp", 10.0),)
+    for i, study in enumerate(studies):
+        out = ns.out / study.replace(" ", "_") if ns.all else ns.out
+        config = _config_from_args(
+            ns, source, out=out, subset=("study", study), input_label=f"demo cohort (simulated), {study}"
+        )
+        share = 1.0 / (len(studies) + (1 if ns.all else 0))
+        sub = lambda f, t, i=i, s=study: progress((i + f) * share, f"{s}: {t}")  # noqa: E731
+        result = run_pipeline(config, sub, cancel)
+        _print_summary(result, out)
+    if ns.all:
+        from engine.meta import MetaConfig, run_meta
+
+        files = [ns.out / s.replace(" ", "_") / f"synthetic.{ns.fmt}" for s in studies]
+        meta_cfg = MetaConfig(
+            real_files=(source,),
+            by="study",
+            synthetic_files=tuple(files),
+            out=ns.out / "meta",
+            analysis="cox",
+            time=time_col,
+            event=event_col,
+            exposure="sbp",
+            adjust=("age", "totchol", "hdl"),
+            per=10.0,
+            method="dl",
+        )
+        run_meta(meta_cfg, progress=lambda f, t: progress((len(studies) + f) * share, f"meta-analysis: {t}"), cancel=cancel)
+        print(f"meta-analysis written to {ns.out / 'meta'}")
+    return 0
+
+
+def _meta(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> int:
+    from engine.meta import MetaConfig, run_meta
+
+    if not ns.files and ns.summary is None:
+        raise InputError("meta: give one file per site, one file with --by COLUMN, or --summary FILE")
+    config = MetaConfig(
+        real_files=tuple(ns.files),
+        synthetic_files=tuple(ns.synthetic),
+        summary=ns.summary,
+        by=ns.by,
+        out=ns.out,
+        analysis=ns.analysis,
+        time=ns.time,
+        event=ns.event,
+        outcome=ns.outcome,
+        exposure=ns.exposure,
+        adjust=tuple(ns.adjust),
+        per=ns.per,
+        method=ns.method,
+    )
+    result = run_meta(config, progress=progress, cancel=cancel)
+    print(f"pooled estimate {result.summary_line()} ; files in {ns.out}")
+    return 0
+
+
+def _open_wizard() -> int:
+    try:
+        from desktop.app import main as desktop_main
+    except ImportError as err:
+        print(
+            f"latent-synth: error: the desktop wizard needs PySide6 ({err}); install it with "
+            "'pip install latent-synth[gui]' or use 'latent-synth run --help'",
+            file=sys.stderr,
+        )
+        return 2
+    return int(desktop_main())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        return _open_wizard()
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    parser = build_parser()
+    ns = parser.parse_args(argv)
+    if ns.command is None:
+        parser.print_help()
+        return 2
+    cancel = CancelToken()
+    progress = TerminalProgress(enabled=not ns.quiet)
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        if cancel.cancelled:  # a second Ctrl-C: stop now
+            raise KeyboardInterrupt
+        cancel.cancel()
+        sys.stderr.write("\nlatent-synth: cancelling at the next step (Ctrl-C again to stop at once)\n")
+
+    signal.signal(signal.SIGINT, on_sigint)
+    handler = {"run": _run, "demo": _demo, "meta": _meta}[ns.command]
+    try:
+        return handler(ns, progress, cancel)
+    except (Cancelled, KeyboardInterrupt):
+        progress.close()
+        print("latent-synth: cancelled; no output files were written", file=sys.stderr)
+        return 130
+    except LatentSynthError as err:
+        progress.close()
+        print(f"latent-synth: {'refused' if err.exit_code == 3 else 'error'}: {err}", file=sys.stderr)
+        return err.exit_code
+    except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
+        progress.close()
+        if ns.debug:
+            raise
+        print(
+            f"latent-synth: internal error ({type(err).__name__}: {err}); no output was written. "
+            "Please report it; run again with --debug for details",
+            file=sys.stderr,
+        )
+        return 1
+    finally:
+        progress.close()
+        signal.signal(signal.SIGINT, previous)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

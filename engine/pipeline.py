@@ -1,0 +1,549 @@
+"""The whole job, from a frozen config to a frozen result: the one function both faces call.
+
+::
+
+    read -> infer schema -> complete cases -> encode -> audit (train on 80 %, w grid)
+         -> choose w -> retrain on all rows -> release (LNI, decode, clip, shuffle)
+         -> release metrics, epsilon -> fidelity -> write (atomic)
+
+The command line (``engine.cli``) and the desktop wizard both call :func:`run_pipeline` (or
+its two halves :func:`prepare` and :func:`synthesize`) with a progress callback and a cancel
+token; neither re-implements a step. Outputs are written only after every computation has
+finished, each file atomically, so a failed or cancelled run leaves no partial file.
+
+References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine import __version__
+from engine.errors import InputError, PrivacyRefused
+from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress, sub_progress
+
+FORMATS = ("csv", "xlsx", "parquet", "sav", "dta")
+BUDGETS = ("fast", "default", "thorough")
+DEFAULT_GRID = tuple(round(0.05 * i, 2) for i in range(20))
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything a run needs; the wizard and the CLI both build one of these."""
+
+    input: Path
+    out: Path | None = None
+    sheet: str | int | None = None
+    missing_codes: tuple[str, ...] = ()
+    subset: tuple[str, str] | None = None  # (column, value): keep only these rows (one site)
+    time: str | None = None
+    event: str | None = None
+    drop: tuple[str, ...] = ()
+    keep: tuple[str, ...] = ()
+    kinds: tuple[tuple[str, str], ...] = ()
+    bounds: tuple[tuple[str, float | None, float | None], ...] = ()
+    auc_max: float = 0.55
+    w: float | None = None
+    w_grid: tuple[float, ...] = DEFAULT_GRID
+    repeats: int | None = None
+    seed: int | None = None
+    device: str = "auto"
+    fmt: str = "csv"
+    budget: str = "fast"
+    analysis: str | None = None
+    outcome: str | None = None
+    covariates: tuple[str, ...] = ()
+    per: tuple[tuple[str, float], ...] = ()
+    allow_risky: bool = False
+    risk_acknowledged: bool = False  # the wizard's explicit acknowledgement for a raised w
+    protect_outliers: bool = False
+    copies: int = 1
+    report: bool = True
+    input_label: str | None = None  # e.g. "demo cohort, ARIC F"
+
+    def validate(self) -> None:
+        """Raise :class:`InputError` for options that cannot work, before any heavy work."""
+        if not 0.5 <= self.auc_max <= 1.0:
+            raise InputError(f"--auc-max {self.auc_max}: the AUC limit must be between 0.5 and 1")
+        if self.w is not None and not 0.0 <= self.w <= 1.0:
+            raise InputError(f"--w {self.w}: the perturbation weight must be between 0 and 1")
+        bad = [v for v in self.w_grid if not 0.0 <= v < 1.0]
+        if bad or not self.w_grid:
+            raise InputError(f"--w-grid: values must lie in 0..1 (1 excluded); got {list(self.w_grid)}")
+        if self.fmt not in FORMATS:
+            raise InputError(f"--format {self.fmt}: choose one of {', '.join(FORMATS)}")
+        if self.budget not in BUDGETS:
+            raise InputError(f"--budget {self.budget}: choose one of {', '.join(BUDGETS)}")
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise InputError(f"--device {self.device}: choose auto, cpu or cuda")
+        if self.copies < 1 or self.copies > 50:
+            raise InputError(f"--copies {self.copies}: choose between 1 and 50")
+        if self.analysis not in (None, "cox", "ols", "logistic"):
+            raise InputError(f"--analysis {self.analysis}: choose cox, ols or logistic")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The result of reading, schema inference and encoding (the wizard's first pages)."""
+
+    config: RunConfig
+    table: Any  # engine.io.LoadedTable
+    schema: Any  # engine.schema.Schema
+    real: pd.DataFrame  # complete cases of the synthesized columns, input order
+    rows_dropped: dict[str, Any]
+    encoder: Any  # engine.encoder.TableEncoder (fitted)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Everything a run produced. ``synthetic`` is in released (shuffled) order."""
+
+    config: RunConfig
+    prepared: Prepared
+    audit: Any  # engine.audit.AuditResult
+    model: dict[str, Any]
+    release: dict[str, Any]
+    synthetic: pd.DataFrame | None
+    copies: tuple[pd.DataFrame, ...]
+    fidelity: dict[str, Any]
+    verdict: str  # released | refused | released with override
+    timings: dict[str, float]
+    started: str
+    outputs: dict[str, str] = field(default_factory=dict)
+    audit_json: dict[str, Any] = field(default_factory=dict)
+    history: tuple[tuple[int, float, float], ...] = ()
+
+
+def make_rng(seed: int | None) -> np.random.Generator:
+    """Seeded generator for reproducible audits, else the OS's secure randomness."""
+    return np.random.default_rng(seed if seed is not None else secrets.randbits(128))
+
+
+def prepare(config: RunConfig, progress: ProgressFn = no_progress) -> Prepared:
+    """Read the file, infer the schema, keep complete cases and fit the encoder."""
+    from engine.encoder import TableEncoder
+    from engine.io import read_table
+    from engine.schema import infer_schema
+
+    config.validate()
+    progress(0.0, "reading the file")
+    table = read_table(config.input, sheet=config.sheet, missing_codes=config.missing_codes)
+    frame = table.frame
+    if config.subset is not None:
+        column, value = config.subset
+        if column not in frame.columns:
+            raise InputError(f"{table.path.name}: no column '{column}' to select rows by")
+        frame = frame.loc[frame[column].astype(str) == str(value)].reset_index(drop=True)
+        if frame.empty:
+            raise InputError(f"{table.path.name}: no rows with {column} = '{value}'")
+        table = replace(table, frame=frame)
+    progress(0.5, "recognising column kinds")
+    schema = infer_schema(
+        table,
+        time=config.time,
+        event=config.event,
+        drop=config.drop,
+        keep=config.keep,
+        kinds=dict(config.kinds) or None,
+        bounds={name: (lo, hi) for name, lo, hi in config.bounds} or None,
+    )
+    encoder = TableEncoder(schema)
+    real, rows_dropped = encoder.complete_cases(frame)
+    encoder.fit(real)
+    progress(1.0, "data ready")
+    return Prepared(config, table, schema, real, rows_dropped, encoder)
+
+
+class _FlowFitter:
+    """Trains a flow with the run's settings; handed to the audit as its ``fit_map``."""
+
+    def __init__(self, config: RunConfig, progress: ProgressFn, cancel: CancelToken) -> None:
+        self.config, self.progress, self.cancel = config, progress, cancel
+        self.last: Any = None
+
+    def __call__(self, X: np.ndarray) -> Any:
+        from engine.flow import select_flow
+
+        self.last = select_flow(
+            X,
+            budget=self.config.budget,
+            device=self.config.device,
+            seed=self.config.seed,
+            progress=self.progress,
+            cancel=self.cancel,
+        )
+        return self.last
+
+
+def _audit(prep: Prepared, rng: np.random.Generator, progress: ProgressFn, cancel: CancelToken) -> Any:
+    from engine.audit import AuditConfig, run_audit
+
+    cfg = prep.config
+    enc = prep.encoder
+    X_model = enc.transform(prep.real, rng)
+    X_dist = enc.distance_space(prep.real)
+    fitter = _FlowFitter(cfg, sub_progress(progress, 0.0, 0.6), cancel)
+
+    def to_dist(rows: np.ndarray) -> np.ndarray:
+        return enc.distance_space(enc.inverse_transform(rows).frame)
+
+    grid = tuple(sorted(set(cfg.w_grid) | ({cfg.w} if cfg.w is not None and cfg.w < 1 else set())))
+    audit_cfg = AuditConfig(threshold=cfg.auc_max, grid=grid, repeats=cfg.repeats)
+    result = run_audit(
+        X_model,
+        X_dist,
+        fitter,
+        to_dist=to_dist,
+        config=audit_cfg,
+        rng=rng,
+        progress=sub_progress(progress, 0.6, 1.0),
+        cancel=cancel,
+    )
+    return result, fitter.last
+
+
+def _choose_w(cfg: RunConfig, audit: Any) -> tuple[float, str]:
+    """The released w and the verdict; raises PrivacyRefused when nothing is safe."""
+    selected = audit.selected_w
+    if cfg.w is not None:
+        point = min(audit.curve, key=lambda p: abs(p.w - cfg.w))
+        risky = selected is None or cfg.w > selected + 1e-9
+        if risky and not (cfg.allow_risky or cfg.risk_acknowledged):
+            limit = "no w" if selected is None else f"w = {selected:.2f}"
+            raise PrivacyRefused(
+                f"--w {cfg.w}: the membership AUC there is {point.auc:.3f} against the limit "
+                f"{cfg.auc_max} ({limit} meets it); lower --w or add --allow-risky to override"
+            )
+        return cfg.w, "released with override" if risky else "released"
+    if selected is None:
+        if not cfg.allow_risky:
+            raise PrivacyRefused(
+                f"no perturbation weight kept the membership AUC below {cfg.auc_max}; "
+                "nothing was exported. Add --allow-risky to export at w = 0 anyway"
+            )
+        return 0.0, "released with override"
+    return float(selected), "released"
+
+
+def synthesize(
+    prep: Prepared, progress: ProgressFn = no_progress, cancel: CancelToken = NEVER_CANCELLED
+) -> RunResult:
+    """Audit, choose w, retrain on all rows, release and compare. Writes nothing."""
+    from engine.audit import epsilon_statement, protect_outliers, release_metrics
+    from engine.flow import select_flow
+    from engine.generate import latent_noise_injection, shuffled
+
+    cfg = prep.config
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    timings: dict[str, float] = {}
+    rng = make_rng(cfg.seed)
+    enc = prep.encoder
+
+    t0 = time.perf_counter()
+    audit, _ = _audit(prep, rng, sub_progress(progress, 0.0, 0.55), cancel)
+    timings["audit_seconds"] = time.perf_counter() - t0
+    cancel.raise_if_cancelled()
+    try:
+        w, verdict = _choose_w(cfg, audit)
+    except PrivacyRefused as refusal:
+        return _refused(prep, audit, started, timings, str(refusal))
+
+    progress(0.55, "training the final model on all rows")
+    t0 = time.perf_counter()
+    X_model = enc.transform(prep.real, rng)
+    flow = select_flow(
+        X_model,
+        budget=cfg.budget,
+        device=cfg.device,
+        seed=cfg.seed,
+        progress=sub_progress(progress, 0.55, 0.85),
+        cancel=cancel,
+    )
+    timings["train_seconds"] = time.perf_counter() - t0
+    cancel.raise_if_cancelled()
+
+    progress(0.86, f"generating synthetic rows at w = {w:.2f}")
+    t0 = time.perf_counter()
+    X_dist = enc.distance_space(prep.real)
+
+    def to_dist(rows: np.ndarray) -> np.ndarray:
+        return enc.distance_space(enc.inverse_transform(rows).frame)
+
+    protect = None
+    if cfg.protect_outliers and w > 0:
+        protect = protect_outliers(flow, X_model, X_dist, w, to_dist=to_dist, rng=rng)
+        synth_model = protect.synthetic_model_rows
+    else:
+        synth_model = latent_noise_injection(flow, X_model, w, rng)
+    decoded = enc.inverse_transform(synth_model)
+    metrics = release_metrics(X_dist, enc.distance_space(decoded.frame), rng=rng)
+    copies = [decoded.frame]
+    for _ in range(cfg.copies - 1):
+        cancel.raise_if_cancelled()
+        copies.append(enc.inverse_transform(latent_noise_injection(flow, X_model, w, rng)).frame)
+    released = tuple(c.iloc[shuffled(len(c), rng)].reset_index(drop=True) for c in copies)
+    eps = epsilon_statement(flow.to_latent(X_model), w, delta=1.0 / len(prep.real))
+    timings["release_seconds"] = time.perf_counter() - t0
+    cancel.raise_if_cancelled()
+
+    progress(0.92, "comparing real and synthetic results")
+    t0 = time.perf_counter()
+    fidelity = _fidelity(prep, released)
+    timings["fidelity_seconds"] = time.perf_counter() - t0
+    release = {
+        "w": float(w),
+        "rows": int(len(released[0])),
+        "copies": cfg.copies,
+        "shuffled": True,
+        "clipped": {k: int(v) for k, v in decoded.clip_counts.items()},
+        **metrics.to_dict(),
+        "epsilon": eps.to_dict(),
+    }
+    if protect is not None:
+        release["protect_outliers"] = {
+            "at_risk_before": int(protect.at_risk_before),
+            "at_risk_after": int(protect.at_risk_after),
+            "records_with_lower_w": int(np.sum(protect.w_per_record < w)),
+        }
+    result = RunResult(
+        config=cfg,
+        prepared=prep,
+        audit=audit,
+        model=flow.to_dict(),
+        release=release,
+        synthetic=released[0],
+        copies=released,
+        fidelity=fidelity,
+        verdict=verdict,
+        timings=timings,
+        started=started,
+        history=tuple(getattr(flow, "history", ())),
+    )
+    progress(1.0, "done")
+    return replace(result, audit_json=build_audit_json(result))
+
+
+def _refused(prep: Prepared, audit: Any, started: str, timings: dict, why: str) -> RunResult:
+    result = RunResult(
+        config=prep.config,
+        prepared=prep,
+        audit=audit,
+        model={},
+        release={"w": None, "rows": 0, "refused": why},
+        synthetic=None,
+        copies=(),
+        fidelity={},
+        verdict="refused",
+        timings=timings,
+        started=started,
+    )
+    return replace(result, audit_json=build_audit_json(result))
+
+
+def _fidelity(prep: Prepared, released: tuple[pd.DataFrame, ...]) -> dict[str, Any]:
+    """Real vs synthetic statistics; empty when the stats module cannot run them."""
+    from engine.stats import ModelSpec, fidelity_report
+
+    cfg = prep.config
+    schema = prep.schema
+    columns = [c.name for c in schema.synthesized()]
+    spec = None
+    if cfg.analysis is not None or (schema.time and schema.event):
+        analysis = cfg.analysis or "cox"
+        covariates = cfg.covariates or tuple(
+            c for c in columns if c not in (schema.time, schema.event, cfg.outcome)
+        )
+        spec = ModelSpec(
+            analysis=analysis,
+            outcome=cfg.outcome,
+            covariates=tuple(covariates),
+            time=schema.time,
+            event=schema.event,
+            per=dict(cfg.per) or None,
+        )
+    report = fidelity_report(prep.real, released[0], spec, columns)
+    out = report.to_dict()
+    if len(released) > 1 and spec is not None:
+        from engine.stats import combine_synthetic_copies, fit_model
+
+        fits = [fit_model(c, spec) for c in released]
+        out["combined_copies"] = combine_synthetic_copies(fits).to_dict()
+    return out
+
+
+def build_audit_json(result: RunResult) -> dict[str, Any]:
+    """The machine-readable record (CONTRACTS.md keys plus extras)."""
+    from engine.provenance import library_versions
+
+    prep, cfg = result.prepared, result.config
+    table = prep.table
+    return _jsonable(
+        {
+            "tool": {"name": "latent-synth", "version": __version__},
+            "verdict": result.verdict,
+            "started": result.started,
+            "input": {
+                "name": cfg.input_label or table.path.name,
+                "sha256": table.sha256,
+                "format": table.format,
+                "rows": int(table.rows),
+                "rows_selected": int(len(table.frame)),
+                "rows_used": int(len(prep.real)),
+                "rows_dropped": prep.rows_dropped,
+                "columns": [str(c) for c in table.frame.columns],
+                "notes": list(table.notes),
+            },
+            "columns": prep.schema.to_dict(),
+            "model": result.model,
+            "audit": result.audit.to_dict() if result.audit is not None else None,
+            "release": result.release,
+            "fidelity": result.fidelity,
+            "settings": _settings(cfg),
+            "timings": result.timings,
+            "software": library_versions(),
+            "outputs": result.outputs,
+        }
+    )
+
+
+def _settings(cfg: RunConfig) -> dict[str, Any]:
+    """Settings for the record. The seed itself is never written: only whether one was set."""
+    return {
+        "auc_max": cfg.auc_max,
+        "w_forced": cfg.w,
+        "w_grid": list(cfg.w_grid),
+        "seeded": cfg.seed is not None,
+        "device": cfg.device,
+        "format": cfg.fmt,
+        "budget": cfg.budget,
+        "analysis": cfg.analysis,
+        "outcome": cfg.outcome,
+        "covariates": list(cfg.covariates),
+        "allow_risky": cfg.allow_risky,
+        "risk_acknowledged": cfg.risk_acknowledged,
+        "protect_outliers": cfg.protect_outliers,
+        "copies": cfg.copies,
+        "time": cfg.time,
+        "event": cfg.event,
+        "drop": list(cfg.drop),
+        "missing_codes": list(cfg.missing_codes),
+    }
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        return None if not math.isfinite(float(obj)) else float(obj)
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progress) -> RunResult:
+    """Write synthetic file(s), audit.json, results.json, README.txt and report.pdf atomically."""
+    from engine.export import atomic_write_bytes, write_recipient_readme, write_table
+    from engine.provenance import results_json, sha256_file
+
+    cfg = result.config
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out}: the output path is a file; give a folder with --out")
+    out.mkdir(parents=True, exist_ok=True)
+    input_path = Path(cfg.input).resolve()
+    outputs: dict[str, str] = {}
+    progress(0.0, "writing files")
+    for i, frame in enumerate(result.copies):
+        name = f"synthetic.{cfg.fmt}" if i == 0 else f"synthetic_{i + 1}.{cfg.fmt}"
+        path = write_table(
+            frame, out / name, cfg.fmt, column_meta=result.prepared.table.column_meta, forbid=input_path
+        )
+        outputs[name] = sha256_file(path)
+    if result.synthetic is not None:
+        readme = write_recipient_readme(out, _readme_info(result))
+        outputs[readme.name] = sha256_file(readme)
+    if cfg.report:
+        progress(0.3, "writing the PDF report")
+        from engine.report import build_report
+
+        report_path = build_report(result, out / "report.pdf")
+        outputs["report.pdf"] = sha256_file(report_path)
+    result = replace(result, outputs=outputs)
+    audit_json = build_audit_json(result)
+    data = json.dumps(audit_json, indent=2, ensure_ascii=False).encode("utf-8")
+    atomic_write_bytes(out / "audit.json", data, forbid=input_path)
+    outputs["audit.json"] = sha256_file(out / "audit.json")
+    records = [
+        {"name": name, "sha256": digest, "summary": _summary_for(name, result)}
+        for name, digest in outputs.items()
+    ]
+    atomic_write_bytes(
+        out / "results.json",
+        json.dumps(results_json(records), indent=2).encode("utf-8"),
+        forbid=input_path,
+    )
+    progress(1.0, "files written")
+    return replace(result, outputs=outputs, audit_json=audit_json)
+
+
+def _readme_info(result: RunResult) -> dict[str, Any]:
+    schema = result.prepared.schema
+    audit = result.audit
+    point = min(audit.curve, key=lambda p: abs(p.w - result.release["w"])) if audit else None
+    return {
+        "version": __version__,
+        "date": result.started,
+        "w": result.release["w"],
+        "rows": result.release["rows"],
+        "auc": None if point is None else point.auc,
+        "auc_max": result.config.auc_max,
+        "verdict": result.verdict,
+        "dropped": [c.name for c in schema.dropped()],
+        "columns": [c.name for c in schema.synthesized()],
+        "format": result.config.fmt,
+    }
+
+
+def _summary_for(name: str, result: RunResult) -> str:
+    if name.startswith("synthetic"):
+        return (
+            f"synthetic table, {result.release['rows']} rows, Latent Noise Injection at "
+            f"w = {result.release['w']:.2f}; verdict: {result.verdict}"
+        )
+    if name == "report.pdf":
+        return "privacy and fidelity report for the output checker"
+    if name == "audit.json":
+        return "machine-readable audit record (no real records, no seeds, no model weights)"
+    return "explanation for the recipient"
+
+
+def run_pipeline(
+    config: RunConfig, progress: ProgressFn = no_progress, cancel: CancelToken = NEVER_CANCELLED
+) -> RunResult:
+    """Run the whole job and write its outputs to ``config.out``; raise PrivacyRefused (exit 3)
+    after writing the audit record and report when no w is safe and no override was given."""
+    prep = prepare(config, sub_progress(progress, 0.0, 0.03))
+    cancel.raise_if_cancelled()
+    result = synthesize(prep, sub_progress(progress, 0.03, 0.95), cancel)
+    cancel.raise_if_cancelled()
+    if config.out is not None:
+        result = write_outputs(result, config.out, sub_progress(progress, 0.95, 1.0))
+    if result.verdict == "refused":
+        raise PrivacyRefused(result.release["refused"])
+    return result

@@ -1,0 +1,177 @@
+"""The command line end to end: bad inputs are refused cleanly, a run writes what CONTRACTS.md
+promises, and the privacy defaults hold in the files a recipient gets."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cohort(n: int = 600, seed: int = 1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    age = rng.normal(55, 8, n).round()
+    sbp = (120 + 0.5 * (age - 55) + rng.normal(0, 15, n)).round()
+    hazard = 0.02 * np.exp(0.02 * (sbp - 120) + 0.04 * (age - 55))
+    t_event = rng.exponential(1 / hazard)
+    follow = rng.uniform(5, 15, n)
+    return pd.DataFrame(
+        {
+            "patient_id": [f"{i:05d}" for i in range(n)],
+            "time": np.round(np.minimum(t_event, follow), 2),
+            "event": (t_event < follow).astype(int),
+            "age": age.astype(int),
+            "sbp": sbp.astype(int),
+            "smoker": rng.choice(["yes", "no"], n),
+        }
+    )
+
+
+def _run_cli(args: list[str]) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    return subprocess.run(
+        [sys.executable, "-m", "engine", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
+    )
+
+
+FAST = ["--w-grid", "0,0.5,0.8", "--repeats", "2", "--budget", "fast", "--quiet", "--no-report"]
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, pd.DataFrame]:
+    folder = tmp_path_factory.mktemp("run")
+    data = _cohort()
+    src = folder / "cohort.csv"
+    data.to_csv(src, index=False)
+    before = hashlib.sha256(src.read_bytes()).hexdigest()
+    out = folder / "out"
+    code = main(["run", str(src), "--out", str(out), "--time", "time", "--event", "event", "--seed", "987654321", *FAST])
+    assert code == 0
+    assert hashlib.sha256(src.read_bytes()).hexdigest() == before, "the input file was modified"
+    return src, out, data
+
+
+def test_run_writes_contract_files_and_keys(small_run: tuple[Path, Path, pd.DataFrame]) -> None:
+    src, out, data = small_run
+    audit = json.loads((out / "audit.json").read_text())
+    for key in ("tool", "input", "columns", "model", "audit", "release", "fidelity"):
+        assert key in audit
+    assert audit["input"]["sha256"] == hashlib.sha256(src.read_bytes()).hexdigest()
+    assert audit["input"]["rows"] == 600 and audit["input"]["rows_used"] == 600
+    assert {"flows", "hidden", "layers", "val_nll", "device", "train_seconds"} <= set(audit["model"])
+    assert [p["w"] for p in audit["audit"]["curve"]][:3] == [0.0, 0.5, 0.8]
+    assert all(0.0 <= p["auc"] <= 1.0 for p in audit["audit"]["curve"])
+    release = audit["release"]
+    assert release["rows"] == 600
+    assert 0.0 <= release["closer_probability"] <= 1.0
+    assert release["epsilon"]["value"] > 0
+    kinds = {c["name"]: (c["kind"], c["action"]) for c in audit["columns"]}
+    assert kinds["patient_id"] == ("identifier", "drop")
+    assert kinds["time"][0] == "time" and kinds["event"][0] == "event"
+
+
+def test_released_table_is_safe_and_faithful(small_run: tuple[Path, Path, pd.DataFrame]) -> None:
+    _, out, data = small_run
+    synth = pd.read_csv(out / "synthetic.csv")
+    assert "patient_id" not in synth.columns, "a dropped identifier reached the export"
+    assert list(synth.columns) == ["time", "event", "age", "sbp", "smoker"]
+    assert set(synth["event"].unique()) <= {0, 1}
+    assert set(synth["smoker"].unique()) <= {"yes", "no"}
+    assert synth["time"].between(data["time"].min(), data["time"].max()).all()
+    # the marginal means stay close (within 0.25 real SD)
+    for col in ("age", "sbp", "time"):
+        assert abs(synth[col].mean() - data[col].mean()) < 0.25 * data[col].std()
+    # no secret leaks into any written file
+    for path in out.iterdir():
+        text = path.read_bytes()
+        assert b"987654321" not in text, f"the seed appears in {path.name}"
+
+
+def test_rows_are_shuffled_at_w1(tmp_path: Path) -> None:
+    """At w = 1 the synthetic rows are the real rows, but never in input order."""
+    data = _cohort(300, seed=3).drop(columns=["patient_id"])
+    src = tmp_path / "c.csv"
+    data.to_csv(src, index=False)
+    code = main(
+        ["run", str(src), "--out", str(tmp_path / "o"), "--w", "1", "--allow-risky", "--seed", "5", *FAST]
+    )
+    assert code == 0
+    synth = pd.read_csv(tmp_path / "o" / "synthetic.csv")
+    key = lambda f: sorted(map(tuple, f.astype(str).to_numpy()))  # noqa: E731
+    assert key(synth) == key(data), "w = 1 must return the input rows (up to order)"
+    same_position = (synth.astype(str).to_numpy() == data.astype(str).to_numpy()).all(axis=1).mean()
+    assert same_position < 0.05, "released rows keep the input order"
+
+
+BAD_INPUTS = {
+    "empty": (lambda p: p.write_bytes(b""), "empty"),
+    "header_only": (lambda p: p.write_text("a,b,c\n"), "no data rows"),
+    "too_few_rows": (lambda p: _cohort(30).to_csv(p, index=False), "50"),
+    "random_bytes": (lambda p: p.write_bytes(os.urandom(4000)), ""),
+    "duplicate_names": (lambda p: p.write_text("a,a,b\n" + "1,2,3\n" * 80), "'a'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_files_exit_2_with_one_line(case: str, tmp_path: Path) -> None:
+    make, expected = BAD_INPUTS[case]
+    src = tmp_path / "bad.csv"
+    make(src)
+    result = _run_cli(["run", str(src), "--out", str(tmp_path / "o"), "--quiet"])
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "bad.csv" in lines[0] and expected in lines[0]
+    assert not (tmp_path / "o" / "synthetic.csv").exists()
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["run", "/no/such/file.csv"], "file.csv"),
+        (["run", "https://example.org/data.csv"], "URL"),
+        (["run", "{tmp}"], "folder"),
+        (["run", "{good}", "--event", "age"], "'age'"),
+        (["run", "{negtime}", "--time", "time"], "time"),
+        (["run", "{good}", "--auc-max", "0.3"], "auc"),
+    ],
+)
+def test_bad_arguments_exit_2(args: list[str], expected: str, tmp_path: Path) -> None:
+    good = tmp_path / "good.csv"
+    _cohort(100).to_csv(good, index=False)
+    neg = _cohort(100)
+    neg.loc[7, "time"] = -1.0
+    neg.to_csv(tmp_path / "neg.csv", index=False)
+    args = [a.format(tmp=tmp_path, good=good, negtime=tmp_path / "neg.csv") for a in args]
+    result = _run_cli([*args, "--out", str(tmp_path / "o"), "--quiet"])
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert expected.lower() in lines[0].lower()
+    assert not (tmp_path / "o" / "synthetic.csv").exists()
+
+
+def test_inf_and_empty_column_are_handled(tmp_path: Path) -> None:
+    data = _cohort(300, seed=4)
+    data["sbp"] = data["sbp"].astype(float)
+    data.loc[3, "sbp"] = np.inf
+    data["unused"] = np.nan
+    src = tmp_path / "c.csv"
+    data.to_csv(src, index=False)
+    code = main(["run", str(src), "--out", str(tmp_path / "o"), "--seed", "2", *FAST])
+    assert code == 0
+    audit = json.loads((tmp_path / "o" / "audit.json").read_text())
+    assert audit["input"]["rows_used"] == 299
+    assert any("inf" in note.lower() for note in audit["input"]["notes"])
+    assert "unused" not in pd.read_csv(tmp_path / "o" / "synthetic.csv").columns
