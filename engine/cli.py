@@ -1,5 +1,5 @@
-"""The ``latent-synth`` command line (CONTRACTS.md): ``run``, ``demo``, ``meta``; no arguments
-opens the desktop wizard.
+"""The ``latent-synth`` command line (CONTRACTS.md): ``run``, ``demo``, ``meta``. (With no
+arguments the console script opens the desktop wizard instead: see ``desktop/launch.py``.)
 
 Exit codes: 0 success; 2 bad usage or input (one line on stderr naming the file, column or
 row and what to do); 3 refused for privacy; 130 cancelled (Ctrl-C). Never a traceback for a
@@ -13,7 +13,6 @@ import os
 import shutil
 import signal
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -311,29 +310,14 @@ def _meta(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> 
     return 0
 
 
-def _open_wizard() -> int:
-    try:
-        from desktop.app import main as desktop_main
-    except ImportError as err:
-        print(
-            f"latent-synth: error: the desktop wizard needs PySide6 ({err}); install it with "
-            "'pip install latent-synth[gui]' or use 'latent-synth run --help'",
-            file=sys.stderr,
-        )
-        return 2
-    return int(desktop_main())
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv:
-        return _open_wizard()
     os.environ.setdefault("MPLBACKEND", "Agg")
     parser = build_parser()
     ns = parser.parse_args(argv)
     if ns.command is None:
-        parser.print_help()
+        parser.print_help(sys.stderr)
         return 2
     cancel = CancelToken()
     progress = TerminalProgress(enabled=not ns.quiet)

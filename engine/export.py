@@ -295,7 +295,10 @@ def _excel_values(series: pd.Series, name: str) -> list[Any]:
 
 
 def _write_xlsx(frame: pd.DataFrame, tmp: Path, column_meta: Mapping[str, Any]) -> None:
-    """Excel workbook; every text cell has ``data_type = "s"`` so nothing is a formula."""
+    """Excel workbook; every text cell has ``data_type = "s"`` so nothing is a formula.
+
+    Text is escaped before CR becomes LF, so a cell that started with CR still starts with ``'``.
+    """
     from openpyxl import Workbook
     from openpyxl.cell import WriteOnlyCell
 
@@ -311,13 +314,14 @@ def _write_xlsx(frame: pd.DataFrame, tmp: Path, column_meta: Mapping[str, Any]) 
     def cell(value: Any) -> Any:
         if not isinstance(value, str):
             return value
-        text = WriteOnlyCell(sheet, value=value)
+        # XML parsers turn CR into LF anyway; do it here so what we write is what is read.
+        text = WriteOnlyCell(sheet, value=value.replace("\r\n", "\n").replace("\r", "\n"))
         text.data_type = "s"
         return text
 
     sheet.append([cell(str(c)) for c in safe.columns])
     columns = [_excel_values(safe.iloc[:, i], str(frame.columns[i])) for i in range(safe.shape[1])]
-    for row in zip(*columns):
+    for row in zip(*columns, strict=True):
         sheet.append([cell(v) for v in row])
     book.save(tmp)
 
@@ -412,6 +416,19 @@ def _check_names(frame: pd.DataFrame, stata: bool) -> None:
             )
 
 
+def _spss_integer_formats(data: pd.DataFrame) -> dict[str, str]:
+    """``F<w>.0`` display formats for integer columns (SPSS has one numeric type)."""
+    formats: dict[str, str] = {}
+    for name in data.columns:
+        column = data[name]
+        if pd.api.types.is_integer_dtype(column.dtype) and not pd.api.types.is_bool_dtype(
+            column.dtype
+        ):
+            digits = max((len(str(v)) for v in (column.min(), column.max())), default=1)
+            formats[name] = f"F{max(8, digits + 1)}.0"
+    return formats
+
+
 def _write_labelled(
     frame: pd.DataFrame, tmp: Path, column_meta: Mapping[str, Any], stata: bool
 ) -> None:
@@ -431,6 +448,9 @@ def _write_labelled(
         label = _meta_field(meta, "variable_label")
         variable_labels[name] = None if label is None else str(label)[: 80 if stata else 256]
     data = pd.DataFrame(columns, index=range(len(frame)))
+    options: dict[str, Any] = {}
+    if not stata:  # SPSS stores doubles: show integers without decimals
+        options["variable_format"] = _spss_integer_formats(data)
     writer = pyreadstat.write_dta if stata else pyreadstat.write_sav
     try:
         writer(
@@ -438,6 +458,7 @@ def _write_labelled(
             str(tmp),
             column_labels=variable_labels,
             variable_value_labels=value_labels or None,
+            **options,
         )
     except Exception as err:  # pyreadstat raises several unrelated types
         if isinstance(err, InputError):
@@ -471,9 +492,7 @@ def _format_name(fmt: str) -> str:
     """Normalise ``".CSV"`` to ``"csv"``; InputError listing the formats otherwise."""
     name = str(fmt).strip().lower().lstrip(".")
     if name not in FORMATS:
-        raise InputError(
-            f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}"
-        )
+        raise InputError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     return name
 
 
@@ -533,10 +552,31 @@ def synthetic_file_name(stem: str = "synthetic", fmt: str = "csv") -> str:
     return base + extension
 
 
+_README_ALIASES: dict[str, str] = {
+    "w": "perturbation_weight",
+    "auc": "membership_auc",
+    "auc_max": "auc_limit",
+    "dropped": "dropped_columns",
+    "version": "tool_version",
+}
+
+
+def _readme_fields(info: Mapping[str, Any]) -> dict[str, Any]:
+    """``info`` with short aliases (``w``, ``auc``, ``auc_max``, ...) mapped to full names."""
+    fields = {_README_ALIASES.get(k, k): v for k, v in info.items() if k in _README_ALIASES}
+    fields.update({k: v for k, v in info.items() if k not in _README_ALIASES})
+    if "file_name" not in fields and fields.get("format"):
+        fields["file_name"] = synthetic_file_name("synthetic", str(fields["format"]))
+    if "override" not in fields and "override" in str(fields.get("verdict", "")):
+        fields["override"] = True
+    return fields
+
+
 def _readme_text(info: Mapping[str, Any]) -> str:
     """Plain-words README for whoever receives the synthetic file."""
     from engine import __version__
 
+    info = _readme_fields(info)
     dropped = list(info.get("dropped_columns") or [])
     file_name = info.get("file_name", "synthetic.*")
     auc = info.get("membership_auc")
@@ -562,7 +602,8 @@ def _readme_text(info: Mapping[str, Any]) -> str:
         "- Rows are in random order; row numbers mean nothing.",
         f"- Rows: {info.get('rows', 'not recorded')}.",
         "- Identifier columns dropped before anything else: "
-        + (", ".join(map(str, dropped)) if dropped else "none") + ".",
+        + (", ".join(map(str, dropped)) if dropped else "none")
+        + ".",
         "",
         "WHAT THIS FILE IS NOT",
         "- It is not de-identified or anonymised real data: no row belongs to a real person.",
@@ -588,7 +629,10 @@ def write_recipient_readme(folder: PathLike, info: Mapping[str, Any]) -> Path:
     Keys of ``info`` (all optional, shown as "not recorded"/defaults when absent):
     ``file_name``, ``perturbation_weight``, ``membership_auc``, ``auc_limit``, ``rows``,
     ``dropped_columns`` (list), ``override`` (bool, released with ``--allow-risky``),
-    ``tool_version`` (default: this package), ``date`` (default: today, ISO).
+    ``tool_version`` (default: this package), ``date`` (default: today, ISO). The short
+    names ``w``, ``auc``, ``auc_max``, ``dropped``, ``version``, ``format`` (gives
+    ``synthetic.<ext>``) and ``verdict`` (``"released with override"`` sets ``override``) are
+    accepted too.
 
     References:
         Issue 5 ("every export is clearly marked synthetic"); ACRO/SACRO output-checking guidance.

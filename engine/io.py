@@ -198,7 +198,8 @@ def _decode(path: Path, data: bytes, notes: list[str]) -> str:
 
 def sniff_delimiter(text: str, preferred: str | None = None) -> str:
     """Pick the delimiter that gives the header's field count on every sampled line (most fields wins)."""
-    lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
+    lines = text[:200_000].splitlines()
+    lines = [ln for ln in (lines[:-1] if len(text) > 200_000 else lines)[:50] if ln.strip()]
     best, best_fields = preferred or ",", 1
     for delim in ((preferred,) if preferred else ()) + DELIMITERS:
         counts = {len(row) for row in csv.reader(lines, delimiter=delim)}

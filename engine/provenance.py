@@ -103,17 +103,30 @@ def _file_record(entry: Any) -> dict[str, Any]:
     return {"name": path.name, "sha256": sha256_file(path), "sdc": {}}
 
 
+def _output_type(files: list[dict[str, Any]]) -> str:
+    """``report`` for a PDF, ``metadata`` for json/txt, ``table`` otherwise (by first file)."""
+    if not files:
+        return "custom"
+    suffix = Path(str(files[0].get("name", ""))).suffix.lower()
+    if suffix == ".pdf":
+        return "report"
+    return "metadata" if suffix in {".json", ".txt"} else "table"
+
+
 def _output_record(index: int, output: Mapping[str, Any], timestamp: str) -> dict[str, Any]:
     """One ACRO record, filling in the fields the caller left out."""
     files = output.get("files")
-    if files is None:
-        files = [output["path"]] if "path" in output else []
+    if files is None and "path" in output:
+        files = [output["path"]]
+    elif files is None and "name" in output:
+        files = [{k: output[k] for k in ("name", "sha256", "path") if k in output}]
+    records = [_file_record(f) for f in files or []]
     return {
         "uid": str(output.get("uid", f"output_{index}")),
         "status": str(output.get("status", "review")),
-        "type": str(output.get("type", "custom")),
+        "type": str(output.get("type") or _output_type(records)),
         "properties": dict(output.get("properties") or {}),
-        "files": [_file_record(f) for f in files],
+        "files": records,
         "outcome": dict(output.get("outcome") or {}),
         "command": str(output.get("command", "latent-synth")),
         "summary": str(output.get("summary", "")),
@@ -155,8 +168,10 @@ def results_json(
              "exception":  None, or the researcher's reason to release despite a failed check
                            (``--allow-risky``; ACRO stores "" for none, we use None)}}}
 
-    Each entry of ``outputs`` is a dict with those keys (all optional) plus either ``path``
-    (one file) or ``files`` (paths, or dicts with ``name`` and ``sha256`` or ``path``).
+    Each entry of ``outputs`` is a dict with those keys (all optional) plus one of ``path``
+    (one file, hashed here), ``name`` + ``sha256`` (one file already hashed) or ``files``
+    (paths, or dicts with ``name`` and ``sha256`` or ``path``). Without ``type`` it is taken
+    from the first file: ``.pdf`` report, ``.json``/``.txt`` metadata, anything else table.
 
     References:
         AI-SDC/ACRO ``acro/record.py``; opensafely-core/sacro ``sacro/views.py``.

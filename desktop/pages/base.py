@@ -1,0 +1,125 @@
+"""The common shape of a wizard page: collect settings, start a task, render its result."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from desktop.qt import QMessageBox, Qt, QtWidgets, Signal
+from desktop.session import Session
+from desktop.worker import Task
+
+
+class Page(QtWidgets.QWidget):
+    """One step of the wizard.
+
+    ``complete_changed`` tells the window to re-check :meth:`is_complete` (the Next button).
+    :meth:`leave` runs on Next and may refuse (return False) after telling the user why;
+    it may also start a task and call ``self.advance()`` when the task is done.
+    """
+
+    title = ""
+    subtitle = ""
+    complete_changed = Signal()
+    advance_requested = Signal()
+    busy_changed = Signal(bool)
+
+    def __init__(self, session: Session, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.task: Task | None = None
+        self.setAccessibleName(self.title)
+
+    # -- hooks --------------------------------------------------------------------------
+    def enter(self) -> None:
+        """The page is shown (forward or back)."""
+
+    def is_complete(self) -> bool:
+        return True
+
+    def leave(self) -> bool:
+        """Next was pressed; return True to move on now."""
+        return True
+
+    def is_busy(self) -> bool:
+        return self.task is not None and self.task.is_running
+
+    # -- helpers ------------------------------------------------------------------------
+    def advance(self) -> None:
+        self.advance_requested.emit()
+
+    def run_task(self, fn: Callable[[Any, Any], Any], on_result: Callable[[Any], None],
+                 on_error: Callable[[BaseException], None] | None = None,
+                 on_progress: Callable[[float, str], None] | None = None) -> Task:
+        """Start ``fn(progress, cancel)`` on a worker; the callbacks run on the GUI thread."""
+        task = Task(fn, parent=self)
+        task.result.connect(on_result)
+        task.error.connect(on_error or self.show_error)
+        if on_progress is not None:
+            task.progress.connect(on_progress)
+        task.started.connect(self._on_task_started)
+        task.finished.connect(self._on_task_finished)
+        self.task = task
+        task.start()
+        return task
+
+    def _on_task_started(self) -> None:
+        self.busy_changed.emit(True)
+        self.complete_changed.emit()
+
+    def _on_task_finished(self) -> None:
+        self.busy_changed.emit(False)
+        self.complete_changed.emit()
+
+    def show_error(self, err: BaseException) -> None:
+        """A readable message box for any failure; never a traceback."""
+        from engine.errors import LatentSynthError
+
+        if isinstance(err, LatentSynthError):
+            text = str(err)
+        else:
+            text = (f"Something went wrong inside the program ({type(err).__name__}: {err}). "
+                    "Nothing was written. Please report this message.")
+        QMessageBox.warning(self, f"latent-synth: {self.title}", text)
+
+    def shutdown(self) -> None:
+        if self.task is not None:
+            self.task.shutdown()
+
+
+def heading(text: str) -> QtWidgets.QLabel:
+    label = QtWidgets.QLabel(f"<b>{text}</b>")
+    label.setTextFormat(Qt.TextFormat.RichText)
+    return label
+
+
+def note(text: str) -> QtWidgets.QLabel:
+    label = QtWidgets.QLabel(text)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+def table_from_frame(table: QtWidgets.QTableWidget, frame: Any, max_rows: int = 200) -> None:
+    """Fill a read-only QTableWidget from a DataFrame (first ``max_rows`` rows)."""
+    rows = frame.head(max_rows)
+    table.clear()
+    table.setColumnCount(len(rows.columns))
+    table.setRowCount(len(rows))
+    table.setHorizontalHeaderLabels([str(c) for c in rows.columns])
+    for r, values in enumerate(rows.itertuples(index=False)):
+        for c, value in enumerate(values):
+            item = QtWidgets.QTableWidgetItem(_cell(value))
+            item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+            table.setItem(r, c, item)
+    table.resizeColumnsToContents()
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        if value != value:
+            return ""
+        return f"{value:.4g}"
+    if value is None:
+        return ""
+    return str(value)

@@ -1,0 +1,250 @@
+"""Page 2, Columns: inferred kind, role (time / event / covariate / drop), bounds and reason.
+
+Identifiers, dates, free text and constants come pre-set to *drop*. On Next the choices are
+checked (one time and one event column at most, the event binary, the time numeric and not
+negative, bounds numbers with lower < upper), then ``engine.pipeline.prepare`` runs on a
+worker with the choices as RunConfig fields ``time / event / drop / keep / kinds / bounds``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from desktop.pages.base import Page, note
+from desktop.qt import QMessageBox, Qt, QtWidgets
+
+ROLES = ("covariate", "time", "event", "drop")
+COVARIATE_KINDS = ("continuous", "integer", "binary", "categorical", "identifier", "date", "text",
+                   "constant")
+COL_NAME, COL_KIND, COL_ROLE, COL_LOW, COL_HIGH, COL_MISSING, COL_REASON = range(7)
+ROLE_TIPS = {
+    "covariate": "Synthesized as an ordinary variable.",
+    "time": "Follow-up time of a survival analysis (a number, 0 or more).",
+    "event": "Whether the event happened (two values, e.g. 0/1 or no/yes).",
+    "drop": "Left out: never modelled and never exported.",
+}
+
+
+class ColumnsPage(Page):
+    title = "2  Columns"
+    subtitle = ("Check how each column will be treated. Identifiers are dropped so they never leave "
+                "the secure environment.")
+
+    def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(session, parent)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addWidget(note(
+            "Role: <i>time</i> and <i>event</i> mark a survival outcome; <i>drop</i> leaves a column "
+            "out entirely. Bounds: the synthetic values are kept inside these limits (leave empty "
+            "to use the observed range)."))
+        self.table = QtWidgets.QTableWidget(0, 7)
+        self.table.setHorizontalHeaderLabels(
+            ["Column", "Kind", "Role", "Lower bound", "Upper bound", "Missing", "Why"])
+        self.table.setAccessibleName("Columns and their roles")
+        self.table.setToolTip("One row per column of your table. Change the kind, role or bounds "
+                              "where the program guessed wrong.")
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().setVisible(False)
+        layout.addWidget(self.table, 1)
+        self.summary = note("")
+        layout.addWidget(self.summary)
+        self.status = QtWidgets.QProgressBar()
+        self.status.setRange(0, 0)
+        self.status.setVisible(False)
+        self.status.setAccessibleName("Preparing the data")
+        layout.addWidget(self.status)
+        self._schema_key: Any = None
+
+    # -- filling ------------------------------------------------------------------------
+    def enter(self) -> None:
+        inspected = self.session.inspected
+        if inspected is None or inspected is self._schema_key:
+            return
+        self._schema_key = inspected
+        self.fill(inspected.schema)
+
+    def fill(self, schema: Any) -> None:
+        self.table.setRowCount(0)
+        self.table.setRowCount(len(schema.columns))
+        for row, spec in enumerate(schema.columns):
+            name = QtWidgets.QTableWidgetItem(spec.name)
+            name.setFlags(name.flags() & ~Qt.ItemFlag.ItemIsEditable)
+            name.setData(Qt.ItemDataRole.UserRole, spec)
+            self.table.setItem(row, COL_NAME, name)
+
+            kind = QtWidgets.QComboBox()
+            kinds = list(COVARIATE_KINDS)
+            shown = spec.kind if spec.kind in kinds else _base_kind(spec)
+            kind.addItems(kinds)
+            kind.setCurrentText(shown)
+            kind.setAccessibleName(f"Kind of {spec.name}")
+            kind.setToolTip("What sort of values the column holds.")
+            kind.setProperty("inferred", shown)
+            self.table.setCellWidget(row, COL_KIND, kind)
+
+            role = QtWidgets.QComboBox()
+            role.addItems(ROLES)
+            for i, r in enumerate(ROLES):
+                role.setItemData(i, ROLE_TIPS[r], Qt.ItemDataRole.ToolTipRole)
+            role.setCurrentText(_role(spec, schema))
+            role.setAccessibleName(f"Role of {spec.name}")
+            role.setToolTip("How the column is used: covariate, survival time, event, or dropped.")
+            role.currentTextChanged.connect(self._update_summary)
+            self.table.setCellWidget(row, COL_ROLE, role)
+
+            for col, value in ((COL_LOW, spec.lower), (COL_HIGH, spec.upper)):
+                item = QtWidgets.QTableWidgetItem("" if value is None else f"{value:g}")
+                item.setData(Qt.ItemDataRole.UserRole, "" if value is None else f"{value:g}")
+                item.setToolTip("Synthetic values are clipped to this limit. Empty: the observed range.")
+                self.table.setItem(row, col, item)
+            missing = QtWidgets.QTableWidgetItem(str(spec.n_missing))
+            missing.setFlags(missing.flags() & ~Qt.ItemFlag.ItemIsEditable)
+            self.table.setItem(row, COL_MISSING, missing)
+            reason = QtWidgets.QTableWidgetItem(spec.reason)
+            reason.setFlags(reason.flags() & ~Qt.ItemFlag.ItemIsEditable)
+            reason.setToolTip(spec.reason)
+            self.table.setItem(row, COL_REASON, reason)
+        self.table.resizeColumnsToContents()
+        self.table.setColumnWidth(COL_REASON, max(self.table.columnWidth(COL_REASON), 260))
+        self._update_summary()
+
+    def _update_summary(self) -> None:
+        roles = self.roles()
+        dropped = [n for n, r in roles.items() if r == "drop"]
+        kept = len(roles) - len(dropped)
+        self.summary.setText(
+            f"{kept} columns will be synthesized; {len(dropped)} dropped"
+            + (f" ({', '.join(dropped)})." if dropped else "."))
+
+    # -- reading the choices ------------------------------------------------------------
+    def roles(self) -> dict[str, str]:
+        out = {}
+        for row in range(self.table.rowCount()):
+            out[self.table.item(row, COL_NAME).text()] = self.table.cellWidget(row, COL_ROLE).currentText()
+        return out
+
+    def set_role(self, name: str, role: str) -> None:
+        """Set a column's role (used by tests and keyboard users alike)."""
+        for row in range(self.table.rowCount()):
+            if self.table.item(row, COL_NAME).text() == name:
+                self.table.cellWidget(row, COL_ROLE).setCurrentText(role)
+                return
+        raise KeyError(name)
+
+    def set_bounds(self, name: str, lower: str, upper: str) -> None:
+        for row in range(self.table.rowCount()):
+            if self.table.item(row, COL_NAME).text() == name:
+                self.table.item(row, COL_LOW).setText(lower)
+                self.table.item(row, COL_HIGH).setText(upper)
+                return
+        raise KeyError(name)
+
+    def choices(self) -> dict[str, Any]:
+        """The RunConfig fields implied by the table; raises ValueError with a readable message."""
+        frame = self.session.inspected.frame
+        roles = self.roles()
+        times = [n for n, r in roles.items() if r == "time"]
+        events = [n for n, r in roles.items() if r == "event"]
+        if len(times) > 1 or len(events) > 1:
+            raise ValueError("Choose at most one time column and one event column.")
+        if bool(times) != bool(events):
+            raise ValueError("A survival outcome needs both a time column and an event column "
+                             "(or set neither).")
+        time = times[0] if times else None
+        event = events[0] if events else None
+        if event is not None and frame[event].dropna().nunique() != 2:
+            values = ", ".join(map(str, frame[event].dropna().unique()[:6]))
+            raise ValueError(f"The event column '{event}' must have exactly two values "
+                             f"(e.g. 0 = no event, 1 = event); it has: {values}.")
+        if time is not None:
+            import pandas as pd
+
+            values = pd.to_numeric(frame[time], errors="coerce")
+            if values.notna().sum() < frame[time].notna().sum() or (values.dropna() < 0).any():
+                raise ValueError(f"The time column '{time}' must hold numbers of 0 or more.")
+        drop, keep, kinds, bounds = [], [], [], []
+        for row in range(self.table.rowCount()):
+            name = self.table.item(row, COL_NAME).text()
+            spec = self.table.item(row, COL_NAME).data(Qt.ItemDataRole.UserRole)
+            role = roles[name]
+            kind_box = self.table.cellWidget(row, COL_KIND)
+            if role == "drop":
+                if spec.action != "drop":
+                    drop.append(name)
+                continue
+            if role == "covariate":
+                if spec.action == "drop":
+                    keep.append(name)
+                if kind_box.currentText() != kind_box.property("inferred"):
+                    kinds.append((name, kind_box.currentText()))
+            low, high = (self._bound(row, col, name) for col in (COL_LOW, COL_HIGH))
+            edited = any(self.table.item(row, c).text().strip()
+                         != self.table.item(row, c).data(Qt.ItemDataRole.UserRole)
+                         for c in (COL_LOW, COL_HIGH))
+            if edited:
+                if low is not None and high is not None and not low < high:
+                    raise ValueError(f"Column '{name}': the lower bound must be below the upper bound.")
+                bounds.append((name, low, high))
+        return {"time": time, "event": event, "drop": tuple(drop), "keep": tuple(keep),
+                "kinds": tuple(kinds), "bounds": tuple(bounds)}
+
+    def _bound(self, row: int, col: int, name: str) -> float | None:
+        text = self.table.item(row, col).text().strip()
+        if not text:
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"Column '{name}': the bound '{text}' is not a number.") from None
+        if not math.isfinite(value):
+            raise ValueError(f"Column '{name}': the bound must be a finite number.")
+        return value
+
+    # -- Next ---------------------------------------------------------------------------
+    def is_complete(self) -> bool:
+        return self.session.inspected is not None and not self.is_busy()
+
+    def leave(self) -> bool:
+        try:
+            fields = self.choices()
+        except ValueError as err:
+            QMessageBox.warning(self, "latent-synth: columns", str(err))
+            return False
+        self.session.update(**fields)
+        if self.session.prepared is not None and self.session.prepared.config == self.session.config():
+            return True
+        from engine.pipeline import prepare
+
+        config = self.session.config()
+        self.status.setVisible(True)
+        self.run_task(lambda progress, cancel: prepare(config, progress), self._prepared,
+                      self._failed)
+        return False
+
+    def _prepared(self, prepared: Any) -> None:
+        self.status.setVisible(False)
+        self.session.prepared = prepared
+        self.session.result = None
+        self.advance()
+
+    def _failed(self, err: BaseException) -> None:
+        self.status.setVisible(False)
+        self.session.prepared = None
+        self.show_error(err)
+
+
+def _role(spec: Any, schema: Any) -> str:
+    if spec.action == "drop":
+        return "drop"
+    if spec.kind == "time" or spec.name == schema.time:
+        return "time"
+    if spec.kind == "event" or spec.name == schema.event:
+        return "event"
+    return "covariate"
+
+
+def _base_kind(spec: Any) -> str:
+    if spec.kind == "event":
+        return "binary"
+    return "continuous"

@@ -1,0 +1,190 @@
+"""Small matplotlib plots inside Qt, created on first use (matplotlib loads lazily).
+
+Each plot function takes an ``Axes`` and plain numbers from an engine result; it computes
+nothing new. :class:`PlotWidget` holds one figure and redraws on request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from desktop.qt import QtWidgets
+
+Drawer = Callable[[Any], None]
+
+
+class PlotWidget(QtWidgets.QWidget):
+    """A lazily created matplotlib canvas; ``draw(fn)`` clears the axes and calls ``fn(ax)``."""
+
+    def __init__(self, accessible_name: str, parent: QtWidgets.QWidget | None = None,
+                 height: float = 2.6) -> None:
+        super().__init__(parent)
+        self.setAccessibleName(accessible_name)
+        self._height = height
+        self._canvas: Any = None
+        self._figure: Any = None
+        self._layout = QtWidgets.QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self.setMinimumHeight(int(height * 60))
+
+    def _ensure(self) -> None:
+        if self._canvas is not None:
+            return
+        from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
+        from matplotlib.figure import Figure
+
+        self._figure = Figure(figsize=(5, self._height), layout="constrained")
+        self._canvas = FigureCanvasQTAgg(self._figure)
+        self._canvas.setAccessibleName(self.accessibleName())
+        self._layout.addWidget(self._canvas)
+
+    @property
+    def figure(self) -> Any:
+        self._ensure()
+        return self._figure
+
+    def draw(self, fn: Drawer) -> None:
+        """Redraw: one Axes, cleared, handed to ``fn``."""
+        self._ensure()
+        self._figure.clear()
+        ax = self._figure.add_subplot(1, 1, 1)
+        fn(ax)
+        self._canvas.draw_idle()
+
+    def draw_figure(self, fn: Callable[[Any], None]) -> None:
+        """Redraw with free use of the figure (several axes)."""
+        self._ensure()
+        self._figure.clear()
+        fn(self._figure)
+        self._canvas.draw_idle()
+
+
+def loss_curve(points: Sequence[tuple[float, float, float | None]]) -> Drawer:
+    """Training (and validation) loss per epoch; ``points`` are (epoch, train, val)."""
+
+    def draw(ax: Any) -> None:
+        ax.set_title("Model training: loss per epoch (lower is better)", fontsize=9)
+        ax.set_xlabel("epoch", fontsize=8)
+        ax.set_ylabel("negative log-likelihood", fontsize=8)
+        ax.tick_params(labelsize=7)
+        if not points:
+            ax.text(0.5, 0.5, "waiting for the first epoch", ha="center", va="center",
+                    transform=ax.transAxes, fontsize=8, color="grey")
+            return
+        xs = list(range(1, len(points) + 1))
+        ax.plot(xs, [p[1] for p in points], color="#1f77b4", lw=1.2, label="training")
+        vals = [p[2] for p in points]
+        if any(v is not None for v in vals):
+            ax.plot(xs, [float("nan") if v is None else v for v in vals], color="#ff7f0e",
+                    lw=1.2, label="validation")
+            ax.legend(fontsize=7)
+        ax.set_xlabel("training step (epochs, all models in order)", fontsize=8)
+
+    return draw
+
+
+def auc_curve(points: Sequence[tuple[float, float, float]], limit: float,
+              chosen: float | None = None, candidate: float | None = None) -> Drawer:
+    """Membership AUC against w with its limit; ``points`` are (w, auc, sd)."""
+
+    def draw(ax: Any) -> None:
+        ax.set_title("Privacy audit: membership AUC by perturbation weight w", fontsize=9)
+        ax.set_xlabel("w (higher = closer to the real data)", fontsize=8)
+        ax.set_ylabel("membership AUC", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.set_xlim(-0.02, 1.0)
+        ax.axhline(limit, color="#d62728", ls="--", lw=1, label=f"limit {limit:.2f}")
+        ax.axhline(0.5, color="grey", ls=":", lw=0.8)
+        if points:
+            pts = sorted(points)
+            ws, aucs, sds = zip(*pts)
+            ax.errorbar(ws, aucs, yerr=sds, marker="o", ms=3, lw=1.2, capsize=2,
+                        color="#1f77b4", label="AUC (mean ± sd)")
+            top = max(max(a + s for a, s in zip(aucs, sds)), limit) + 0.02
+            ax.set_ylim(min(0.45, min(aucs) - 0.02), top)
+        else:
+            ax.set_ylim(0.45, limit + 0.1)
+            ax.text(0.5, 0.5, "waiting for the audit", ha="center", va="center",
+                    transform=ax.transAxes, fontsize=8, color="grey")
+        if chosen is not None:
+            ax.axvline(chosen, color="#2ca02c", lw=1.2, label=f"chosen w = {chosen:.2f}")
+        if candidate is not None and chosen is not None and abs(candidate - chosen) > 1e-9:
+            ax.axvline(candidate, color="#9467bd", lw=1.2, ls="-.",
+                       label=f"your w = {candidate:.2f}")
+        ax.legend(fontsize=7, loc="upper left")
+
+    return draw
+
+
+def km_curves(km: dict[str, Any]) -> Drawer:
+    """Kaplan-Meier survival, real vs synthetic, from ``fidelity['km']``-like data."""
+
+    def draw(ax: Any) -> None:
+        ax.set_title("Kaplan-Meier survival: real vs synthetic", fontsize=9)
+        ax.set_xlabel("time", fontsize=8)
+        ax.set_ylabel("survival probability", fontsize=8)
+        ax.tick_params(labelsize=7)
+        series = _km_series(km)
+        if not series:
+            ax.text(0.5, 0.5, "no survival columns in this analysis", ha="center",
+                    va="center", transform=ax.transAxes, fontsize=8, color="grey")
+            return
+        colors = {"real": "#1f77b4", "synthetic": "#ff7f0e"}
+        for label, (t, s) in series.items():
+            ax.step(t, s, where="post", lw=1.2, label=label, color=colors.get(label))
+        ax.legend(fontsize=7)
+
+    return draw
+
+
+def _km_series(km: Any) -> dict[str, tuple[list[float], list[float]]]:
+    """Find (times, survival) for real and synthetic in a km dict of a few possible shapes."""
+    if not isinstance(km, dict):
+        return {}
+    out: dict[str, tuple[list[float], list[float]]] = {}
+    times = km.get("times") or km.get("time") or km.get("grid")
+    for label in ("real", "synthetic"):
+        value = km.get(label) or km.get(f"{label}_survival") or km.get(f"survival_{label}")
+        if isinstance(value, dict):
+            t = value.get("times") or value.get("time") or times
+            s = value.get("survival") or value.get("surv")
+        else:
+            t, s = times, value
+        if t is not None and s is not None and len(t) == len(s):
+            out[label] = ([float(x) for x in t], [float(x) for x in s])
+    if not out and isinstance(km.get("rows"), list):
+        rows = km["rows"]
+        for label in ("real", "synthetic"):
+            pts = [(r.get("time"), r.get(label)) for r in rows if r.get(label) is not None]
+            if pts:
+                out[label] = ([float(p[0]) for p in pts], [float(p[1]) for p in pts])
+    return out
+
+
+def forest(studies: Sequence[tuple[str, float, float, float]], pooled: tuple[float, float, float],
+           label: str, exp: bool = False) -> Drawer:
+    """Forest plot; each study is (name, estimate, ci_low, ci_high); pooled likewise."""
+    import math
+
+    def tr(x: float) -> float:
+        return math.exp(x) if exp else x
+
+    def draw(ax: Any) -> None:
+        n = len(studies)
+        for i, (name, est, lo, hi) in enumerate(studies):
+            y = n - i
+            ax.plot([tr(lo), tr(hi)], [y, y], color="black", lw=1)
+            ax.plot([tr(est)], [y], "s", color="#1f77b4", ms=5)
+        est, lo, hi = pooled
+        ax.fill([tr(lo), tr(est), tr(hi), tr(est)], [0, 0.25, 0, -0.25], color="#d62728")
+        ax.axvline(tr(0.0), color="grey", ls=":", lw=0.8)
+        ax.set_yticks([n - i for i in range(n)] + [0])
+        ax.set_yticklabels([s[0] for s in studies] + ["pooled"], fontsize=7)
+        ax.tick_params(labelsize=7)
+        ax.set_xlabel(label, fontsize=8)
+        ax.set_title("Forest plot", fontsize=9)
+        if exp:
+            ax.set_xscale("log")
+
+    return draw

@@ -1,0 +1,147 @@
+"""What the wizard has collected so far, and the engine calls the pages start (no Qt here).
+
+::
+
+    Import   inspect_table(config)            read_table + row subset + infer_schema
+    Columns  engine.pipeline.prepare(config)  with the user's roles, kinds and bounds
+    Train    engine.pipeline.synthesize(prepared, progress, cancel)
+    Privacy  release_at(result, w, acknowledged, ...)  synthesize again with w forced
+    Export   engine.pipeline.write_outputs(result, folder, progress)
+
+Every function here runs on a worker thread; it only composes public engine functions.
+Heavy modules (pandas, torch, lifelines, statsmodels) are imported inside the functions so
+the window opens fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+DEMO_STUDY = "Framingham M"
+DEMO_DEFAULTS: dict[str, Any] = {
+    "subset": ("study", DEMO_STUDY),
+    "time": "time_cvd_years",
+    "event": "cvd",
+    "analysis": "cox",
+    "per": (("sbp", 10.0),),
+    "covariates": ("sbp", "age", "totchol", "hdl"),
+    "input_label": f"demo cohort (simulated), {DEMO_STUDY}",
+}
+
+
+@dataclass
+class Session:
+    """The wizard's state: the config fields chosen so far and what the engine returned."""
+
+    fields: dict[str, Any] = field(default_factory=dict)  # RunConfig keyword arguments
+    inspected: Any = None  # Inspected
+    prepared: Any = None  # engine.pipeline.Prepared
+    result: Any = None  # engine.pipeline.RunResult
+    written: Any = None  # RunResult after write_outputs
+    out: Path | None = None
+
+    @property
+    def input(self) -> Path | None:
+        value = self.fields.get("input")
+        return None if value is None else Path(value)
+
+    def config(self, **changes: Any) -> Any:
+        """A validated :class:`engine.pipeline.RunConfig` from the collected fields."""
+        from engine.pipeline import RunConfig
+
+        values = {**self.fields, **changes}
+        values.setdefault("input", Path("."))
+        config = RunConfig(**values)
+        config.validate()
+        return config
+
+    def update(self, **changes: Any) -> None:
+        """Change config fields; results computed from older settings are forgotten."""
+        if any(self.fields.get(k) != v for k, v in changes.items()):
+            self.fields.update(changes)
+            self.result = self.written = None
+
+    def start_over(self, input_path: Path, **fields: Any) -> None:
+        """A new input file: forget everything else."""
+        self.fields = {"input": Path(input_path), **fields}
+        self.inspected = self.prepared = self.result = self.written = None
+
+
+@dataclass(frozen=True)
+class Inspected:
+    """A table as read (after the row subset) and its inferred schema."""
+
+    table: Any  # engine.io.LoadedTable
+    frame: Any  # pandas.DataFrame, the rows in use
+    schema: Any  # engine.schema.Schema
+
+
+def inspect_table(config: Any, progress: Any = None, cancel: Any = None) -> Inspected:
+    """Read the file, keep the chosen rows and infer column kinds (no model fitting)."""
+    from engine.errors import InputError
+    from engine.io import read_table
+    from engine.schema import infer_schema
+
+    if progress:
+        progress(0.1, "reading the file")
+    table = read_table(config.input, sheet=config.sheet, missing_codes=config.missing_codes)
+    frame = table.frame
+    if config.subset is not None:
+        column, value = config.subset
+        if column not in frame.columns:
+            raise InputError(f"{table.path.name}: no column '{column}' to select rows by")
+        frame = frame.loc[frame[column].astype(str) == str(value)].reset_index(drop=True)
+        if frame.empty:
+            raise InputError(f"{table.path.name}: no rows with {column} = '{value}'")
+        table = replace(table, frame=frame)
+    if cancel is not None:
+        cancel.raise_if_cancelled()
+    if progress:
+        progress(0.6, "recognising column kinds")
+    schema = infer_schema(
+        table,
+        time=config.time,
+        event=config.event,
+        drop=config.drop,
+        keep=config.keep,
+        kinds=dict(config.kinds) or None,
+        bounds={name: (lo, hi) for name, lo, hi in config.bounds} or None,
+    )
+    return Inspected(table, frame, schema)
+
+
+def release_at(result: Any, w: float, acknowledged: bool, progress: Any, cancel: Any) -> Any:
+    """Release again at a user-chosen w: ``synthesize`` with ``w`` forced.
+
+    Raising w above the audit's choice needs ``acknowledged``; the config then records
+    ``risk_acknowledged=True`` (audit.json ``settings``). The audit is re-run because the
+    engine keeps no trained flow in its result (see the report for the hook that would
+    avoid it).
+    """
+    from engine.errors import PrivacyRefused
+    from engine.pipeline import synthesize
+
+    selected = result.audit.selected_w
+    raising = selected is None or w > float(selected) + 1e-9
+    if raising and not acknowledged:
+        raise PrivacyRefused(
+            f"w = {w:.2f} is above the audited choice; tick the risk acknowledgement to use it"
+        )
+    config = replace(result.config, w=float(w), risk_acknowledged=bool(raising and acknowledged))
+    prepared = replace(result.prepared, config=config)
+    return synthesize(prepared, progress, cancel)
+
+
+def demo_input() -> Path:
+    """The embedded demo cohort CSV."""
+    from engine.cli import demo_input as engine_demo_input
+
+    return engine_demo_input()
+
+
+def column_values_binary(frame: Any, name: str) -> bool:
+    """Whether a column holds exactly two distinct non-missing values (an event must)."""
+    values = frame[name].dropna().unique()
+    return len(values) == 2

@@ -1,0 +1,386 @@
+"""Membership-inference audit over the perturbation weight w, and the choice of w.
+
+Why by hand: no library runs this audit. Privacy toolkits (e.g. synthcity, anonymeter) score one
+finished synthetic table; here the flow is re-fitted on a train split, Latent Noise Injection is
+re-run for every w with fresh noise, and the selection rule needs mean and standard error per w.
+Library parts used: scipy ``cKDTree`` (exact nearest neighbours, :mod:`engine.neighbours`),
+``scipy.stats.rankdata`` (AUC as a Mann-Whitney statistic, ties one half), torch matrix
+products for the kernel sums (:mod:`engine.audit_density`).
+
+Two attacks, both scored on every w of the grid (METHOD.md section 5):
+    distance (the paper's eqs. 24/25): score d(X) = min over synthetic rows ||X - X~||.
+    density ratio (DOMIAS): score log p_synth(X) - log p_ref(X), Gaussian KDEs (Scott) in the
+        distance space. p_ref is fitted on one half of the holdout; each evaluated row uses the
+        half it is not in (members: a random half), so no row is scored by a density fitted on
+        it. The KDE is evaluated on at most ``density_max_eval`` random members and non-members
+        per repeat (fresh sample per repeat): its cost is rows x synthetic rows.
+
+Selection: the largest grid w such that, for it and every smaller grid w, both attacks' mean
+AUC + one standard error is below the threshold; then refined between it and the next grid w.
+
+References:
+    Latent Noise Injection paper, sections 2.3.3, 3.1.1 and 4.3; van Breugel et al. (2023)
+    DOMIAS; METHOD.md sections 4-6; CONTRACTS.md ``audit.json``.
+
+Example:
+    >>> import numpy as np
+    >>> class Id:
+    ...     def to_latent(self, X): return X
+    ...     def from_latent(self, Z): return Z
+    >>> X = np.random.default_rng(0).standard_normal((300, 2))
+    >>> res = run_audit(X, X, lambda rows: Id(), config=AuditConfig(grid=(0.0, 0.5),
+    ...                 repeats=2, refine=False), rng=np.random.default_rng(1))
+    >>> [p.w for p in res.curve], res.to_dict()["repeats"]
+    ([0.0, 0.5], 2)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from scipy.stats import rankdata
+
+from engine.audit_density import GaussianKDE
+from engine.audit_release import (  # noqa: F401  (re-exported: the audit's public API)
+    EpsilonStatement,
+    LatentMap,
+    ProtectResult,
+    ReleaseMetrics,
+    epsilon_statement,
+    identity,
+    protect_outliers,
+    release_metrics,
+)
+from engine.errors import InputError
+from engine.neighbours import nearest_distances
+from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
+
+FitMap = Callable[[np.ndarray], LatentMap]
+DEFAULT_GRID = tuple(round(0.05 * i, 2) for i in range(20))
+ROC_FPR = tuple(sorted({round(i / 40, 4) for i in range(41)} | {0.001, 0.002, 0.005, 0.01, 0.02}))
+_SE_TARGET, _MIN_REPEATS, _MAX_REPEATS = 0.01, 3, 20
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """Options of the audit; ``repeats=None`` repeats until both AUCs' SE < 0.01 (3 to 20)."""
+
+    threshold: float = 0.55
+    grid: tuple[float, ...] = DEFAULT_GRID
+    refine: bool = True
+    refine_points: int = 4
+    holdout_fraction: float = 0.2
+    repeats: int | None = None
+    splits: int = 1
+    k_risk: int = 5
+    time_budget_s: float | None = None
+    density_max_eval: int = 1000
+    nn_method: str = "auto"
+    select_on: tuple[str, ...] = ("distance", "density")
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """Both attacks' AUC at one w, over all repeats (and splits)."""
+
+    w: float
+    auc: float
+    auc_sd: float
+    auc_se: float
+    tpr_at_1pct_fpr: float
+    tpr_at_01pct_fpr: float
+    density_auc: float
+    density_auc_sd: float
+    density_auc_se: float
+    repeats: int
+    refined: bool
+    roc_fpr: tuple[float, ...] = field(repr=False)
+    roc_tpr: tuple[float, ...] = field(repr=False)
+
+    def passes(self, threshold: float, attacks: tuple[str, ...] = ("distance", "density")) -> bool:
+        """The named attacks' mean AUC + one SE all below the threshold."""
+        upper = {"distance": self.auc + self.auc_se, "density": self.density_auc + self.density_auc_se}
+        return max(upper[a] for a in attacks) < threshold
+
+    def to_dict(self) -> dict:
+        """JSON-safe dict: ``w``, ``auc``, ``auc_sd`` (contract) plus extras."""
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if not k.startswith("roc_")}
+        d["roc"] = {"fpr": list(self.roc_fpr), "tpr": list(self.roc_tpr)}
+        return d
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The audit curve, the selected w (None: no w met the threshold) and how it was chosen."""
+
+    threshold: float
+    holdout_fraction: float
+    repeats: int
+    splits: int
+    curve: tuple[CurvePoint, ...]
+    selected_w: float | None
+    rule: str
+    seconds: float
+    budget_exhausted: bool
+
+    def to_dict(self) -> dict:
+        """The ``audit`` block of ``audit.json`` (CONTRACTS.md)."""
+        return {
+            "threshold": self.threshold,
+            "holdout_fraction": self.holdout_fraction,
+            "repeats": self.repeats,
+            "splits": self.splits,
+            "curve": [p.to_dict() for p in self.curve],
+            "selected_w": self.selected_w,
+            "rule": self.rule,
+            "seconds": self.seconds,
+            "budget_exhausted": self.budget_exhausted,
+        }
+
+
+def membership_auc(member_scores: np.ndarray, nonmember_scores: np.ndarray) -> float:
+    """P(member score > non-member score) + 1/2 P(equal): Mann-Whitney U / (n1 n0), eq. 25.
+
+    Example:
+        >>> membership_auc(np.array([2.0, 1.0]), np.array([1.0, 0.0]))
+        0.875
+    """
+    n1, n0 = len(member_scores), len(nonmember_scores)
+    ranks = rankdata(np.concatenate([member_scores, nonmember_scores]))
+    return float((ranks[:n1].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+
+
+def roc_curve(member_scores: np.ndarray, nonmember_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ROC points (fpr, tpr) over all thresholds, ties as one diagonal step.
+
+    Example:
+        >>> [a.tolist() for a in roc_curve(np.array([2.0, 1.0]), np.array([1.0, 0.0]))]
+        [[0.0, 0.0, 0.5, 1.0], [0.0, 0.5, 1.0, 1.0]]
+    """
+    scores = np.concatenate([member_scores, nonmember_scores])
+    labels = np.concatenate([np.ones(len(member_scores)), np.zeros(len(nonmember_scores))])
+    order = np.argsort(-scores, kind="stable")
+    s, y = scores[order], labels[order]
+    last = np.r_[np.flatnonzero(np.diff(s) != 0), len(s) - 1]
+    tp, fp = np.cumsum(y)[last], np.cumsum(1 - y)[last]
+    return np.r_[0.0, fp / len(nonmember_scores)], np.r_[0.0, tp / len(member_scores)]
+
+
+def _mean_sd_se(values: list[float]) -> tuple[float, float, float]:
+    """Mean, sample SD and SE of the mean (SD, SE 0 for one value)."""
+    a = np.asarray(values)
+    sd = float(a.std(ddof=1)) if len(a) > 1 else 0.0
+    return float(a.mean()), sd, sd / math.sqrt(len(a))
+
+
+@dataclass
+class _Split:
+    """One train/holdout split with its fitted map and density references."""
+
+    train: np.ndarray
+    hold: np.ndarray
+    latent: np.ndarray
+    lmap: LatentMap
+    ref_log_members: np.ndarray  # log p_ref at each train row (its randomly assigned half)
+    ref_log_hold: np.ndarray  # log p_ref at each holdout row (the other half)
+
+
+@dataclass
+class _Samples:
+    """Per-w accumulated attack results."""
+
+    auc: list[float] = field(default_factory=list)
+    density: list[float] = field(default_factory=list)
+    tpr: list[np.ndarray] = field(default_factory=list)
+
+
+def _make_split(X_model, X_dist, fit_map, config, rng) -> _Split:
+    """Random split, map fitted on the train part, two-fold density references on the holdout."""
+    n = len(X_model)
+    n_hold = max(2, int(round(n * config.holdout_fraction)))
+    perm = rng.permutation(n)
+    hold, train = np.sort(perm[:n_hold]), np.sort(perm[n_hold:])
+    lmap = fit_map(X_model[train])
+    latent = np.asarray(lmap.to_latent(X_model[train]), dtype=np.float64)
+    half = rng.permutation(len(hold)) < len(hold) // 2
+    kde = [GaussianKDE().fit(X_dist[hold[half == h]]) for h in (False, True)]
+    ref_hold = np.empty(len(hold))
+    for h in (False, True):  # each holdout row is scored by the half it is not in
+        ref_hold[half == h] = kde[int(not h)].log_density(X_dist[hold[half == h]])
+    member_half = rng.random(len(train)) < 0.5
+    ref_members = np.empty(len(train))
+    for h in (False, True):
+        ref_members[member_half == h] = kde[int(h)].log_density(X_dist[train[member_half == h]])
+    return _Split(train, hold, latent, lmap, ref_members, ref_hold)
+
+
+def _one_repeat(split: _Split, w: float, X_dist, to_dist, config, rng, acc: _Samples) -> None:
+    """Perturb the train part once at w and score both attacks."""
+    noise = rng.standard_normal(split.latent.shape)
+    synth = split.lmap.from_latent(math.sqrt(w) * split.latent + math.sqrt(1.0 - w) * noise)
+    synth_dist = np.asarray(to_dist(np.asarray(synth)), dtype=np.float64)
+    score = -nearest_distances(X_dist, synth_dist, method=config.nn_method)
+    members, nonmembers = score[split.train], score[split.hold]
+    acc.auc.append(membership_auc(members, nonmembers))
+    fpr, tpr = roc_curve(members, nonmembers)
+    acc.tpr.append(np.interp(ROC_FPR, fpr, tpr))
+    m = min(config.density_max_eval, len(split.train))
+    h = min(config.density_max_eval, len(split.hold))
+    mi = rng.choice(len(split.train), size=m, replace=False)
+    hi = rng.choice(len(split.hold), size=h, replace=False)
+    rows = np.concatenate([split.train[mi], split.hold[hi]])
+    log_synth = GaussianKDE().fit(synth_dist).log_density(X_dist[rows])
+    ref = np.concatenate([split.ref_log_members[mi], split.ref_log_hold[hi]])
+    ratio = log_synth - ref
+    acc.density.append(membership_auc(ratio[:m], ratio[m:]))
+
+
+def _summarise(w: float, acc: _Samples, refined: bool) -> CurvePoint:
+    """Turn the accumulated repeats at one w into a curve point."""
+    auc, auc_sd, auc_se = _mean_sd_se(acc.auc)
+    dens, dens_sd, dens_se = _mean_sd_se(acc.density)
+    tpr = np.mean(acc.tpr, axis=0)
+    at = dict(zip(ROC_FPR, tpr))
+    step = max(1, len(ROC_FPR) // 50)
+    return CurvePoint(
+        w=float(w), auc=auc, auc_sd=auc_sd, auc_se=auc_se,
+        tpr_at_1pct_fpr=float(at[0.01]), tpr_at_01pct_fpr=float(at[0.001]),
+        density_auc=dens, density_auc_sd=dens_sd, density_auc_se=dens_se,
+        repeats=len(acc.auc), refined=refined,
+        roc_fpr=tuple(float(x) for x in ROC_FPR[::step]),
+        roc_tpr=tuple(float(x) for x in tpr[::step]),
+    )
+
+
+def select_w(
+    curve: tuple[CurvePoint, ...] | list[CurvePoint],
+    threshold: float,
+    attacks: tuple[str, ...] = ("distance", "density"),
+) -> float | None:
+    """Largest w such that it and every smaller w in ``curve`` pass; None if the smallest fails.
+
+    Example:
+        >>> pts = [_summarise(w, _Samples([a, a], [0.5, 0.5], [np.zeros(len(ROC_FPR))] * 2), False)
+        ...        for w, a in [(0.0, 0.5), (0.5, 0.52), (0.7, 0.6), (0.9, 0.5)]]
+        >>> select_w(pts, 0.55)
+        0.5
+    """
+    chosen = None
+    for point in sorted(curve, key=lambda p: p.w):
+        if not point.passes(threshold, attacks):
+            break
+        chosen = point.w
+    return chosen
+
+
+def _validate(X_model: np.ndarray, X_dist: np.ndarray, config: AuditConfig) -> None:
+    """Raise InputError for unusable inputs or options."""
+    if X_model.ndim != 2 or X_dist.ndim != 2 or len(X_model) != len(X_dist):
+        raise InputError("audit: model-space and distance-space rows must be 2-D and equal in number")
+    if len(X_model) < 50:
+        raise InputError(f"audit: {len(X_model)} rows are too few for a membership audit; need >= 50")
+    if not 0.0 < config.holdout_fraction < 1.0:
+        raise InputError("audit: holdout fraction must lie strictly between 0 and 1")
+    if not config.grid or any(not 0.0 <= w < 1.0 for w in config.grid):
+        raise InputError("audit: every candidate w must lie in [0, 1); w = 1 releases the data")
+    if not 0.5 < config.threshold <= 1.0:
+        raise InputError("audit: the AUC limit must lie in (0.5, 1]")
+
+
+def run_audit(
+    X_model: np.ndarray,
+    X_dist: np.ndarray,
+    fit_map: FitMap,
+    *,
+    to_dist: Callable[[np.ndarray], np.ndarray] = identity,
+    config: AuditConfig = AuditConfig(),
+    rng: np.random.Generator,
+    progress: ProgressFn = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> AuditResult:
+    """Audit every w of the grid (then refine near the limit) and select w.
+
+    ``fit_map`` trains a latent map on the given model-space rows (once per split);
+    ``to_dist`` maps synthetic model-space rows to the distance space of ``X_dist``.
+    """
+    X_model, X_dist = np.asarray(X_model, dtype=np.float64), np.asarray(X_dist, dtype=np.float64)
+    _validate(X_model, X_dist, config)
+    t0 = time.perf_counter()
+    grid = sorted(set(float(w) for w in config.grid))
+    splits: list[_Split] = []
+    acc: dict[float, _Samples] = {}
+    over_budget = False
+    total = config.splits * (len(grid) + (config.refine_points if config.refine else 0))
+    done = 0
+    for s in range(config.splits):
+        if s > 0 and _over(t0, config):
+            over_budget = True
+            break
+        cancel.raise_if_cancelled()
+        progress(done / total, f"audit: fitting the map on split {s + 1} of {config.splits}")
+        splits.append(_make_split(X_model, X_dist, fit_map, config, rng))
+        for w in grid:
+            over_budget |= _audit_w(splits[-1], w, X_dist, to_dist, config, rng, acc, t0, cancel)
+            done += 1
+            progress(done / total, f"audit: w = {w:g} (split {s + 1})")
+    curve = [_summarise(w, acc[w], False) for w in grid]
+    selected = select_w(curve, config.threshold, config.select_on)
+    if config.refine and selected is not None and selected < grid[-1]:
+        upper = grid[grid.index(selected) + 1]
+        extra = np.linspace(selected, upper, config.refine_points + 2)[1:-1]
+        for w in (round(float(x), 6) for x in extra):
+            for split in splits:
+                over_budget |= _audit_w(split, w, X_dist, to_dist, config, rng, acc, t0, cancel)
+            done += len(splits)
+            progress(done / total, f"audit: refining, w = {w:g}")
+            curve.append(_summarise(w, acc[w], True))
+        curve.sort(key=lambda p: p.w)
+        selected = select_w(curve, config.threshold, config.select_on)
+    progress(1.0, "audit: done")
+    return AuditResult(
+        threshold=config.threshold, holdout_fraction=config.holdout_fraction,
+        repeats=min(p.repeats for p in curve), splits=len(splits), curve=tuple(curve),
+        selected_w=selected, rule=_rule_text(config.threshold, config.select_on),
+        seconds=time.perf_counter() - t0, budget_exhausted=over_budget,
+    )
+
+
+def _over(t0: float, config: AuditConfig) -> bool:
+    """Whether the time budget (if any) is spent."""
+    return config.time_budget_s is not None and time.perf_counter() - t0 > config.time_budget_s
+
+
+def _audit_w(split, w, X_dist, to_dist, config, rng, acc, t0, cancel) -> bool:
+    """Run the repeats at one w on one split; returns True when the time budget cut them short."""
+    samples = acc.setdefault(w, _Samples())
+    fixed = config.repeats
+    minimum = fixed if fixed is not None else max(2, -(-_MIN_REPEATS // config.splits))
+    maximum = fixed if fixed is not None else max(minimum, _MAX_REPEATS // config.splits)
+    start = len(samples.auc)
+    while True:
+        cancel.raise_if_cancelled()
+        _one_repeat(split, w, X_dist, to_dist, config, rng, samples)
+        done = len(samples.auc) - start
+        if done >= maximum:
+            return False
+        if done >= minimum:
+            if _over(t0, config):
+                return True
+            precise = max(_mean_sd_se(samples.auc[start:])[2], _mean_sd_se(samples.density[start:])[2])
+            if precise < _SE_TARGET:
+                return False
+
+
+def _rule_text(threshold: float, attacks: tuple[str, ...]) -> str:
+    """The selection rule in plain words."""
+    names = {"distance": "the distance to the closest synthetic row",
+             "density": "the density ratio synthetic/reference"}
+    which = " and ".join(names[a] for a in attacks)
+    return (
+        f"the largest w such that, for it and every smaller candidate w, the mean membership AUC "
+        f"plus one standard error stays below {threshold:g} for {which}"
+    )

@@ -1,0 +1,318 @@
+"""Invertible transforms between a patient table and the flow's real-valued space.
+
+One model dimension per synthesized column (``d_model_ == len(schema.synthesized())``):
+
+==============  ====================================================  ==========================
+kind            forward (then z-score)                                back (after un-z-score)
+==============  ====================================================  ==========================
+continuous      x                                                     clip to bounds, round
+time            logit((t - a) / (b - a)), a < min, b > max            a + (b - a) expit(.), clip
+binary, event   label code b in {0, 1}, b + U(0, 1)                   1 if v >= 1 else 0
+integer         k + U(0, 1)                                           floor, clip to bounds
+categorical     ordinal code c in {0..K-1}, c + U(0, 1)               floor, clip to 0..K-1
+==============  ====================================================  ==========================
+
+Categorical: ordinal code, not one-hot. Reason: one dimension per column keeps d small, and the
+generating pass of a MAF costs d sequential network evaluations per layer (METHOD.md section 3);
+floor always gives a valid level, the same decode as integers. Trade-off: the flow sees the
+(sorted) level order, so noise in the latent space tends to move a row to a neighbouring level;
+for ordered categories (stage I-IV) that is natural, for nominal ones it is an arbitrary but
+harmless order. Distances for the privacy audit use one-hot instead (``distance_space``).
+
+The dequantized columns are z-scored with their exact moments (mean of codes + 1/2, variance of
+codes + 1/12), so ``fit`` draws no random numbers. Decoding never crashes: NaN / inf values
+are clipped to the bounds (NaN -> the column's mean) and counted in ``clip_counts``.
+
+References: METHOD.md section 2 (main paper section 4.2; DP-NF paper section 3.3).
+
+Example:
+    >>> import numpy as np, pandas as pd
+    >>> from engine.schema import infer_schema
+    >>> df = pd.DataFrame({"sex": ["F", "M"] * 30, "age": np.linspace(40, 70, 60).round(1)})
+    >>> enc = TableEncoder(infer_schema(df)).fit(df)
+    >>> X = enc.transform(df, np.random.default_rng(0))
+    >>> X.shape, enc.feature_names_
+    ((60, 2), ['sex', 'age'])
+    >>> enc.inverse_transform(X).frame.equals(df)
+    True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit, logit
+
+from engine.errors import InputError
+from engine.schema import ColumnSpec, Schema
+
+TIME_MARGIN = 0.01
+LABEL_KINDS = frozenset({"binary", "event", "categorical"})
+DEQUANTIZED_KINDS = frozenset({"binary", "event", "categorical", "integer"})
+
+
+@dataclass(frozen=True, eq=False)
+class Decoded:
+    """A decoded table plus how many values per column had to be clipped into bounds."""
+
+    frame: pd.DataFrame
+    clip_counts: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Row count and clip counts (no data)."""
+        return {"rows": len(self.frame), "clip_counts": dict(self.clip_counts),
+                "clipped_total": int(sum(self.clip_counts.values()))}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ColumnTransform:
+    """Fitted parameters of one column's transform."""
+
+    spec: ColumnSpec
+    mean: float
+    sd: float
+    raw_mean: float
+    raw_sd: float
+    dtype: Any
+    a: float | None = None
+    b: float | None = None
+    labels: tuple[Any, ...] | None = None
+
+
+class TableEncoder:
+    """Table <-> float matrix for the flow (sklearn-like: configure, ``fit``, then transform).
+
+    References: METHOD.md section 2.
+    """
+
+    def __init__(self, schema: Schema) -> None:
+        self.schema = schema
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, df: pd.DataFrame) -> TableEncoder:
+        """Learn each column's parameters from the complete rows of ``df``."""
+        data, _ = self.complete_cases(df)
+        if len(data) == 0:
+            raise InputError("no complete rows to fit the encoder on; check the missing values.")
+        self.columns_ = [self._fit_column(spec, data[spec.name]) for spec in self.schema.synthesized()]
+        self.feature_names_ = [c.spec.name for c in self.columns_]
+        self.d_model_ = len(self.columns_)
+        self.n_rows_ = len(data)
+        return self
+
+    def _fit_column(self, spec: ColumnSpec, s: pd.Series) -> ColumnTransform:
+        """Moments of the model-space values, computed exactly (no random draws)."""
+        dtype = s.dtype
+        if spec.kind in LABEL_KINDS:
+            labels = spec.labels or tuple(sorted(s.unique()))
+            codes = _codes(s, labels).astype("float64")
+            return self._dequantized(spec, codes, dtype, labels=labels)
+        v = s.to_numpy(dtype="float64")
+        raw_mean, raw_sd = float(v.mean()), _sd(v)
+        if spec.kind == "integer":
+            return self._dequantized(spec, v, dtype)
+        if spec.kind == "time":
+            a, b = _time_window(v)
+            y = logit((v - a) / (b - a))
+            return ColumnTransform(spec, float(y.mean()), _sd(y), raw_mean, raw_sd, dtype, a=a, b=b)
+        return ColumnTransform(spec, raw_mean, raw_sd, raw_mean, raw_sd, dtype)
+
+    def _dequantized(
+        self, spec: ColumnSpec, codes: np.ndarray, dtype: Any, labels: tuple[Any, ...] | None = None
+    ) -> ColumnTransform:
+        """k + U(0,1) has mean mean(k) + 1/2 and variance var(k) + 1/12."""
+        mean = float(codes.mean()) + 0.5
+        sd = float(np.sqrt(codes.var() + 1.0 / 12.0))
+        return ColumnTransform(spec, mean, sd, float(codes.mean()), _sd(codes), dtype, labels=labels)
+
+    # ------------------------------------------------------------------ forward
+    def transform(self, df: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
+        """Model-space matrix (float64, n x d_model); dequantization noise drawn from ``rng``."""
+        self._check_fitted()
+        out = np.empty((len(df), self.d_model_), dtype="float64")
+        for j, col in enumerate(self.columns_):
+            s = _present(df, col.spec.name)
+            if col.spec.kind in DEQUANTIZED_KINDS:
+                base = _codes(s, col.labels) if col.labels is not None else s.to_numpy(dtype="float64")
+                y = base + rng.uniform(0.0, 1.0, size=len(s))
+            elif col.spec.kind == "time":
+                eps = 1e-9 * (col.b - col.a)
+                t = np.clip(s.to_numpy(dtype="float64"), col.a + eps, col.b - eps)
+                y = logit((t - col.a) / (col.b - col.a))
+            else:
+                y = s.to_numpy(dtype="float64")
+            out[:, j] = (y - col.mean) / col.sd
+        return out
+
+    # ------------------------------------------------------------------ backward
+    def inverse_transform(self, arr: np.ndarray) -> Decoded:
+        """Back to a table with the fitted columns' names, order, dtypes, labels and decimals."""
+        self._check_fitted()
+        arr = np.asarray(arr, dtype="float64")
+        if arr.ndim != 2 or arr.shape[1] != self.d_model_:
+            raise ValueError(f"expected an array of shape (n, {self.d_model_}), got {arr.shape}")
+        columns: dict[str, pd.Series] = {}
+        clips: dict[str, int] = {}
+        for j, col in enumerate(self.columns_):
+            y = arr[:, j] * col.sd + col.mean
+            columns[col.spec.name], clips[col.spec.name] = self._decode_column(col, y)
+        return Decoded(pd.DataFrame(columns), clips)
+
+    def _decode_column(self, col: ColumnTransform, y: np.ndarray) -> tuple[pd.Series, int]:
+        """One column back to its original type; returns (values, number clipped)."""
+        kind = col.spec.kind
+        if kind in ("binary", "event"):
+            bad = ~np.isfinite(y)
+            codes = np.where(np.nan_to_num(y, nan=col.mean) >= 1.0, 1, 0)
+            return _restore_labels(codes, col), int(bad.sum())
+        if kind == "categorical":
+            top = len(col.labels) - 1
+            codes, clipped = _clip(np.floor(np.nan_to_num(y, nan=col.mean)), 0.0, float(top), y)
+            return _restore_labels(codes.astype("int64"), col), clipped
+        if kind == "integer":
+            lower = None if col.spec.lower is None else float(np.ceil(col.spec.lower))
+            upper = None if col.spec.upper is None else float(np.floor(col.spec.upper))
+            v, clipped = _clip(np.floor(_fill_nan(y, col.mean)), lower, upper, y)
+            return _restore_number(v, col, whole=True), clipped
+        if kind == "time":
+            v = col.a + (col.b - col.a) * expit(_fill_nan(y, col.mean))
+        else:
+            v = _fill_nan(y, col.mean)
+        v, clipped = _clip(v, col.spec.lower, col.spec.upper, y)
+        if col.spec.decimals is not None:
+            v = np.round(v, col.spec.decimals)
+        return _restore_number(v, col, whole=False), clipped
+
+    # ------------------------------------------------------------------ distances
+    def distance_space(self, df: pd.DataFrame) -> np.ndarray:
+        """Deterministic standardized rows for nearest-neighbour privacy distances.
+
+        Numeric columns (continuous, integer, time) z-scored with the real data's mean/SD, binary
+        0/1 codes z-scored, categoricals one-hot scaled by 1/sqrt(2) (two rows in different
+        levels are at distance 1 in that block). No dequantization noise.
+
+        References: METHOD.md section 5 (eq. 24, "on the standardized scale").
+        """
+        self._check_fitted()
+        blocks = []
+        for col in self.columns_:
+            s = _present(df, col.spec.name)
+            if col.spec.kind == "categorical":
+                onehot = np.eye(len(col.labels))[_codes(s, col.labels)]
+                blocks.append(onehot / np.sqrt(2.0))
+                continue
+            v = _codes(s, col.labels).astype("float64") if col.labels is not None else s.to_numpy(dtype="float64")
+            blocks.append(((v - col.raw_mean) / col.raw_sd)[:, None])
+        return np.hstack(blocks) if blocks else np.empty((len(df), 0))
+
+    # ------------------------------------------------------------------ missing rows
+    def complete_cases(self, df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+        """The synthesized columns of rows with no missing value in them, and what was dropped.
+
+        Returns ``(frame, info)``; ``frame`` keeps the original index. ``info`` has ``rows_in``,
+        ``rows_used``, ``rows_dropped``, ``missing_by_column`` (counts per used column) and a
+        plain-English ``reason``. References: METHOD.md section 2 (the paper drops incomplete rows).
+        """
+        used = [c.name for c in self.schema.synthesized()]
+        missing = [c for c in used if c not in df.columns]
+        if missing:
+            raise InputError(f"the table has no column {', '.join(repr(m) for m in missing)}; "
+                             "use the same columns as the schema.")  # fmt: skip
+        data = df[used]
+        gone = data.isna() | data.isin([np.inf, -np.inf])
+        keep = ~gone.any(axis=1)
+        by_column = {c: int(gone[c].sum()) for c in used if gone[c].any()}
+        info = {"rows_in": len(df), "rows_used": int(keep.sum()), "rows_dropped": int((~keep).sum()),
+                "missing_by_column": by_column,
+                "reason": "rows with a missing value in a used column are left out (complete cases, as in the paper)"}  # fmt: skip
+        return data[keep].copy(), info
+
+    def _check_fitted(self) -> None:
+        """Raise a clear error when ``fit`` was not called."""
+        if not hasattr(self, "columns_"):
+            raise RuntimeError("TableEncoder is not fitted; call fit(df) first")
+
+
+def _sd(v: np.ndarray) -> float:
+    """Population SD, 1.0 when the column does not vary (avoids dividing by zero)."""
+    sd = float(np.std(v))
+    return sd if sd > 0 and np.isfinite(sd) else 1.0
+
+
+def _time_window(v: np.ndarray) -> tuple[float, float]:
+    """(a, b) with a < min and b > max by 1 % of the range; a stays >= 0 when min > 0."""
+    lo, hi = float(v.min()), float(v.max())
+    margin = TIME_MARGIN * (hi - lo) if hi > lo else max(abs(hi), 1.0) * TIME_MARGIN
+    a = lo - margin
+    if lo > 0 and a < 0:
+        a = lo / 2.0
+    return a, hi + margin
+
+
+def _present(df: pd.DataFrame, name: str) -> pd.Series:
+    """A used column, refusing missing values."""
+    if name not in df.columns:
+        raise InputError(f"the table has no column '{name}'; use the same columns as the schema.")
+    s = df[name]
+    if s.isna().any():
+        raise InputError(f"column '{name}' has {int(s.isna().sum())} missing values; "
+                         "use complete_cases() first.")  # fmt: skip
+    return s
+
+
+def _codes(s: pd.Series, labels: tuple[Any, ...]) -> np.ndarray:
+    """Index of each value in ``labels``; unknown values are an input error."""
+    lookup = {_key(v): i for i, v in enumerate(labels)}
+    codes = np.fromiter((lookup.get(_key(v), -1) for v in s), dtype="int64", count=len(s))
+    if (codes < 0).any():
+        bad = s[codes < 0].iloc[0]
+        shown = ", ".join(repr(x) for x in labels[:10])
+        raise InputError(f"column '{s.name}' has value {bad!r}, which is not one of its categories ({shown}).")
+    return codes
+
+
+def _key(value: Any) -> Any:
+    """Label lookup key: numbers compare by value (1 == 1.0 == True is avoided for bools)."""
+    if isinstance(value, (bool, np.bool_)):
+        return ("bool", bool(value))
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return ("num", float(value))
+    return ("obj", value)
+
+
+def _fill_nan(y: np.ndarray, center: float) -> np.ndarray:
+    """NaN -> the column's fitted centre (then counted as clipped by ``_clip``)."""
+    return np.where(np.isnan(y), center, y)
+
+
+def _clip(v: np.ndarray, lower: float | None, upper: float | None, raw: np.ndarray) -> tuple[np.ndarray, int]:
+    """Clip to [lower, upper]; count values outside it plus non-finite raw values."""
+    lo = -np.inf if lower is None else lower
+    hi = np.inf if upper is None else upper
+    outside = (v < lo) | (v > hi) | ~np.isfinite(raw)
+    v = np.clip(v, lo, hi)
+    v = np.where(np.isfinite(v), v, 0.0)  # only reachable without bounds: inf with no bound
+    return v, int(outside.sum())
+
+
+def _restore_labels(codes: np.ndarray, col: ColumnTransform) -> pd.Series:
+    """Codes -> the original labels with the original dtype."""
+    values = np.empty(len(codes), dtype=object)
+    values[:] = [col.labels[c] for c in codes]
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return pd.Series(pd.Categorical(values, dtype=col.dtype))
+    return pd.Series(values, dtype=object).astype(col.dtype)
+
+
+def _restore_number(v: np.ndarray, col: ColumnTransform, *, whole: bool) -> pd.Series:
+    """Numbers back to the original dtype; whole-number kinds become int64 when they were floats."""
+    kind = np.dtype(col.dtype).kind if not isinstance(col.dtype, pd.api.extensions.ExtensionDtype) else "x"
+    if kind in "iu" or (whole and kind == "f"):
+        target = col.dtype if kind in "iu" else np.dtype("int64")
+        return pd.Series(np.round(v).astype(target))
+    if kind == "f":
+        return pd.Series(v.astype(col.dtype))
+    return pd.Series(np.round(v) if whole else v).astype(col.dtype)

@@ -1,0 +1,332 @@
+"""What the PDF report may show: small-count suppression and aggregates of the real table.
+
+The report goes through an output checker, so everything in it that derives from real records
+follows the ACRO defaults (threshold 10):
+
+* a count below 10 (zero included) is printed as ``"< 10"`` (:func:`safe_count`);
+* no statistic describes fewer than 10 records (level shares, Kaplan-Meier steps, TPR at a
+  false-positive rate that fewer than 10 non-members reach are suppressed);
+* figures of real data are drawn from aggregates computed here (box-plot quantiles, Kaplan-Meier
+  survival on a coarse grid whose every step holds 0 or at least 10 real events), never from
+  individual rows, and are embedded as raster images by :mod:`engine.report_figures`.
+
+Every accessor is defensive (:func:`pick`): a missing piece of a run result becomes ``None`` and
+the report prints "not available" rather than failing.
+
+References:
+    ACRO (AI-SDC/ACRO) default rules: threshold 10, zeros suppressed; Griffiths et al. (2019)
+    "Handbook on Statistical Disclosure Control for Outputs" (SDC Handbook), sections on
+    frequency tables and graphs; Kaplan & Meier (1958).
+
+Example:
+    >>> safe_count(3), safe_count(0), safe_count(12345)
+    ('< 10', '< 10', '12,345')
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+THRESHOLD = 10
+NOT_AVAILABLE = "not available"
+BOX_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+
+
+def pick(obj: Any, *path: str | int, default: Any = None) -> Any:
+    """Follow ``path`` through attributes, dict keys or sequence indices; ``default`` if absent.
+
+    Example:
+        >>> pick({"a": [{"b": 2}]}, "a", 0, "b"), pick({"a": 1}, "x", default="n/a")
+        (2, 'n/a')
+    """
+    cur = obj
+    for key in path:
+        if cur is None:
+            return default
+        try:
+            if isinstance(key, int) and isinstance(cur, (list, tuple)):
+                cur = cur[key]
+            elif isinstance(cur, dict):
+                cur = cur.get(key)
+            else:
+                cur = getattr(cur, str(key), None)
+        except (IndexError, KeyError, TypeError, AttributeError):
+            return default
+    return default if cur is None else cur
+
+
+def finite(value: Any) -> float | None:
+    """``value`` as a float when it is a finite number, else None.
+
+    Example:
+        >>> finite("0.5"), finite(float("nan")), finite(None)
+        (0.5, None, None)
+    """
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+def safe_count(n: Any, threshold: int = THRESHOLD) -> str:
+    """A count for the report: ``"< 10"`` below the threshold (zero included), else with commas.
+
+    Example:
+        >>> safe_count(9), safe_count(10), safe_count(None)
+        ('< 10', '10', 'not available')
+    """
+    value = finite(n)
+    if value is None:
+        return NOT_AVAILABLE
+    if value < threshold:
+        return f"< {threshold}"
+    return f"{int(round(value)):,}"
+
+
+def fmt(value: Any, digits: int = 3, default: str = NOT_AVAILABLE) -> str:
+    """A number with ``digits`` decimals, or ``default`` when it is missing or not finite.
+
+    Example:
+        >>> fmt(0.51234), fmt(None), fmt(2, 2)
+        ('0.512', 'not available', '2.00')
+    """
+    value = finite(value)
+    return default if value is None else f"{value:.{digits}f}"
+
+
+def percent(share: Any, digits: int = 1) -> str:
+    """A share in [0, 1] as a percentage (``"97.0 %"``), or "not available".
+
+    Example:
+        >>> percent(0.0234), percent(None)
+        ('2.3 %', 'not available')
+    """
+    value = finite(share)
+    return NOT_AVAILABLE if value is None else f"{100 * value:.{digits}f} %"
+
+
+def sci(value: Any, digits: int = 2) -> str:
+    """Scientific notation with a Unicode times sign and superscript exponent (``1.2 × 10⁻⁴``).
+
+    Example:
+        >>> sci(0.000123), sci(0.5)
+        ('1.23 × 10⁻⁴', '0.50')
+    """
+    v = finite(value)
+    if v is None:
+        return NOT_AVAILABLE
+    if v == 0 or 1e-2 <= abs(v) < 1e4:
+        return f"{v:.{digits}f}"
+    exp = math.floor(math.log10(abs(v)))
+    sup = str(exp).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{v / 10**exp:.{digits}f} × 10{sup}"
+
+
+# ------------------------------------------------------------------------------ box plots
+
+
+@dataclass(frozen=True)
+class BoxStats:
+    """Quantiles for one box (5th, 25th, 50th, 75th, 95th percentile) of one table's column."""
+
+    label: str
+    q05: float
+    q25: float
+    median: float
+    q75: float
+    q95: float
+
+    def to_bxp(self) -> dict[str, Any]:
+        """The dict ``matplotlib.axes.Axes.bxp`` draws (whiskers at the 5th/95th percentile)."""
+        return {"label": self.label, "whislo": self.q05, "q1": self.q25, "med": self.median,
+                "q3": self.q75, "whishi": self.q95, "fliers": []}  # fmt: skip
+
+
+def box_stats(values: Any, label: str) -> BoxStats | None:
+    """Box quantiles of ``values`` (missing left out); None with fewer than 10 values.
+
+    Example:
+        >>> b = box_stats(np.arange(101.0), "real")
+        >>> b.q05, b.median, b.q95
+        (5.0, 50.0, 95.0)
+    """
+    v = pd.to_numeric(pd.Series(values), errors="coerce").dropna().to_numpy(dtype=float)
+    if len(v) < THRESHOLD:
+        return None
+    q = np.quantile(v, BOX_QUANTILES)
+    return BoxStats(label, *(float(x) for x in q))
+
+
+# ------------------------------------------------------------------------------ level shares
+
+
+def level_shares(real: pd.Series, synth: pd.Series | None) -> list[tuple[str, str, str]]:
+    """(level, real share, synthetic share) per level; shares of fewer than 10 rows suppressed.
+
+    A level's real share is shown only when at least 10 real rows have it, the synthetic share
+    likewise (the synthetic table is released anyway, but a "< 10" beside a real "< 10" keeps the
+    table readable and avoids differencing).
+
+    Example:
+        >>> level_shares(pd.Series(["a"] * 95 + ["b"] * 5), pd.Series(["a"] * 90 + ["b"] * 10))
+        [('a', '95.0 %', '90.0 %'), ('b', '< 10 rows', '10.0 %')]
+    """
+    rows = []
+    r = real.dropna().astype(str)
+    s = synth.dropna().astype(str) if synth is not None else pd.Series([], dtype=str)
+    rc, sc = r.value_counts(), s.value_counts()
+    for level in sorted(set(rc.index) | set(sc.index)):
+        rows.append((level, _share(rc.get(level, 0), len(r)), _share(sc.get(level, 0), len(s))))
+    return rows
+
+
+def _share(count: int, total: int) -> str:
+    if total == 0:
+        return NOT_AVAILABLE
+    return f"< {THRESHOLD} rows" if count < THRESHOLD else percent(count / total)
+
+
+# ------------------------------------------------------------------------------ Kaplan-Meier
+
+
+@dataclass(frozen=True)
+class KMCurves:
+    """Survival of both tables at the same coarse times (step function, right-continuous)."""
+
+    times: tuple[float, ...]
+    real: tuple[float, ...]
+    synthetic: tuple[float, ...]
+    note: str
+
+
+def nice_floor(x: float) -> float:
+    """Round ``x`` down to 2 significant digits so no plotted time equals an individual's.
+
+    Example:
+        >>> nice_floor(17.26), nice_floor(0.0)
+        (17.0, 0.0)
+    """
+    if x <= 0 or not math.isfinite(x):
+        return 0.0
+    step = 10 ** (math.floor(math.log10(x)) - 1)
+    return math.floor(x / step) * step
+
+
+def coarse_km_grid(time: np.ndarray, event: np.ndarray, *, intervals: int = 12) -> np.ndarray:
+    """Grid times from 0 to where >= 10 real records are still at risk (rounded down).
+
+    Starts with ``intervals`` equal steps; an interval holding 1-9 real events is merged with the
+    next one, so every drop of the plotted real curve reflects 0 or at least 10 events.
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> t = rng.exponential(10, 500); e = rng.random(500) < 0.5
+        >>> g = coarse_km_grid(t, e)
+        >>> counts = np.histogram(t[e], bins=g)[0]
+        >>> bool(g[0] == 0 and ((counts == 0) | (counts >= 10)).all())
+        True
+    """
+    order = np.sort(time)
+    if len(order) < THRESHOLD:
+        return np.array([0.0])
+    end = nice_floor(float(order[len(order) - THRESHOLD]))
+    if end <= 0:
+        return np.array([0.0])
+    edges = list(np.linspace(0.0, end, intervals + 1))
+    ev = np.sort(time[event.astype(bool)])
+    i = 1
+    while i < len(edges):
+        n = int(np.searchsorted(ev, edges[i], "right") - np.searchsorted(ev, edges[i - 1], "right"))
+        if 0 < n < THRESHOLD:
+            del edges[i]  # merge with the next interval (at the end: stop earlier)
+            continue
+        i += 1
+    return np.array(edges, dtype=float)
+
+
+def km_curves(real: pd.DataFrame, synth: pd.DataFrame | None, time: str, event: str) -> KMCurves | None:
+    """Kaplan-Meier survival of real and synthetic on :func:`coarse_km_grid` of the real table.
+
+    Example:
+        >>> rng = np.random.default_rng(1)
+        >>> d = pd.DataFrame({"t": rng.exponential(10, 400), "e": (rng.random(400) < .6).astype(int)})
+        >>> km = km_curves(d, d, "t", "e")
+        >>> km.real == km.synthetic, km.real[0]
+        (True, 1.0)
+    """
+    from lifelines import KaplanMeierFitter
+
+    if real is None or time not in real.columns or event not in real.columns:
+        return None
+    r = real[[time, event]].dropna().astype(float)
+    grid = coarse_km_grid(r[time].to_numpy(), r[event].to_numpy())
+    if len(grid) < 2:
+        return None
+    curves = []
+    for df in (r, synth):
+        if df is None or time not in df.columns or event not in df.columns:
+            curves.append(tuple(float("nan") for _ in grid))
+            continue
+        d = df[[time, event]].dropna().astype(float)
+        km = KaplanMeierFitter().fit(d[time].to_numpy(), d[event].to_numpy())
+        curves.append(tuple(float(v) for v in km.survival_function_at_times(grid).to_numpy()))
+    note = (f"Survival read at {len(grid)} times from 0 to {grid[-1]:g} (where at least "
+            f"{THRESHOLD} real records are still followed up); every drop of the real curve "
+            f"reflects no event or at least {THRESHOLD} events.")  # fmt: skip
+    return KMCurves(tuple(float(g) for g in grid), curves[0], curves[1], note)
+
+
+def roc_on_grid(roc: Any, non_members: int | None, points: int = 50) -> tuple[np.ndarray, np.ndarray] | None:
+    """An ROC curve re-read on a false-positive-rate grid whose steps hold >= 10 non-members.
+
+    ``roc`` may be ``{"fpr": [...], "tpr": [...]}``, a pair ``(fpr, tpr)`` or an object with
+    ``fpr`` and ``tpr`` attributes. Returns None when it is not usable.
+
+    Example:
+        >>> f, t = roc_on_grid({"fpr": [0, .5, 1], "tpr": [0, .7, 1]}, non_members=100, points=10)
+        >>> len(f), float(t[-1])
+        (11, 1.0)
+    """
+    fpr, tpr = pick(roc, "fpr"), pick(roc, "tpr")
+    if fpr is None and isinstance(roc, (list, tuple)) and len(roc) == 2:
+        fpr, tpr = roc
+    try:
+        f = np.asarray(fpr, dtype=float)
+        t = np.asarray(tpr, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    if f.ndim != 1 or f.shape != t.shape or len(f) < 2:
+        return None
+    order = np.argsort(f, kind="stable")
+    step = 1.0 / points
+    if non_members:
+        step = max(step, THRESHOLD / non_members)
+    grid = np.unique(np.append(np.arange(0.0, 1.0, step), 1.0))
+    return grid, np.interp(grid, f[order], t[order])
+
+
+def low_fpr_tpr(tpr: Any, fpr_level: float, non_members: int | None) -> str:
+    """TPR at a false-positive rate, or why it is not shown (fewer than 10 non-members there).
+
+    Example:
+        >>> low_fpr_tpr(0.031, 0.01, 2000), low_fpr_tpr(0.031, 0.001, 2000)
+        ('0.031', 'n < 10')
+    """
+    if non_members is not None and fpr_level * non_members < THRESHOLD:
+        return f"n < {THRESHOLD}"
+    return fmt(tpr)
+
+
+def numeric_columns(real: pd.DataFrame | None, names: Sequence[str]) -> list[str]:
+    """The names among ``names`` that are numeric in ``real`` (order kept)."""
+    if real is None:
+        return []
+    return [c for c in names if c in real.columns and pd.api.types.is_numeric_dtype(real[c])
+            and not pd.api.types.is_bool_dtype(real[c])]  # fmt: skip
