@@ -139,26 +139,16 @@ def km_curves(km: dict[str, Any]) -> Drawer:
 
 
 def _km_series(km: Any) -> dict[str, tuple[list[float], list[float]]]:
-    """Find (times, survival) for real and synthetic in a km dict of a few possible shapes."""
+    """(times, survival) for real and synthetic from ``fidelity['km']`` (engine.stats KMComparison)."""
     if not isinstance(km, dict):
         return {}
+    grid = km.get("grid") or km.get("time") or []
     out: dict[str, tuple[list[float], list[float]]] = {}
-    times = km.get("times") or km.get("time") or km.get("grid")
-    for label in ("real", "synthetic"):
-        value = km.get(label) or km.get(f"{label}_survival") or km.get(f"survival_{label}")
-        if isinstance(value, dict):
-            t = value.get("times") or value.get("time") or times
-            s = value.get("survival") or value.get("surv")
-        else:
-            t, s = times, value
-        if t is not None and s is not None and len(t) == len(s):
-            out[label] = ([float(x) for x in t], [float(x) for x in s])
-    if not out and isinstance(km.get("rows"), list):
-        rows = km["rows"]
-        for label in ("real", "synthetic"):
-            pts = [(r.get("time"), r.get(label)) for r in rows if r.get(label) is not None]
-            if pts:
-                out[label] = ([float(p[0]) for p in pts], [float(p[1]) for p in pts])
+    for label, key in (("real", "real_survival"), ("synthetic", "synth_survival")):
+        values = km.get(key) or km.get(label)
+        if values and len(values) == len(grid):
+            pairs = [(float(t), float(v)) for t, v in zip(grid, values) if v is not None]
+            out[label] = ([p[0] for p in pairs], [p[1] for p in pairs])
     return out
 
 

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 from scipy.stats import rankdata
@@ -244,7 +244,7 @@ def _summarise(w: float, acc: _Samples, refined: bool) -> CurvePoint:
     auc, auc_sd, auc_se = _mean_sd_se(acc.auc)
     dens, dens_sd, dens_se = _mean_sd_se(acc.density)
     tpr = np.mean(acc.tpr, axis=0)
-    at = dict(zip(ROC_FPR, tpr))
+    at = dict(zip(ROC_FPR, tpr, strict=False))
     step = max(1, len(ROC_FPR) // 50)
     return CurvePoint(
         w=float(w), auc=auc, auc_sd=auc_sd, auc_se=auc_se,

@@ -24,8 +24,9 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -329,7 +330,7 @@ def epsilon_statement(latent_codes: np.ndarray, w: float, delta: float) -> Epsil
 
     Example:
         >>> s = epsilon_statement(np.array([[0.0], [2.0]]), 0.5, 0.01)
-        >>> round(s.value, 4) == round(2.0 + 2 * math.sqrt(math.log(100.0)), 4)
+        >>> round(s.value, 4) == round(2.0 + 2 * math.sqrt(2 * math.log(100.0)), 4)
         True
     """
     if not (0.0 <= w <= 1.0) or not (0.0 < delta < 1.0):

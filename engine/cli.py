@@ -107,25 +107,26 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="latent-synth", description="Privacy-protected synthetic copies of patient tables.")
     parser.add_argument("--version", action="version", version=f"latent-synth {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    common.add_argument("--quiet", action="store_true", help="no progress bar")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
-    run = sub.add_parser("run", help="make a synthetic copy of INPUT")
-    run.add_argument("input", type=Path, help="CSV, TSV, Excel, Parquet, SAS, SPSS or Stata file")
+    run = sub.add_parser("run", parents=[common], help="make a synthetic copy of INPUT")
+    run.add_argument("input", type=str, help="CSV, TSV, Excel, Parquet, SAS, SPSS or Stata file")
     _add_run_options(run)
 
-    demo = sub.add_parser("demo", help="run the pipeline on the embedded, simulated demo cohort")
+    demo = sub.add_parser("demo", parents=[common], help="run the pipeline on the embedded, simulated demo cohort")
     which = demo.add_mutually_exclusive_group()
     which.add_argument("--study", default=DEFAULT_DEMO_STUDY, choices=DEMO_STUDIES, help="one sub-study")
     which.add_argument("--all", action="store_true", help="every sub-study, then a meta-analysis")
     _add_run_options(demo)
 
-    meta = sub.add_parser("meta", help="DerSimonian-Laird meta-analysis across sites")
-    meta.add_argument("files", nargs="*", type=Path, help="one file per site (or one file with --by)")
+    meta = sub.add_parser("meta", parents=[common], help="DerSimonian-Laird meta-analysis across sites")
+    meta.add_argument("files", nargs="*", type=str, help="one file per site (or one file with --by)")
     meta.add_argument("--out", required=True, type=Path)
-    meta.add_argument("--summary", type=Path, help="summary table: study, estimate, se (or ci_low, ci_high)")
-    meta.add_argument("--synthetic", nargs="*", type=Path, default=[], help="synthetic files, site by site, to compare")
+    meta.add_argument("--summary", type=str, help="summary table: study, estimate, se (or ci_low, ci_high)")
+    meta.add_argument("--synthetic", nargs="*", type=str, default=[], help="synthetic files, site by site, to compare")
     meta.add_argument("--by", help="split one file into sites by this column")
     meta.add_argument("--analysis", default="cox", choices=("cox", "ols", "logistic"))
     meta.add_argument("--time")
@@ -173,7 +174,7 @@ class TerminalProgress:
             sys.stderr.write("\n")
 
 
-def _config_from_args(ns: argparse.Namespace, input_path: Path, **extra: Any) -> Any:
+def _config_from_args(ns: argparse.Namespace, input_path: Path | str, **extra: Any) -> Any:
     from engine.pipeline import DEFAULT_GRID, RunConfig
 
     kinds = []

@@ -5,7 +5,7 @@ One model dimension per synthesized column (``d_model_ == len(schema.synthesized
 ==============  ====================================================  ==========================
 kind            forward (then z-score)                                back (after un-z-score)
 ==============  ====================================================  ==========================
-continuous      x                                                     clip to bounds, round
+continuous      x                                                     round, clip to bounds
 time            logit((t - a) / (b - a)), a < min, b > max            a + (b - a) expit(.), clip
 binary, event   label code b in {0, 1}, b + U(0, 1)                   1 if v >= 1 else 0
 integer         k + U(0, 1)                                           floor, clip to bounds
@@ -63,8 +63,11 @@ class Decoded:
 
     def to_dict(self) -> dict[str, Any]:
         """Row count and clip counts (no data)."""
-        return {"rows": len(self.frame), "clip_counts": dict(self.clip_counts),
-                "clipped_total": int(sum(self.clip_counts.values()))}  # fmt: skip
+        return {
+            "rows": len(self.frame),
+            "clip_counts": dict(self.clip_counts),
+            "clipped_total": int(sum(self.clip_counts.values())),
+        }
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,9 @@ class TableEncoder:
         data, _ = self.complete_cases(df)
         if len(data) == 0:
             raise InputError("no complete rows to fit the encoder on; check the missing values.")
-        self.columns_ = [self._fit_column(spec, data[spec.name]) for spec in self.schema.synthesized()]
+        self.columns_ = [
+            self._fit_column(spec, data[spec.name]) for spec in self.schema.synthesized()
+        ]
         self.feature_names_ = [c.spec.name for c in self.columns_]
         self.d_model_ = len(self.columns_)
         self.n_rows_ = len(data)
@@ -126,7 +131,9 @@ class TableEncoder:
         """k + U(0,1) has mean mean(k) + 1/2 and variance var(k) + 1/12."""
         mean = float(codes.mean()) + 0.5
         sd = float(np.sqrt(codes.var() + 1.0 / 12.0))
-        return ColumnTransform(spec, mean, sd, float(codes.mean()), _sd(codes), dtype, labels=labels)
+        return ColumnTransform(
+            spec, mean, sd, float(codes.mean()), _sd(codes), dtype, labels=labels
+        )
 
     # ------------------------------------------------------------------ forward
     def transform(self, df: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
@@ -136,7 +143,9 @@ class TableEncoder:
         for j, col in enumerate(self.columns_):
             s = _present(df, col.spec.name)
             if col.spec.kind in DEQUANTIZED_KINDS:
-                base = _codes(s, col.labels) if col.labels is not None else s.to_numpy(dtype="float64")
+                base = (
+                    _codes(s, col.labels) if col.labels is not None else s.to_numpy(dtype="float64")
+                )
                 y = base + rng.uniform(0.0, 1.0, size=len(s))
             elif col.spec.kind == "time":
                 eps = 1e-9 * (col.b - col.a)
@@ -181,9 +190,9 @@ class TableEncoder:
             v = col.a + (col.b - col.a) * expit(_fill_nan(y, col.mean))
         else:
             v = _fill_nan(y, col.mean)
-        v, clipped = _clip(v, col.spec.lower, col.spec.upper, y)
-        if col.spec.decimals is not None:
+        if col.spec.decimals is not None:  # round first: a round-off hair above max is not a clip
             v = np.round(v, col.spec.decimals)
+        v, clipped = _clip(v, col.spec.lower, col.spec.upper, y)
         return _restore_number(v, col, whole=False), clipped
 
     # ------------------------------------------------------------------ distances
@@ -204,7 +213,11 @@ class TableEncoder:
                 onehot = np.eye(len(col.labels))[_codes(s, col.labels)]
                 blocks.append(onehot / np.sqrt(2.0))
                 continue
-            v = _codes(s, col.labels).astype("float64") if col.labels is not None else s.to_numpy(dtype="float64")
+            v = (
+                _codes(s, col.labels).astype("float64")
+                if col.labels is not None
+                else s.to_numpy(dtype="float64")
+            )
             blocks.append(((v - col.raw_mean) / col.raw_sd)[:, None])
         return np.hstack(blocks) if blocks else np.empty((len(df), 0))
 
@@ -219,15 +232,21 @@ class TableEncoder:
         used = [c.name for c in self.schema.synthesized()]
         missing = [c for c in used if c not in df.columns]
         if missing:
-            raise InputError(f"the table has no column {', '.join(repr(m) for m in missing)}; "
-                             "use the same columns as the schema.")  # fmt: skip
+            raise InputError(
+                f"the table has no column {', '.join(repr(m) for m in missing)}; "
+                "use the same columns as the schema."
+            )
         data = df[used]
         gone = data.isna() | data.isin([np.inf, -np.inf])
         keep = ~gone.any(axis=1)
         by_column = {c: int(gone[c].sum()) for c in used if gone[c].any()}
-        info = {"rows_in": len(df), "rows_used": int(keep.sum()), "rows_dropped": int((~keep).sum()),
-                "missing_by_column": by_column,
-                "reason": "rows with a missing value in a used column are left out (complete cases, as in the paper)"}  # fmt: skip
+        info = {
+            "rows_in": len(df),
+            "rows_used": int(keep.sum()),
+            "rows_dropped": int((~keep).sum()),
+            "missing_by_column": by_column,
+            "reason": "rows with a missing value in a used column are left out (complete cases, as in the paper)",
+        }
         return data[keep].copy(), info
 
     def _check_fitted(self) -> None:
@@ -258,29 +277,23 @@ def _present(df: pd.DataFrame, name: str) -> pd.Series:
         raise InputError(f"the table has no column '{name}'; use the same columns as the schema.")
     s = df[name]
     if s.isna().any():
-        raise InputError(f"column '{name}' has {int(s.isna().sum())} missing values; "
-                         "use complete_cases() first.")  # fmt: skip
+        raise InputError(
+            f"column '{name}' has {int(s.isna().sum())} missing values; use complete_cases() first."
+        )
     return s
 
 
 def _codes(s: pd.Series, labels: tuple[Any, ...]) -> np.ndarray:
-    """Index of each value in ``labels``; unknown values are an input error."""
-    lookup = {_key(v): i for i, v in enumerate(labels)}
-    codes = np.fromiter((lookup.get(_key(v), -1) for v in s), dtype="int64", count=len(s))
+    """Index of each value in ``labels`` (numbers match by value: 1 == 1.0); unknown -> InputError."""
+    index = pd.Index(list(labels), dtype=object)
+    codes = index.get_indexer(pd.Index(s.astype(object).to_numpy(), dtype=object))
     if (codes < 0).any():
         bad = s[codes < 0].iloc[0]
         shown = ", ".join(repr(x) for x in labels[:10])
-        raise InputError(f"column '{s.name}' has value {bad!r}, which is not one of its categories ({shown}).")
-    return codes
-
-
-def _key(value: Any) -> Any:
-    """Label lookup key: numbers compare by value (1 == 1.0 == True is avoided for bools)."""
-    if isinstance(value, (bool, np.bool_)):
-        return ("bool", bool(value))
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        return ("num", float(value))
-    return ("obj", value)
+        raise InputError(
+            f"column '{s.name}' has value {bad!r}, which is not one of its categories ({shown})."
+        )
+    return codes.astype("int64")
 
 
 def _fill_nan(y: np.ndarray, center: float) -> np.ndarray:
@@ -288,7 +301,9 @@ def _fill_nan(y: np.ndarray, center: float) -> np.ndarray:
     return np.where(np.isnan(y), center, y)
 
 
-def _clip(v: np.ndarray, lower: float | None, upper: float | None, raw: np.ndarray) -> tuple[np.ndarray, int]:
+def _clip(
+    v: np.ndarray, lower: float | None, upper: float | None, raw: np.ndarray
+) -> tuple[np.ndarray, int]:
     """Clip to [lower, upper]; count values outside it plus non-finite raw values."""
     lo = -np.inf if lower is None else lower
     hi = np.inf if upper is None else upper
@@ -309,7 +324,11 @@ def _restore_labels(codes: np.ndarray, col: ColumnTransform) -> pd.Series:
 
 def _restore_number(v: np.ndarray, col: ColumnTransform, *, whole: bool) -> pd.Series:
     """Numbers back to the original dtype; whole-number kinds become int64 when they were floats."""
-    kind = np.dtype(col.dtype).kind if not isinstance(col.dtype, pd.api.extensions.ExtensionDtype) else "x"
+    kind = (
+        np.dtype(col.dtype).kind
+        if not isinstance(col.dtype, pd.api.extensions.ExtensionDtype)
+        else "x"
+    )
     if kind in "iu" or (whole and kind == "f"):
         target = col.dtype if kind in "iu" else np.dtype("int64")
         return pd.Series(np.round(v).astype(target))

@@ -20,7 +20,8 @@ Missing-value rule for text-like input (CSV/TSV and text cells of Excel):
   it missing there too.
 
 ID-like columns (name tokens such as ``id``/``mrn``/``nhs``/``ssn``, or any value written with a
-leading zero such as ``007``) are kept as text so leading zeros survive. ``inf``/``-inf`` in
+leading zero such as ``007``) are kept as text so leading zeros survive (text cells only: typed
+formats such as Parquet/SPSS keep the type they stored). ``inf``/``-inf`` in
 numeric columns become missing (with a count per column). The input file is only read.
 
 References: PITFALLS.md "Data import" (BOM, cp1252, "NA", leading zeros, SPSS user-missing,
@@ -53,12 +54,21 @@ from engine.errors import InputError
 
 URL_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 FORMATS: dict[str, str] = {
-    ".csv": "csv", ".txt": "csv", ".tsv": "tsv", ".tab": "tsv",
-    ".xlsx": "xlsx", ".xlsm": "xlsx", ".xls": "xlsx",
-    ".parquet": "parquet", ".pq": "parquet",
-    ".sas7bdat": "sas7bdat", ".xpt": "xpt",
-    ".sav": "sav", ".zsav": "sav", ".dta": "dta",
-}  # fmt: skip
+    ".csv": "csv",
+    ".txt": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".xlsx": "xlsx",
+    ".xlsm": "xlsx",
+    ".xls": "xlsx",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".sas7bdat": "sas7bdat",
+    ".xpt": "xpt",
+    ".sav": "sav",
+    ".zsav": "sav",
+    ".dta": "dta",
+}
 ALWAYS_MISSING = frozenset({"", ".", "NaN", "nan", "N/A", "n/a"})
 NA_LITERAL = "NA"
 MAX_NA_LEVELS = 20
@@ -82,10 +92,16 @@ class ColumnMeta:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary (JSON-friendly keys as text)."""
-        labels = None if self.value_labels is None else {str(k): v for k, v in self.value_labels.items()}
-        return {"variable_label": self.variable_label, "value_labels": labels,
-                "user_missing": None if self.user_missing is None else list(self.user_missing),
-                "measure": self.measure, "display_format": self.display_format}  # fmt: skip
+        labels = (
+            None if self.value_labels is None else {str(k): v for k, v in self.value_labels.items()}
+        )
+        return {
+            "variable_label": self.variable_label,
+            "value_labels": labels,
+            "user_missing": None if self.user_missing is None else list(self.user_missing),
+            "measure": self.measure,
+            "display_format": self.display_format,
+        }
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,9 +119,15 @@ class LoadedTable:
 
     def to_dict(self) -> dict[str, Any]:
         """Summary without the data (for audit.json's ``input``)."""
-        return {"name": self.path.name, "format": self.format, "sha256": self.sha256,
-                "rows": self.rows, "columns": [str(c) for c in self.frame.columns],
-                "sheet": self.sheet, "notes": list(self.notes)}  # fmt: skip
+        return {
+            "name": self.path.name,
+            "format": self.format,
+            "sha256": self.sha256,
+            "rows": self.rows,
+            "columns": [str(c) for c in self.frame.columns],
+            "sheet": self.sheet,
+            "notes": list(self.notes),
+        }
 
 
 def name_tokens(name: str) -> list[str]:
@@ -163,7 +185,9 @@ def _check_path(path: str | Path) -> Path:
         raise InputError(f"{p.name}: is a folder, not a file; choose the data file inside it.")
     suffix = p.suffix.lower()
     if suffix == ".xls":
-        raise InputError(f"{p.name}: old Excel .xls files are not supported; save it as .xlsx in Excel.")
+        raise InputError(
+            f"{p.name}: old Excel .xls files are not supported; save it as .xlsx in Excel."
+        )
     if suffix not in FORMATS:
         known = ", ".join(sorted(FORMATS))
         raise InputError(f"{p.name}: unknown file type '{suffix or '(none)'}'; use one of {known}.")
@@ -177,7 +201,9 @@ def _decode(path: Path, data: bytes, notes: list[str]) -> str:
         notes.append("read as UTF-16 (Unicode text from Excel)")
         return data.decode("utf-16")
     if b"\x00" in data[:65536]:
-        raise InputError(f"{path.name}: is not a text table (it contains binary data); export it as CSV again.")
+        raise InputError(
+            f"{path.name}: is not a text table (it contains binary data); export it as CSV again."
+        )
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -191,7 +217,9 @@ def _decode(path: Path, data: bytes, notes: list[str]) -> str:
         ) from None
     controls = sum(1 for ch in text[:65536] if ord(ch) < 32 and ch not in "\r\n\t")
     if controls > 0:
-        raise InputError(f"{path.name}: is not a text table (it contains control bytes); export it as CSV again.")
+        raise InputError(
+            f"{path.name}: is not a text table (it contains control bytes); export it as CSV again."
+        )
     notes.append("read as cp1252 (Windows) because it is not UTF-8")
     return text
 
@@ -208,7 +236,9 @@ def sniff_delimiter(text: str, preferred: str | None = None) -> str:
     return best
 
 
-def _read_text(path: Path, data: bytes, fmt: str, codes: Sequence[str | float], notes: list[str]) -> pd.DataFrame:
+def _read_text(
+    path: Path, data: bytes, fmt: str, codes: Sequence[str | float], notes: list[str]
+) -> pd.DataFrame:
     """Parse a delimited text file with every cell as text, then type each column ourselves."""
     text = _decode(path, data, notes)
     delim = sniff_delimiter(text, "\t" if fmt == "tsv" else None)
@@ -216,19 +246,32 @@ def _read_text(path: Path, data: bytes, fmt: str, codes: Sequence[str | float], 
     if delim != ("\t" if fmt == "tsv" else ","):
         notes.append(f"columns separated by {names[delim]}")
     try:
-        raw = pd.read_csv(_stdio.StringIO(text), sep=delim, header=None, dtype=str,
-                          keep_default_na=False, na_filter=False, skipinitialspace=False)  # fmt: skip
+        raw = pd.read_csv(
+            _stdio.StringIO(text),
+            sep=delim,
+            header=None,
+            dtype=str,
+            keep_default_na=False,
+            na_filter=False,
+            skipinitialspace=False,
+        )
     except pd.errors.EmptyDataError:
-        raise InputError(f"{path.name}: contains no table (only blank lines); export the table again.") from None
+        raise InputError(
+            f"{path.name}: contains no table (only blank lines); export the table again."
+        ) from None
     except pd.errors.ParserError as exc:
         detail = str(exc).strip().splitlines()[-1].replace("C error: ", "")
-        raise InputError(f"{path.name}: rows do not line up with the header ({detail}); fix that row.") from None
+        raise InputError(
+            f"{path.name}: rows do not line up with the header ({detail}); fix that row."
+        ) from None
     header = [str(h).strip() for h in raw.iloc[0].fillna("")]
     body = raw.iloc[1:].reset_index(drop=True).fillna("")
     header = _name_columns(path, header, notes)
     body.columns = header
     if len(body) == 0:
-        raise InputError(f"{path.name}: has a header but no data rows; export the table with its rows.")
+        raise InputError(
+            f"{path.name}: has a header but no data rows; export the table with its rows."
+        )
     decimal_comma = delim != ","
     return pd.DataFrame(
         {name: _type_text_column(name, body[name], decimal_comma, codes, notes) for name in header}
@@ -249,12 +292,18 @@ def _name_columns(path: Path, header: list[str], notes: list[str]) -> list[str]:
     dups = [n for n, c in seen.items() if c > 1]
     if dups:
         listed = ", ".join(f"'{d}'" for d in dups)
-        raise InputError(f"{path.name}: column name {listed} appears more than once; rename the duplicates.")
+        raise InputError(
+            f"{path.name}: column name {listed} appears more than once; rename the duplicates."
+        )
     return out
 
 
 def _type_text_column(
-    name: str, values: pd.Series, decimal_comma: bool, codes: Sequence[str | float], notes: list[str]
+    name: str,
+    values: pd.Series,
+    decimal_comma: bool,
+    codes: Sequence[str | float],
+    notes: list[str],
 ) -> pd.Series:
     """Turn a column of text cells into numbers or text, applying the module's missing-value rule."""
     s = values.map(lambda v: "" if v is None else str(v).strip())
@@ -268,8 +317,10 @@ def _type_text_column(
     if keep_text and numbers is None and is_na.any() and NA_LITERAL not in code_text:
         levels = present.nunique() + 1
         if 0 < len(present) and levels <= MAX_NA_LEVELS:
-            notes.append(f"column '{name}': kept 'NA' as a category ({int(is_na.sum())} rows); "
-                         "add NA to the missing codes if it means missing")  # fmt: skip
+            notes.append(
+                f"column '{name}': kept 'NA' as a category ({int(is_na.sum())} rows); "
+                "add NA to the missing codes if it means missing"
+            )
             is_na[:] = False
     missing = base_missing | is_na
     if bool(missing.all()):
@@ -315,7 +366,11 @@ def _parse_numbers(present: pd.Series, decimal_comma: bool) -> pd.Series | None:
     if len(present) == 0:
         return None
     text = present
-    if decimal_comma and present.str.match(_DECIMAL_COMMA).any() and not present.str.contains(r"\.").any():
+    if (
+        decimal_comma
+        and present.str.match(_DECIMAL_COMMA).any()
+        and not present.str.contains(r"\.").any()
+    ):
         text = present.str.replace(",", ".", regex=False)
     numbers = pd.to_numeric(text, errors="coerce")
     if numbers.isna().any():
@@ -338,7 +393,9 @@ def _note_codes(name: str, count: int, notes: list[str]) -> None:
         notes.append(f"column '{name}': {count} cells with a missing code set to missing")
 
 
-def _mask_numeric_codes(name: str, s: pd.Series, codes: Sequence[str | float], notes: list[str]) -> pd.Series:
+def _mask_numeric_codes(
+    name: str, s: pd.Series, codes: Sequence[str | float], notes: list[str]
+) -> pd.Series:
     """Numeric columns: values equal to a numeric missing code become NaN."""
     numbers = [f for c in codes if (f := _as_float(c)) is not None and np.isfinite(f)]
     if not numbers or not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
@@ -370,8 +427,10 @@ def _read_excel(
     try:
         book = openpyxl.load_workbook(path, read_only=True, data_only=True)
     except Exception as exc:  # noqa: BLE001 - any reader failure is a bad file for the user
-        raise InputError(f"{path.name}: cannot be read as an Excel workbook ({_one_line(exc)}); "
-                         "check that it is a .xlsx file and not damaged.") from None  # fmt: skip
+        raise InputError(
+            f"{path.name}: cannot be read as an Excel workbook ({_one_line(exc)}); "
+            "check that it is a .xlsx file and not damaged."
+        ) from None
     try:
         names = list(book.sheetnames)
         name = _pick_sheet(path, names, sheet)
@@ -384,9 +443,15 @@ def _read_excel(
     header = ["" if v is None else str(v).strip() for v in rows[0]]
     width = max(i + 1 for i, v in enumerate(rows[0]) if v is not None)
     header = _name_columns(path, header[:width], notes)
-    body = [list(r[:width]) + [None] * (width - len(r)) for r in rows[1:] if any(v is not None for v in r)]
+    body = [
+        list(r[:width]) + [None] * (width - len(r))
+        for r in rows[1:]
+        if any(v is not None for v in r)
+    ]
     if not body:
-        raise InputError(f"{path.name}: sheet '{name}' has a header but no data rows.")
+        raise InputError(
+            f"{path.name}: sheet '{name}' has a header but no data rows; choose the sheet with the table."
+        )
     raw = pd.DataFrame(body, columns=header, dtype=object)
     frame = pd.DataFrame({c: _type_excel_column(c, raw[c], codes, notes) for c in header})
     return frame, name
@@ -420,11 +485,15 @@ def _note_formulas(path: Path, sheet: str, cached: list[tuple[Any, ...]], notes:
     finally:
         book.close()
     if count:
-        notes.append(f"sheet '{sheet}': {count} formula cells have no saved value and read as missing; "
-                     "open and save the file in Excel (or paste values) first")  # fmt: skip
+        notes.append(
+            f"sheet '{sheet}': {count} formula cells have no saved value and read as missing; "
+            "open and save the file in Excel (or paste values) first"
+        )
 
 
-def _type_excel_column(name: str, raw: pd.Series, codes: Sequence[str | float], notes: list[str]) -> pd.Series:
+def _type_excel_column(
+    name: str, raw: pd.Series, codes: Sequence[str | float], notes: list[str]
+) -> pd.Series:
     """Excel cells: all numbers/dates keep their type; anything with text follows the text rule."""
     present = raw.dropna()
     kinds = {type(v) for v in present}
@@ -449,7 +518,9 @@ def _cell_text(value: Any) -> str:
 
 
 # --------------------------------------------------------------------------- binary formats
-def _read_binary(path: Path, fmt: str, notes: list[str]) -> tuple[pd.DataFrame, dict[str, ColumnMeta]]:
+def _read_binary(
+    path: Path, fmt: str, notes: list[str]
+) -> tuple[pd.DataFrame, dict[str, ColumnMeta]]:
     """Parquet via pyarrow; SAS/SPSS/Stata via pyreadstat with their metadata."""
     try:
         if fmt == "parquet":
@@ -458,10 +529,17 @@ def _read_binary(path: Path, fmt: str, notes: list[str]) -> tuple[pd.DataFrame, 
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - any reader failure is a bad file for the user
-        kind = {"parquet": "Parquet", "sas7bdat": "SAS", "xpt": "SAS transport (XPORT)",
-                "sav": "SPSS", "dta": "Stata"}[fmt]  # fmt: skip
-        raise InputError(f"{path.name}: cannot be read as a {kind} file ({_one_line(exc)}); "
-                         "check that the file is complete and not damaged.") from None  # fmt: skip
+        kind = {
+            "parquet": "Parquet",
+            "sas7bdat": "SAS",
+            "xpt": "SAS transport (XPORT)",
+            "sav": "SPSS",
+            "dta": "Stata",
+        }[fmt]
+        raise InputError(
+            f"{path.name}: cannot be read as a {kind} file ({_one_line(exc)}); "
+            "check that the file is complete and not damaged."
+        ) from None
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
@@ -476,12 +554,18 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     return frame
 
 
-def _read_stat(path: Path, fmt: str, notes: list[str]) -> tuple[pd.DataFrame, dict[str, ColumnMeta]]:
+def _read_stat(
+    path: Path, fmt: str, notes: list[str]
+) -> tuple[pd.DataFrame, dict[str, ColumnMeta]]:
     """pyreadstat readers; SPSS user-missing values become NaN but are recorded in the metadata."""
     import pyreadstat
 
-    readers = {"sas7bdat": pyreadstat.read_sas7bdat, "xpt": pyreadstat.read_xport,
-               "sav": pyreadstat.read_sav, "dta": pyreadstat.read_dta}  # fmt: skip
+    readers = {
+        "sas7bdat": pyreadstat.read_sas7bdat,
+        "xpt": pyreadstat.read_xport,
+        "sav": pyreadstat.read_sav,
+        "dta": pyreadstat.read_dta,
+    }
     kwargs: dict[str, Any] = {"dates_as_pandas_datetime": True}
     if fmt == "sav":
         kwargs["user_missing"] = True
@@ -497,8 +581,13 @@ def _read_stat(path: Path, fmt: str, notes: list[str]) -> tuple[pd.DataFrame, di
         if user:
             frame[col] = _drop_user_missing(col, frame[col], ranges[col], notes)
         measure = measures.get(col)
-        out[str(col)] = ColumnMeta(labels.get(col) or None, dict(value_labels[col]) if col in value_labels else None,
-                                   user, None if measure in (None, "unknown") else measure, formats.get(col))  # fmt: skip
+        out[str(col)] = ColumnMeta(
+            labels.get(col) or None,
+            dict(value_labels[col]) if col in value_labels else None,
+            user,
+            None if measure in (None, "unknown") else measure,
+            formats.get(col),
+        )
     frame = frame.apply(lambda s: s.where(s != "", None) if s.dtype == object else s)
     for col in frame.columns:
         if frame[col].dtype.kind == "f":
@@ -513,7 +602,9 @@ def _user_missing(spec: list[dict[str, Any]] | None) -> tuple[Any, ...] | None:
     return tuple(r["lo"] if r["lo"] == r["hi"] else (r["lo"], r["hi"]) for r in spec)
 
 
-def _drop_user_missing(col: str, s: pd.Series, spec: list[dict[str, Any]], notes: list[str]) -> pd.Series:
+def _drop_user_missing(
+    col: str, s: pd.Series, spec: list[dict[str, Any]], notes: list[str]
+) -> pd.Series:
     """Values inside an SPSS missing range become NaN; count them in a note."""
     hit = pd.Series(False, index=s.index)
     for r in spec:
@@ -523,7 +614,9 @@ def _drop_user_missing(col: str, s: pd.Series, spec: list[dict[str, Any]], notes
             hit |= s.isin({r["lo"], r["hi"]})
     if hit.any():
         codes = ", ".join(str(v) for v in sorted(s[hit].unique(), key=str))
-        notes.append(f"column '{col}': {int(hit.sum())} SPSS user-missing values ({codes}) set to missing")
+        notes.append(
+            f"column '{col}': {int(hit.sum())} SPSS user-missing values ({codes}) set to missing"
+        )
         s = s.where(~hit, np.nan if pd.api.types.is_numeric_dtype(s) else None)
     return s
 
@@ -553,7 +646,9 @@ def _finish(path: Path, frame: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
     frame = frame.copy()
     frame.columns = _name_columns(path, [str(c) for c in frame.columns], notes)
     if len(frame) == 0:
-        raise InputError(f"{path.name}: has a header but no data rows; export the table with its rows.")
+        raise InputError(
+            f"{path.name}: has a header but no data rows; export the table with its rows."
+        )
     if frame.shape[1] == 0:
         raise InputError(f"{path.name}: has no columns; export the table again.")
     for col in frame.columns:
@@ -561,7 +656,9 @@ def _finish(path: Path, frame: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
         if s.dtype.kind == "f":
             bad = np.isinf(s.to_numpy())
             if bad.any():
-                notes.append(f"column '{col}': {int(bad.sum())} infinite values (inf/-inf) treated as missing")
+                notes.append(
+                    f"column '{col}': {int(bad.sum())} infinite values (inf/-inf) treated as missing"
+                )
                 frame[col] = s.where(~bad, np.nan)
         if frame[col].isna().all():
             notes.append(f"column '{col}': every value is missing; it will not be used")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,8 +40,11 @@ from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progres
 from engine.stats import Analysis, ModelSpec, Rule, combine_synthetic_copies, fit_model, json_safe
 
 Method = Literal["dl", "fe", "hksj"]
-METHOD_NAMES = {"dl": "DerSimonian-Laird random effects", "fe": "fixed effect (inverse variance)",
-                "hksj": "Hartung-Knapp-Sidik-Jonkman random effects"}
+METHOD_NAMES = {
+    "dl": "DerSimonian-Laird random effects",
+    "fe": "fixed effect (inverse variance)",
+    "hksj": "Hartung-Knapp-Sidik-Jonkman random effects",
+}
 Z95 = float(sps.norm.ppf(0.975))
 
 
@@ -87,35 +91,76 @@ class MetaResult:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per study (estimate, se, ci_low, ci_high, weight %)."""
-        return pd.DataFrame([{"study": s.study, "estimate": s.estimate, "se": s.se, "ci_low": s.ci_low,
-                              "ci_high": s.ci_high, "weight": s.weight} for s in self.studies])
+        return pd.DataFrame(
+            [
+                {
+                    "study": s.study,
+                    "estimate": s.estimate,
+                    "se": s.se,
+                    "ci_low": s.ci_low,
+                    "ci_high": s.ci_high,
+                    "weight": s.weight,
+                }
+                for s in self.studies
+            ]
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The ``meta.json`` keys of CONTRACTS.md plus extras (p, Q_df, Q_p, prediction interval...)."""
-        return json_safe({
-            "method": self.method, "method_name": METHOD_NAMES[self.method], "estimate": self.estimate,
-            "se": self.se, "ci_low": self.ci_low, "ci_high": self.ci_high, "p": self.p, "tau2": self.tau2,
-            "Q": self.Q, "Q_df": self.Q_df, "Q_p": self.Q_p, "I2": self.I2, "k": self.k,
-            "pi_low": self.pi_low, "pi_high": self.pi_high, "t_df": self.t_df,
-            "studies": self.to_frame().to_dict(orient="records"),
-        })
+        return json_safe(
+            {
+                "method": self.method,
+                "method_name": METHOD_NAMES[self.method],
+                "estimate": self.estimate,
+                "se": self.se,
+                "ci_low": self.ci_low,
+                "ci_high": self.ci_high,
+                "p": self.p,
+                "tau2": self.tau2,
+                "Q": self.Q,
+                "Q_df": self.Q_df,
+                "Q_p": self.Q_p,
+                "I2": self.I2,
+                "k": self.k,
+                "pi_low": self.pi_low,
+                "pi_high": self.pi_high,
+                "t_df": self.t_df,
+                "studies": self.to_frame().to_dict(orient="records"),
+            }
+        )
 
 
-def _check_inputs(estimates: Sequence[float], ses: Sequence[float], labels: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def _check_inputs(
+    estimates: Sequence[float], ses: Sequence[float], labels: Sequence[str] | None
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
     y, s = np.asarray(estimates, dtype=float), np.asarray(ses, dtype=float)
-    names = [str(x) for x in labels] if labels is not None else [f"study {i + 1}" for i in range(len(y))]
+    names = (
+        [str(x) for x in labels]
+        if labels is not None
+        else [f"study {i + 1}" for i in range(len(y))]
+    )
     if y.shape != s.shape or y.ndim != 1 or len(names) != len(y):
-        raise InputError("estimates, standard errors and study labels differ in length: give one of each per study")
+        raise InputError(
+            "estimates, standard errors and study labels differ in length: give one of each per study"
+        )
     if len(y) < 2:
-        raise InputError(f"a meta-analysis needs at least 2 studies, got {len(y)}: add files or check --by")
-    for i, (e, se) in enumerate(zip(y, s)):
+        raise InputError(
+            f"a meta-analysis needs at least 2 studies, got {len(y)}: add files or check --by"
+        )
+    for i, (e, se) in enumerate(zip(y, s, strict=True)):
         if not (math.isfinite(e) and math.isfinite(se) and se > 0):
-            raise InputError(f"study '{names[i]}': estimate {e} with se {se} is unusable: se must be a positive number")
+            raise InputError(
+                f"study '{names[i]}': estimate {e} with se {se} is unusable: se must be a positive number"
+            )
     return y, s, names
 
 
-def pool(estimates: Sequence[float], ses: Sequence[float], method: Method = "dl",
-         labels: Sequence[str] | None = None) -> MetaResult:
+def pool(
+    estimates: Sequence[float],
+    ses: Sequence[float],
+    method: Method = "dl",
+    labels: Sequence[str] | None = None,
+) -> MetaResult:
     """Pool study estimates (e.g. log hazard ratios) by fixed effect, DL or HKSJ.
 
     * Q = Σ w_k (θ_k − θ_F)², w_k = 1/s_k²; τ²_DL = max(0, (Q − (k−1)) / (Σw − Σw²/Σw));
@@ -165,12 +210,33 @@ def pool(estimates: Sequence[float], ses: Sequence[float], method: Method = "dl"
     else:
         pi = (math.nan, math.nan)
     share = 100.0 * weights / np.sum(weights)
-    studies = tuple(StudyWeight(n, float(e), float(sd), float(wt)) for n, e, sd, wt in zip(names, y, s, share))
-    return MetaResult(method, est, se, est - crit * se, est + crit * se, p, tau2, q_stat, k - 1,
-                      float(sps.chi2.sf(q_stat, k - 1)), i2, k, pi[0], pi[1], studies, t_df)
+    studies = tuple(
+        StudyWeight(n, float(e), float(sd), float(wt))
+        for n, e, sd, wt in zip(names, y, s, share, strict=True)
+    )
+    return MetaResult(
+        method,
+        est,
+        se,
+        est - crit * se,
+        est + crit * se,
+        p,
+        tau2,
+        q_stat,
+        k - 1,
+        float(sps.chi2.sf(q_stat, k - 1)),
+        i2,
+        k,
+        pi[0],
+        pi[1],
+        studies,
+        t_df,
+    )
 
 
-def _read_frame(path: Path, sheet: str | None = None, missing_codes: Sequence[Any] = ()) -> pd.DataFrame:
+def _read_frame(
+    path: Path, sheet: str | None = None, missing_codes: Sequence[Any] = ()
+) -> pd.DataFrame:
     """Read a table with ``engine.io.read_table``; a plain-pandas fallback while that module is absent."""
     if str(path).lower().startswith(("http:", "https:", "ftp:", "file:")):
         raise InputError(f"{path}: only local files are read: download it first")
@@ -184,8 +250,14 @@ def _read_frame(path: Path, sheet: str | None = None, missing_codes: Sequence[An
         return read_table(path, sheet=sheet, missing_codes=tuple(missing_codes)).frame
     if Path(path).suffix.lower() in (".xlsx", ".xls"):
         return pd.read_excel(path, sheet_name=sheet or 0)
-    return pd.read_csv(path, sep=None, engine="python", encoding="utf-8-sig", keep_default_na=False,
-                       na_values=["", "NA", "NaN", "nan", "."])
+    return pd.read_csv(
+        path,
+        sep=None,
+        engine="python",
+        encoding="utf-8-sig",
+        keep_default_na=False,
+        na_values=["", "NA", "NaN", "nan", "."],
+    )
 
 
 SUMMARY_HELP = "give columns study, estimate and se (or ci_low and ci_high)"
@@ -222,15 +294,25 @@ def read_summary(path: str | Path, *, sheet: str | None = None) -> pd.DataFrame:
         out["se"] = (hi - lo) / (2 * Z95)
     for i, row in out.iterrows():
         if not (np.isfinite(row["estimate"]) and np.isfinite(row["se"]) and row["se"] > 0):
-            raise InputError(f"{path.name}: row {int(i) + 2} (study '{row['study']}') has no usable estimate and positive se: fix or delete that row")
+            raise InputError(
+                f"{path.name}: row {int(i) + 2} (study '{row['study']}') has no usable estimate and positive se: fix or delete that row"
+            )
     if out["study"].duplicated().any():
-        raise InputError(f"{path.name}: study '{out['study'][out['study'].duplicated()].iloc[0]}' appears twice: give each study one row")
+        raise InputError(
+            f"{path.name}: study '{out['study'][out['study'].duplicated()].iloc[0]}' appears twice: give each study one row"
+        )
     return out.reset_index(drop=True)
 
 
-def site_estimates(frames: Mapping[str, pd.DataFrame | Sequence[pd.DataFrame]], spec: ModelSpec, exposure: str, *,
-                   rule: Rule = "partial", progress: ProgressFn = no_progress,
-                   cancel: CancelToken = NEVER_CANCELLED) -> pd.DataFrame:
+def site_estimates(
+    frames: Mapping[str, pd.DataFrame | Sequence[pd.DataFrame]],
+    spec: ModelSpec,
+    exposure: str,
+    *,
+    rule: Rule = "partial",
+    progress: ProgressFn = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> pd.DataFrame:
     """Fit ``spec`` per site and return study, estimate, se, n, events of ``exposure`` per ``spec.per``.
 
     ``exposure`` is added to the covariates when absent; the estimate and se are multiplied by
@@ -246,7 +328,14 @@ def site_estimates(frames: Mapping[str, pd.DataFrame | Sequence[pd.DataFrame]], 
         ['study', 'estimate', 'se', 'n', 'events']
     """
     if exposure not in spec.covariates:
-        spec = ModelSpec(spec.analysis, spec.outcome, (exposure, *spec.covariates), spec.time, spec.event, spec.per)
+        spec = ModelSpec(
+            spec.analysis,
+            spec.outcome,
+            (exposure, *spec.covariates),
+            spec.time,
+            spec.event,
+            spec.per,
+        )
     per = (spec.per or {}).get(exposure, 1.0)
     rows = []
     for i, (label, data) in enumerate(frames.items()):
@@ -255,10 +344,19 @@ def site_estimates(frames: Mapping[str, pd.DataFrame | Sequence[pd.DataFrame]], 
         if isinstance(data, pd.DataFrame):
             fit = fit_model(data, spec, source=f"study '{label}'")
         else:
-            fit = combine_synthetic_copies([fit_model(d, spec, source=f"study '{label}'") for d in data], rule)
+            fit = combine_synthetic_copies(
+                [fit_model(d, spec, source=f"study '{label}'") for d in data], rule
+            )
         coef = fit.coefficient(exposure)
-        rows.append({"study": label, "estimate": coef.estimate * per, "se": coef.se * per, "n": fit.n,
-                     "events": fit.n_events})
+        rows.append(
+            {
+                "study": label,
+                "estimate": coef.estimate * per,
+                "se": coef.se * per,
+                "n": fit.n,
+                "events": fit.n_events,
+            }
+        )
     progress(1.0, "site models fitted")
     return pd.DataFrame(rows, columns=["study", "estimate", "se", "n", "events"])
 
@@ -289,10 +387,18 @@ class MetaConfig:
     def spec(self) -> ModelSpec:
         """The per-site model: exposure first, then the adjustment covariates."""
         if not self.exposure:
-            raise InputError("individual-level meta-analysis needs --exposure COL: name the exposure column")
+            raise InputError(
+                "individual-level meta-analysis needs --exposure COL: name the exposure column"
+            )
         covs = (self.exposure, *[c for c in self.adjust if c != self.exposure])
-        return ModelSpec(self.analysis, self.outcome, covs, self.time, self.event,
-                         {self.exposure: float(self.per)} if self.per else None)
+        return ModelSpec(
+            self.analysis,
+            self.outcome,
+            covs,
+            self.time,
+            self.event,
+            {self.exposure: float(self.per)} if self.per else None,
+        )
 
     def shows_ratio(self) -> bool:
         """Whether estimates are log ratios shown on the exp scale (Cox/logistic, or when asked)."""
@@ -323,22 +429,61 @@ class MetaRun:
         if not {"real", "synthetic"} <= results.keys():
             return None
         d = results["synthetic"].estimate - results["real"].estimate
-        out = {"estimate": d, "in_real_se_units": d / results["real"].se,
-               "synthetic_inside_real_ci": results["real"].ci_low <= results["synthetic"].estimate <= results["real"].ci_high}
+        out = {
+            "estimate": d,
+            "in_real_se_units": d / results["real"].se,
+            "synthetic_inside_real_ci": results["real"].ci_low
+            <= results["synthetic"].estimate
+            <= results["real"].ci_high,
+        }
         if self.config.shows_ratio():
             out["ratio"] = math.exp(d)
         return out
+
+    def summary_line(self) -> str:
+        """One line for the terminal, e.g. 'HR 1.171 (95% CI 1.134 to 1.207), k = 12, I² = 35%'."""
+        ratio = self.config.shows_ratio()
+        name = (
+            {"cox": "HR", "logistic": "OR"}.get(self.config.analysis, "ratio")
+            if ratio
+            else "estimate"
+        )
+        if self.config.summary is not None and ratio:
+            name = "ratio"
+
+        def one(res: MetaResult) -> str:
+            f = (lambda v: f"{math.exp(v):.3f}") if ratio else (lambda v: f"{v:.4g}")
+            return (
+                f"{name} {f(res.estimate)} (95% CI {f(res.ci_low)} to {f(res.ci_high)}), "
+                f"k = {res.k}, I² = {res.I2:.0f}%"
+            )
+
+        if len(self.sets) == 1:
+            return one(self.sets[0][1])
+        return "; ".join(f"{set_name}: {one(res)}" for set_name, res in self.sets)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``meta.json`` content."""
         cfg = self.config
         doc = self.primary.to_dict()
-        doc.update({"analysis": cfg.analysis if cfg.summary is None else None, "exposure": cfg.exposure,
-                    "per": cfg.per, "adjust": list(cfg.adjust), "scale": "log" if cfg.shows_ratio() else "identity",
-                    "label": effect_label(cfg), "notes": list(self.notes)})
+        doc.update(
+            {
+                "analysis": cfg.analysis if cfg.summary is None else None,
+                "exposure": cfg.exposure,
+                "per": cfg.per,
+                "adjust": list(cfg.adjust),
+                "scale": "log" if cfg.shows_ratio() else "identity",
+                "label": effect_label(cfg),
+                "notes": list(self.notes),
+            }
+        )
         if cfg.shows_ratio():
-            doc["exp"] = {k: math.exp(getattr(self.primary, k)) if math.isfinite(getattr(self.primary, k)) else None
-                          for k in ("estimate", "ci_low", "ci_high", "pi_low", "pi_high")}
+            doc["exp"] = {
+                k: math.exp(getattr(self.primary, k))
+                if math.isfinite(getattr(self.primary, k))
+                else None
+                for k in ("estimate", "ci_low", "ci_high", "pi_low", "pi_high")
+            }
         if len(self.sets) > 1:
             doc["sets"] = {name: res.to_dict() for name, res in self.sets}
             doc["difference"] = self.difference()
@@ -349,8 +494,14 @@ def effect_label(cfg: MetaConfig) -> str:
     """The x-axis label in plain words, e.g. 'Hazard ratio per 10 units of sbp'."""
     if cfg.summary is not None:
         return "Ratio (exp of the estimate)" if cfg.shows_ratio() else "Estimate"
-    unit = f"per {cfg.per:g} units of {cfg.exposure}" if cfg.per else f"per unit of {cfg.exposure}"
-    name = {"cox": "Hazard ratio", "logistic": "Odds ratio"}.get(cfg.analysis, f"Difference in {cfg.outcome}")
+    unit = (
+        f"per {cfg.per:g} units of {cfg.exposure}"
+        if cfg.per and cfg.per != 1
+        else f"per unit of {cfg.exposure}"
+    )
+    name = {"cox": "Hazard ratio", "logistic": "Odds ratio"}.get(
+        cfg.analysis, f"Difference in {cfg.outcome}"
+    )
     return f"{name} {unit}"
 
 
@@ -363,18 +514,44 @@ def _file_labels(paths: Sequence[Path]) -> list[str]:
 
 
 def _load_sites(paths: Sequence[Path], cfg: MetaConfig) -> dict[str, pd.DataFrame]:
-    """One frame per study: one per file, or per value of ``cfg.by`` within each file."""
-    sites: dict[str, pd.DataFrame] = {}
-    for label, path in zip(_file_labels(paths), paths):
-        frame = _read_frame(Path(path), cfg.sheet, cfg.missing_codes)
-        if cfg.by is None:
-            sites[label] = frame
-            continue
-        if cfg.by not in frame.columns:
-            raise InputError(f"{Path(path).name}: column '{cfg.by}' (--by) not found: check the spelling")
-        for value, group in frame.groupby(cfg.by, sort=True, dropna=True):
-            sites[str(value) if len(paths) == 1 else f"{label}: {value}"] = group.drop(columns=[cfg.by])
-    return sites
+    """One frame per study: one per file; a set of one file with ``cfg.by`` is split by that column.
+
+    With several files each file is one study and ``by`` is not applied (CONTRACTS: ``--by``
+    splits *one* file), so per-site synthetic files can be paired with one real file split by site.
+    """
+    if cfg.by is None or len(paths) > 1:
+        return {
+            label: _read_frame(Path(path), cfg.sheet, cfg.missing_codes)
+            for label, path in zip(_file_labels(paths), paths, strict=True)
+        }
+    frame = _read_frame(Path(paths[0]), cfg.sheet, cfg.missing_codes)
+    if cfg.by not in frame.columns:
+        raise InputError(
+            f"{Path(paths[0]).name}: column '{cfg.by}' (--by) not found: check the spelling"
+        )
+    return {
+        str(value): group.drop(columns=[cfg.by])
+        for value, group in frame.groupby(cfg.by, sort=True, dropna=True)
+    }
+
+
+def _norm_label(label: str) -> str:
+    return re.sub(r"[\s_\-]+", " ", label).strip().casefold()
+
+
+def _match_labels(real: Sequence[str], synthetic: Sequence[str]) -> list[str]:
+    """Synthetic study labels renamed to the real ones they match ('ARIC_F' -> 'ARIC F').
+
+    Matched by label ignoring case, spaces, '_' and '-'; when no label matches and both sets have
+    as many studies, by position; otherwise left as they are.
+    """
+    by_norm = {_norm_label(r): r for r in real}
+    matched = [by_norm.get(_norm_label(s)) for s in synthetic]
+    if all(m is not None for m in matched) and len(set(matched)) == len(matched):
+        return [str(m) for m in matched]
+    if not any(matched) and len(real) == len(synthetic):
+        return list(real)
+    return list(synthetic)
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -387,25 +564,31 @@ def _atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except PermissionError as exc:
-        raise InputError(f"{path}: cannot be replaced (open in another program?): close it and run again") from exc
+        raise InputError(
+            f"{path}: cannot be replaced (open in another program?): close it and run again"
+        ) from exc
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
 
 
 def _check_mode(cfg: MetaConfig) -> list[tuple[str, Sequence[Path]]]:
-    paired = bool(cfg.real_files) or bool(cfg.synthetic_files)
-    modes = sum([bool(cfg.files), cfg.summary is not None, paired])
+    """The sets of files to pool: ``studies``, or ``real`` + ``synthetic`` when both are given."""
+    modes = sum(
+        [bool(cfg.files), cfg.summary is not None, bool(cfg.real_files or cfg.synthetic_files)]
+    )
     if modes != 1:
-        raise InputError("give either input files, --summary FILE, or real and synthetic files (exactly one of these)")
-    if paired and not (cfg.real_files and cfg.synthetic_files):
-        raise InputError("pairing needs both real and synthetic files: give both sets")
-    if paired:
+        raise InputError(
+            "give either input files, --summary FILE, or real and synthetic files (exactly one of these)"
+        )
+    if cfg.real_files and cfg.synthetic_files:
         return [("real", cfg.real_files), ("synthetic", cfg.synthetic_files)]
-    return [("studies", cfg.files)]
+    return [("studies", cfg.files or cfg.real_files or cfg.synthetic_files)]
 
 
-def run_meta(config: MetaConfig, progress: ProgressFn = no_progress, cancel: CancelToken = NEVER_CANCELLED) -> MetaRun:
+def run_meta(
+    config: MetaConfig, progress: ProgressFn = no_progress, cancel: CancelToken = NEVER_CANCELLED
+) -> MetaRun:
     """Per-site estimates, pooled result(s), ``meta.json`` and ``forest.pdf`` in ``config.out``.
 
     Nothing is written until every estimate is computed; both files are written atomically.
@@ -429,7 +612,9 @@ def run_meta(config: MetaConfig, progress: ProgressFn = no_progress, cancel: Can
         _check_mode(config)
         progress(0.1, f"reading {Path(config.summary).name}")
         table = read_summary(config.summary, sheet=config.sheet)
-        sets.append(("studies", pool(table["estimate"], table["se"], config.method, table["study"])))
+        sets.append(
+            ("studies", pool(table["estimate"], table["se"], config.method, table["study"]))
+        )
         tables.append(("studies", table))
     else:
         groups = _check_mode(config)
@@ -439,24 +624,46 @@ def run_meta(config: MetaConfig, progress: ProgressFn = no_progress, cancel: Can
             part(0.0, f"reading the {name} files")
             sites = _load_sites(paths, config)
             cancel.raise_if_cancelled()
-            table = site_estimates(sites, spec, spec.covariates[0], progress=sub_progress(part, 0.2, 1.0), cancel=cancel)
+            if name == "synthetic":
+                labels = _match_labels([str(x) for x in tables[0][1]["study"]], list(sites))
+                sites = dict(zip(labels, sites.values(), strict=True))
+            table = site_estimates(
+                sites,
+                spec,
+                spec.covariates[0],
+                progress=sub_progress(part, 0.2, 1.0),
+                cancel=cancel,
+            )
             sets.append((name, pool(table["estimate"], table["se"], config.method, table["study"])))
             tables.append((name, table))
     cancel.raise_if_cancelled()
     progress(0.9, "drawing the forest plot")
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
-    run = MetaRun(config, tuple(sets), tuple(tables), out / "meta.json", out / "forest.pdf", _notes(config, sets))
+    run = MetaRun(
+        config,
+        tuple(sets),
+        tuple(tables),
+        out / "meta.json",
+        out / "forest.pdf",
+        _notes(config, sets),
+    )
     pdf = forest_pdf_bytes(run.sets, exponentiate=config.shows_ratio(), xlabel=effect_label(config))
     cancel.raise_if_cancelled()
-    _atomic_write_bytes(run.meta_json, json.dumps(run.to_dict(), indent=2, allow_nan=False).encode("utf-8"))
+    _atomic_write_bytes(
+        run.meta_json, json.dumps(run.to_dict(), indent=2, allow_nan=False).encode("utf-8")
+    )
     _atomic_write_bytes(run.forest_pdf, pdf)
     progress(1.0, "meta-analysis written")
     return run
 
 
 def _notes(cfg: MetaConfig, sets: Sequence[tuple[str, MetaResult]]) -> tuple[str, ...]:
-    notes = [f"{METHOD_NAMES[cfg.method]}; τ² and I² truncated at 0; prediction interval uses t with k-2 df (Higgins et al. 2009)"]
+    notes = [
+        f"{METHOD_NAMES[cfg.method]}; τ² and I² truncated at 0; prediction interval uses t with k-2 df (Higgins et al. 2009)"
+    ]
     if len(sets) > 1:
-        notes.append("top-level keys describe the synthetic set; 'sets' holds both, 'difference' is synthetic minus real")
+        notes.append(
+            "top-level keys describe the synthetic set; 'sets' holds both, 'difference' is synthetic minus real"
+        )
     return tuple(notes)

@@ -142,6 +142,6 @@ def count_closer(points: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> 
         sure = d2 < (rr**2)[:, None] - tol
         unsure = np.abs(d2 - (rr**2)[:, None]) <= tol
         counts[start : start + len(cc)] = sure.sum(1)
-        for i, j in zip(*np.nonzero(unsure)):
+        for i, j in zip(*np.nonzero(unsure), strict=False):
             counts[start + i] += int(np.sqrt(((cc[i] - p[j]) ** 2).sum()) < rr[i])
     return counts

@@ -41,7 +41,7 @@ DEFAULT_GRID = tuple(round(0.05 * i, 2) for i in range(20))
 class RunConfig:
     """Everything a run needs; the wizard and the CLI both build one of these."""
 
-    input: Path
+    input: Path | str  # kept as given: a URL must reach the reader intact to be refused
     out: Path | None = None
     sheet: str | int | None = None
     missing_codes: tuple[str, ...] = ()

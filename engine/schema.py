@@ -48,26 +48,64 @@ import pandas as pd
 from engine.errors import InputError
 from engine.io import ColumnMeta, LoadedTable, is_id_like_name
 
-KINDS = ("continuous", "integer", "binary", "categorical", "time", "event",
-         "identifier", "date", "text", "constant")  # fmt: skip
+KINDS = (
+    "continuous",
+    "integer",
+    "binary",
+    "categorical",
+    "time",
+    "event",
+    "identifier",
+    "date",
+    "text",
+    "constant",
+)
 SYNTHESIZABLE = frozenset({"continuous", "integer", "binary", "categorical", "time", "event"})
 NUMERIC_KINDS = frozenset({"continuous", "integer", "time"})
-ID_TOKENS = frozenset({"id", "mrn", "nhs", "ssn", "patient", "email", "phone", "name", "address",
-                       "postcode", "zip", "uuid", "guid", "surname", "forename", "firstname",
-                       "lastname", "telephone", "mobile"})  # fmt: skip
+ID_TOKENS = frozenset(
+    {
+        "id",
+        "mrn",
+        "nhs",
+        "ssn",
+        "patient",
+        "email",
+        "phone",
+        "name",
+        "address",
+        "postcode",
+        "zip",
+        "uuid",
+        "guid",
+        "surname",
+        "forename",
+        "firstname",
+        "lastname",
+        "telephone",
+        "mobile",
+    }
+)
 MAX_LEVELS = 20
 MAX_DECIMALS = 6
 MIN_COMPLETE_ROWS = 50
 NEGATIVE_FIRST = {
-    frozenset({"no", "yes"}): "no", frozenset({"n", "y"}): "n", frozenset({"false", "true"}): "false",
-    frozenset({"f", "t"}): "f", frozenset({"0", "1"}): "0", frozenset({"negative", "positive"}): "negative",
-    frozenset({"neg", "pos"}): "neg", frozenset({"absent", "present"}): "absent",
-    frozenset({"alive", "dead"}): "alive", frozenset({"censored", "event"}): "censored",
+    frozenset({"no", "yes"}): "no",
+    frozenset({"n", "y"}): "n",
+    frozenset({"false", "true"}): "false",
+    frozenset({"f", "t"}): "f",
+    frozenset({"0", "1"}): "0",
+    frozenset({"negative", "positive"}): "negative",
+    frozenset({"neg", "pos"}): "neg",
+    frozenset({"absent", "present"}): "absent",
+    frozenset({"alive", "dead"}): "alive",
+    frozenset({"censored", "event"}): "censored",
     frozenset({"off", "on"}): "off",
-}  # fmt: skip
+}
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _PHONE = re.compile(r"^\+?[\d\s\-().]{7,}$")
-_DATE = re.compile(r"^(\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})$")
+_DATE = re.compile(
+    r"^(\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})$"
+)
 
 
 @dataclass(frozen=True)
@@ -117,7 +155,10 @@ class Schema:
 
     def to_dict(self) -> list[dict[str, str]]:
         """``audit.json``'s ``columns``: name, kind, action, reason."""
-        return [{"name": c.name, "kind": c.kind, "action": c.action, "reason": c.reason} for c in self.columns]
+        return [
+            {"name": c.name, "kind": c.kind, "action": c.action, "reason": c.reason}
+            for c in self.columns
+        ]
 
     def to_frame(self) -> pd.DataFrame:
         """One row per column with every field (for the report and the wizard)."""
@@ -179,27 +220,47 @@ def _unpack(
 
 
 def _check_names(
-    frame: pd.DataFrame, source: str, time: str | None, event: str | None, drop: Sequence[str],
-    keep: Sequence[str], kinds: Mapping[str, str], bounds: Mapping[str, Any],
-) -> None:  # fmt: skip
+    frame: pd.DataFrame,
+    source: str,
+    time: str | None,
+    event: str | None,
+    drop: Sequence[str],
+    keep: Sequence[str],
+    kinds: Mapping[str, str],
+    bounds: Mapping[str, Any],
+) -> None:
     """Every named column must exist; roles and kinds must be coherent."""
     available = ", ".join(f"'{c}'" for c in frame.columns)
     asked = [("--time", time), ("--event", event)] + [("--drop", d) for d in drop]
-    asked += [("--keep", k) for k in keep] + [("--kind", k) for k in kinds] + [("--bounds", b) for b in bounds]
+    asked += (
+        [("--keep", k) for k in keep]
+        + [("--kind", k) for k in kinds]
+        + [("--bounds", b) for b in bounds]
+    )
     for option, name in asked:
         if name is not None and name not in frame.columns:
-            raise InputError(f"{source}: no column '{name}' (from {option}); the columns are {available}.")
+            raise InputError(
+                f"{source}: no column '{name}' (from {option}); the columns are {available}."
+            )
     if time is not None and time == event:
-        raise InputError(f"{source}: column '{time}' cannot be both the time and the event; choose two columns.")
+        raise InputError(
+            f"{source}: column '{time}' cannot be both the time and the event; choose two columns."
+        )
     for name in (time, event):
         if name is not None and name in drop:
-            raise InputError(f"{source}: column '{name}' is a survival role and also in --drop; remove one.")
+            raise InputError(
+                f"{source}: column '{name}' is a survival role and also in --drop; remove one."
+            )
     for name, kind in kinds.items():
         if kind not in KINDS:
-            raise InputError(f"{source}: column '{name}': unknown kind '{kind}'; use one of {', '.join(KINDS)}.")
+            raise InputError(
+                f"{source}: column '{name}': unknown kind '{kind}'; use one of {', '.join(KINDS)}."
+            )
 
 
-def _role_spec(s: pd.Series, source: str, name: str, time: str | None, event: str | None) -> ColumnSpec | None:
+def _role_spec(
+    s: pd.Series, source: str, name: str, time: str | None, event: str | None
+) -> ColumnSpec | None:
     """Specs for the ``time`` and ``event`` columns, after their checks."""
     if name == time:
         return _time_spec(s, source, name)
@@ -212,32 +273,56 @@ def _time_spec(s: pd.Series, source: str, name: str) -> ColumnSpec:
     """Follow-up time: numeric and never negative."""
     if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
         example = s.dropna().astype(str).head(3).tolist()
-        raise InputError(f"{source}: the time column '{name}' is not numeric (values like {example}); "
-                         "choose a column of follow-up times with --time.")  # fmt: skip
+        raise InputError(
+            f"{source}: the time column '{name}' is not numeric (values like {example}); "
+            "choose a column of follow-up times with --time."
+        )
     values = s.to_numpy(dtype="float64")
     negative = np.flatnonzero(values < 0)
     if negative.size:
         row = int(negative[0]) + 1
-        raise InputError(f"{source}: the time column '{name}' has a negative value {values[negative[0]]:g} in "
-                         f"row {row} ({negative.size} negative in all); follow-up times must be >= 0. "
-                         "Fix those rows or choose another column with --time.")  # fmt: skip
-    return ColumnSpec(name, "time", "synthesize", "follow-up time (chosen as the time column)",
-                      decimals=_decimals(s), n_missing=int(s.isna().sum()), dtype=str(s.dtype))  # fmt: skip
+        raise InputError(
+            f"{source}: the time column '{name}' has a negative value {values[negative[0]]:g} in "
+            f"row {row} ({negative.size} negative in all); follow-up times must be >= 0. "
+            "Fix those rows or choose another column with --time."
+        )
+    return ColumnSpec(
+        name,
+        "time",
+        "synthesize",
+        "follow-up time (chosen as the time column)",
+        decimals=_decimals(s),
+        n_missing=int(s.isna().sum()),
+        dtype=str(s.dtype),
+    )
 
 
 def _event_spec(s: pd.Series, source: str, name: str) -> ColumnSpec:
     """Event indicator: 0/1, booleans, or a recognised negative/positive pair."""
     values = list(s.dropna().unique())
     ok_numeric = pd.api.types.is_numeric_dtype(s) and set(float(v) for v in values) <= {0.0, 1.0}
-    ok_pair = len(values) == 2 and frozenset(str(v).strip().lower() for v in values) in NEGATIVE_FIRST
+    ok_pair = (
+        len(values) == 2 and frozenset(str(v).strip().lower() for v in values) in NEGATIVE_FIRST
+    )
     if pd.api.types.is_bool_dtype(s) or ok_numeric or ok_pair:
         labels = _event_labels(s, values)
-        reason = f"event indicator (chosen as the event column; '{labels[1]}' means the event happened)"
-        return ColumnSpec(name, "event", "synthesize", reason, labels=labels,
-                          n_missing=int(s.isna().sum()), dtype=str(s.dtype))  # fmt: skip
+        reason = (
+            f"event indicator (chosen as the event column; '{labels[1]}' means the event happened)"
+        )
+        return ColumnSpec(
+            name,
+            "event",
+            "synthesize",
+            reason,
+            labels=labels,
+            n_missing=int(s.isna().sum()),
+            dtype=str(s.dtype),
+        )
     shown = ", ".join(str(v) for v in _sorted(values)[:8]) + (", ..." if len(values) > 8 else "")
-    raise InputError(f"{source}: column '{name}' has values {shown}; the event column must be binary (0/1). "
-                     "Choose another column with --event.")  # fmt: skip
+    raise InputError(
+        f"{source}: column '{name}' has values {shown}; the event column must be binary (0/1). "
+        "Choose another column with --event."
+    )
 
 
 def _event_labels(s: pd.Series, values: list[Any]) -> tuple[Any, ...]:
@@ -255,8 +340,16 @@ def _infer(s: pd.Series, meta: ColumnMeta | None) -> ColumnSpec:
     kind, reason, labels = _classify(s, meta)
     action = "synthesize" if kind in SYNTHESIZABLE else "drop"
     decimals = _decimals(s) if kind in NUMERIC_KINDS else None
-    return ColumnSpec(s.name, kind, action, reason, labels, decimals=decimals,
-                      n_missing=int(s.isna().sum()), dtype=str(s.dtype))  # fmt: skip
+    return ColumnSpec(
+        s.name,
+        kind,
+        action,
+        reason,
+        labels,
+        decimals=decimals,
+        n_missing=int(s.isna().sum()),
+        dtype=str(s.dtype),
+    )
 
 
 def _classify(s: pd.Series, meta: ColumnMeta | None) -> tuple[str, str, tuple[Any, ...] | None]:
@@ -273,16 +366,29 @@ def _classify(s: pd.Series, meta: ColumnMeta | None) -> tuple[str, str, tuple[An
     is_text = present.map(lambda v: isinstance(v, str)).all()
     value_labels = meta.value_labels if meta is not None and meta.value_labels else None
     if n_distinct == 2:
-        labels = (False, True) if pd.api.types.is_bool_dtype(s) else binary_labels(list(present.unique()))
+        labels = (
+            (False, True)
+            if pd.api.types.is_bool_dtype(s)
+            else binary_labels(list(present.unique()))
+        )
         return "binary", f"two values ({labels[0]!r}, {labels[1]!r})", labels
     if is_text:
         if n_distinct > MAX_LEVELS:
-            return "text", (f"{n_distinct} different text values (more than {MAX_LEVELS}); free text is not "
-                            "modelled. Recode it into fewer categories, or force it with a kind"), None  # fmt: skip
+            return (
+                "text",
+                (
+                    f"{n_distinct} different text values (more than {MAX_LEVELS}); free text is not "
+                    "modelled. Recode it into fewer categories, or force it with a kind"
+                ),
+                None,
+            )
         return "categorical", f"text with {n_distinct} categories", tuple(_sorted(present.unique()))
     if value_labels is not None and n_distinct <= MAX_LEVELS:
-        return "categorical", f"numeric codes with value labels ({n_distinct} categories)", tuple(
-            _sorted(present.unique()))
+        return (
+            "categorical",
+            f"numeric codes with value labels ({n_distinct} categories)",
+            tuple(_sorted(present.unique())),
+        )
     if not pd.api.types.is_numeric_dtype(s):
         return "text", "mixed values that are neither numbers nor categories; not modelled", None
     if _whole(present):
@@ -290,7 +396,9 @@ def _classify(s: pd.Series, meta: ColumnMeta | None) -> tuple[str, str, tuple[An
     return "continuous", "numbers with decimals", None
 
 
-def _date_or_identifier(s: pd.Series, present: pd.Series, n_distinct: int) -> tuple[str, str, None] | None:
+def _date_or_identifier(
+    s: pd.Series, present: pd.Series, n_distinct: int
+) -> tuple[str, str, None] | None:
     """Dates, e-mail/phone values, and per-row unique identifiers (all dropped)."""
     if pd.api.types.is_datetime64_any_dtype(s) or _looks(present, _DATE):
         return "date", "exact dates identify people; derive an age or interval before import", None
@@ -302,7 +410,11 @@ def _date_or_identifier(s: pd.Series, present: pd.Series, n_distinct: int) -> tu
     if not unique:
         return None
     if is_id_like_name(str(s.name), ID_TOKENS) and (_whole(present) or present.dtype == object):
-        return "identifier", "a different value in every row and an ID-like name (direct identifier)", None
+        return (
+            "identifier",
+            "a different value in every row and an ID-like name (direct identifier)",
+            None,
+        )
     if present.map(lambda v: isinstance(v, str)).all():
         if present.str.len().mean() > 30 or present.str.count(" ").mean() >= 3:
             return "text", "free text, different in every row; not modelled", None
@@ -352,7 +464,9 @@ def _decimals(s: pd.Series) -> int:
     v = v[np.isfinite(v)]
     unresolved = v
     for k in range(MAX_DECIMALS + 1):
-        unresolved = unresolved[np.abs(np.round(unresolved, k) - unresolved) > 1e-9 * np.maximum(1, np.abs(unresolved))]
+        unresolved = unresolved[
+            np.abs(np.round(unresolved, k) - unresolved) > 1e-9 * np.maximum(1, np.abs(unresolved))
+        ]
         if unresolved.size == 0:
             return k
     return MAX_DECIMALS
@@ -368,9 +482,14 @@ def _sorted(values: Any) -> list[Any]:
 
 
 def _apply_user(
-    spec: ColumnSpec, s: pd.Series, source: str, name: str, drop: Sequence[str], keep: Sequence[str],
+    spec: ColumnSpec,
+    s: pd.Series,
+    source: str,
+    name: str,
+    drop: Sequence[str],
+    keep: Sequence[str],
     kinds: Mapping[str, str],
-) -> ColumnSpec:  # fmt: skip
+) -> ColumnSpec:
     """User overrides: a forced kind, ``keep`` for an identifier-looking column, ``drop``."""
     if name in kinds and kinds[name] != spec.kind:
         spec = _forced_kind(spec, s, source, kinds[name])
@@ -384,18 +503,33 @@ def _apply_user(
 def _kept(spec: ColumnSpec, s: pd.Series, source: str) -> ColumnSpec:
     """Synthesize an identifier-looking column because the user insists."""
     if spec.kind != "identifier":
-        raise InputError(f"{source}: column '{spec.name}' is {spec.kind} ({spec.reason}); it cannot be kept. "
-                         "Remove it from --keep.")  # fmt: skip
+        raise InputError(
+            f"{source}: column '{spec.name}' is {spec.kind} ({spec.reason}); it cannot be kept. "
+            "Remove it from --keep."
+        )
     present = s.dropna()
     if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
         kind = "integer" if _whole(present) else "continuous"
-        return _replace(spec, kind=kind, action="synthesize", labels=None, decimals=_decimals(s),
-                        reason=f"kept by the user (--keep) although it looks like an identifier; modelled as {kind}")
+        return _replace(
+            spec,
+            kind=kind,
+            action="synthesize",
+            labels=None,
+            decimals=_decimals(s),
+            reason=f"kept by the user (--keep) although it looks like an identifier; modelled as {kind}",
+        )
     if present.nunique() <= MAX_LEVELS:
-        return _replace(spec, kind="categorical", action="synthesize", labels=tuple(_sorted(present.unique())),
-                        reason="kept by the user (--keep) although it looks like an identifier")
-    raise InputError(f"{source}: column '{spec.name}' has {present.nunique()} different text values and cannot "
-                     "be modelled; remove it from --keep.")  # fmt: skip
+        return _replace(
+            spec,
+            kind="categorical",
+            action="synthesize",
+            labels=tuple(_sorted(present.unique())),
+            reason="kept by the user (--keep) although it looks like an identifier",
+        )
+    raise InputError(
+        f"{source}: column '{spec.name}' has {present.nunique()} different text values and cannot "
+        "be modelled; remove it from --keep."
+    )
 
 
 def _forced_kind(spec: ColumnSpec, s: pd.Series, source: str, kind: str) -> ColumnSpec:
@@ -404,15 +538,27 @@ def _forced_kind(spec: ColumnSpec, s: pd.Series, source: str, kind: str) -> Colu
     reason = f"kind set by the user ({kind})"
     if kind in ("binary", "categorical", "event"):
         if kind in ("binary", "event") and present.nunique() > 2:
-            raise InputError(f"{source}: column '{spec.name}' has {present.nunique()} values; "
-                             f"it cannot be {kind}. Choose another kind.")  # fmt: skip
-        labels = binary_labels(list(present.unique())) if kind != "categorical" else tuple(_sorted(present.unique()))
-        return _replace(spec, kind=kind, action="synthesize", reason=reason, labels=labels, decimals=None)
+            raise InputError(
+                f"{source}: column '{spec.name}' has {present.nunique()} values; "
+                f"it cannot be {kind}. Choose another kind."
+            )
+        labels = (
+            binary_labels(list(present.unique()))
+            if kind != "categorical"
+            else tuple(_sorted(present.unique()))
+        )
+        return _replace(
+            spec, kind=kind, action="synthesize", reason=reason, labels=labels, decimals=None
+        )
     if kind in NUMERIC_KINDS:
         if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
-            raise InputError(f"{source}: column '{spec.name}' is not numeric; it cannot be {kind}. "
-                             "Choose another kind.")  # fmt: skip
-        return _replace(spec, kind=kind, action="synthesize", reason=reason, labels=None, decimals=_decimals(s))
+            raise InputError(
+                f"{source}: column '{spec.name}' is not numeric; it cannot be {kind}. "
+                "Choose another kind."
+            )
+        return _replace(
+            spec, kind=kind, action="synthesize", reason=reason, labels=None, decimals=_decimals(s)
+        )
     return _replace(spec, kind=kind, action="drop", reason=reason, labels=None, decimals=None)
 
 
@@ -422,7 +568,9 @@ def _with_bounds(
     """Observed min/max for numeric kinds; user bounds replace either end."""
     if spec.kind not in NUMERIC_KINDS:
         if user is not None:
-            raise InputError(f"{source}: column '{spec.name}' is {spec.kind}; bounds apply to numeric columns only.")
+            raise InputError(
+                f"{source}: column '{spec.name}' is {spec.kind}; bounds apply to numeric columns only."
+            )
         return spec
     v = s.dropna().to_numpy(dtype="float64")
     lower, upper = (float(v.min()), float(v.max())) if v.size else (None, None)
@@ -430,8 +578,10 @@ def _with_bounds(
         lower = lower if user[0] is None else float(user[0])
         upper = upper if user[1] is None else float(user[1])
         if lower is not None and upper is not None and lower > upper:
-            raise InputError(f"{source}: column '{spec.name}': lower bound {lower:g} is above upper bound "
-                             f"{upper:g}; swap them.")  # fmt: skip
+            raise InputError(
+                f"{source}: column '{spec.name}': lower bound {lower:g} is above upper bound "
+                f"{upper:g}; swap them."
+            )
     return _replace(spec, lower=lower, upper=upper)
 
 
@@ -439,13 +589,21 @@ def _check_complete_rows(frame: pd.DataFrame, schema: Schema, source: str) -> No
     """At least 50 rows must have no missing value in the synthesized columns."""
     used = [c.name for c in schema.synthesized()]
     if not used:
-        raise InputError(f"{source}: no column is left to synthesize (all were dropped); check the column kinds.")
+        raise InputError(
+            f"{source}: no column is left to synthesize (all were dropped); check the column kinds."
+        )
     complete = int(frame[used].notna().all(axis=1).sum())
     if complete < MIN_COMPLETE_ROWS:
         worst = frame[used].isna().sum().sort_values(ascending=False)
-        hint = f" (most missing: '{worst.index[0]}', {int(worst.iloc[0])} rows)" if worst.iloc[0] else ""
-        raise InputError(f"{source}: only {complete} rows have no missing values in the used columns; at least "
-                         f"{MIN_COMPLETE_ROWS} are needed{hint}. Drop sparse columns with --drop.")  # fmt: skip
+        hint = (
+            f" (most missing: '{worst.index[0]}', {int(worst.iloc[0])} rows)"
+            if worst.iloc[0]
+            else ""
+        )
+        raise InputError(
+            f"{source}: only {complete} rows have no missing values in the used columns; at least "
+            f"{MIN_COMPLETE_ROWS} are needed{hint}. Drop sparse columns with --drop."
+        )
 
 
 def _replace(spec: ColumnSpec, **changes: Any) -> ColumnSpec:

@@ -98,15 +98,21 @@ class ModelSpec:
         if self.analysis == "cox" and (not self.time or not self.event):
             raise InputError("a Cox analysis needs --time and --event columns: give both")
         if self.analysis != "cox" and not self.outcome:
-            raise InputError(f"a {self.analysis} analysis needs --outcome COL: give the outcome column")
+            raise InputError(
+                f"a {self.analysis} analysis needs --outcome COL: give the outcome column"
+            )
         if not self.covariates:
             raise InputError("no covariates given: list them with --covariates COL,COL")
         for col in self.used_columns():
             if col not in df.columns:
-                raise InputError(f"{source}: column '{col}' not found: check the spelling ({len(df.columns)} columns read)")
-        for col in (self.per or {}):
+                raise InputError(
+                    f"{source}: column '{col}' not found: check the spelling ({len(df.columns)} columns read)"
+                )
+        for col in self.per or {}:
             if col not in self.covariates:
-                raise InputError(f"--per names '{col}', which is not a covariate: add it to the covariates")
+                raise InputError(
+                    f"--per names '{col}', which is not a covariate: add it to the covariates"
+                )
 
 
 @dataclass(frozen=True)
@@ -139,22 +145,35 @@ class ModelFit:
         for c in self.coefficients:
             if c.name == name:
                 return c
-        raise InputError(f"no coefficient '{name}' in the {self.analysis} model: use one of {[c.name for c in self.coefficients]}")
+        raise InputError(
+            f"no coefficient '{name}' in the {self.analysis} model: use one of {[c.name for c in self.coefficients]}"
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """Coefficient table: name, estimate, se, ci_low, ci_high, p, per (+ hr/or columns)."""
         frame = pd.DataFrame([asdict(c) for c in self.coefficients])
         ratio = {"cox": "hr", "logistic": "or"}.get(self.analysis)
         if ratio is not None and len(frame):
-            for src, dst in (("estimate", ratio), ("ci_low", f"{ratio}_ci_low"), ("ci_high", f"{ratio}_ci_high")):
+            for src, dst in (
+                ("estimate", ratio),
+                ("ci_low", f"{ratio}_ci_low"),
+                ("ci_high", f"{ratio}_ci_high"),
+            ):
                 frame[dst] = np.exp(frame[src] * frame["per"])
         return frame
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe summary."""
-        return json_safe({"analysis": self.analysis, "n": self.n, "n_dropped": self.n_dropped,
-                          "n_events": self.n_events, "combined": self.combined,
-                          "coefficients": self.to_frame().to_dict(orient="records")})
+        return json_safe(
+            {
+                "analysis": self.analysis,
+                "n": self.n,
+                "n_dropped": self.n_dropped,
+                "n_events": self.n_events,
+                "combined": self.combined,
+                "coefficients": self.to_frame().to_dict(orient="records"),
+            }
+        )
 
 
 def _levels(series: pd.Series) -> list[str]:
@@ -165,11 +184,16 @@ def _is_categorical(series: pd.Series) -> bool:
     return not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series))
 
 
-def _design(df: pd.DataFrame, spec: ModelSpec, levels: Mapping[str, list[str]]) -> tuple[pd.DataFrame, int]:
+def _design(
+    df: pd.DataFrame, spec: ModelSpec, levels: Mapping[str, list[str]]
+) -> tuple[pd.DataFrame, int]:
     """Response column(s) + numeric design (dummies ``col=level``, first level dropped), complete cases."""
     used = df[spec.used_columns()]
     complete = used.dropna()
-    for col, known in levels.items():  # a level the reference table lacks cannot be coded: drop the row
+    for (
+        col,
+        known,
+    ) in levels.items():  # a level the reference table lacks cannot be coded: drop the row
         complete = complete[complete[col].astype(str).isin(known)]
     out = pd.DataFrame(index=complete.index)
     for col in spec.used_columns()[: 2 if spec.analysis == "cox" else 1]:
@@ -191,7 +215,9 @@ def _check_binary(values: pd.Series, col: str) -> None:
         raise InputError(f"column '{col}' must be coded 0/1 (1 = event): recode it")
 
 
-def _fit_cox(data: pd.DataFrame, spec: ModelSpec) -> list[tuple[str, float, float, float, float, float, float | None]]:
+def _fit_cox(
+    data: pd.DataFrame, spec: ModelSpec
+) -> list[tuple[str, float, float, float, float, float, float | None]]:
     from lifelines import CoxPHFitter
     from lifelines.exceptions import ConvergenceError
 
@@ -204,17 +230,25 @@ def _fit_cox(data: pd.DataFrame, spec: ModelSpec) -> list[tuple[str, float, floa
             warnings.simplefilter("ignore")
             s = CoxPHFitter().fit(data, duration_col=spec.time, event_col=spec.event).summary
     except (ConvergenceError, np.linalg.LinAlgError) as exc:
-        raise InputError(f"the Cox model did not converge ({str(exc).splitlines()[0][:80]}): drop a covariate that (almost) predicts the event or is constant") from exc
-    return [(str(n), r["coef"], r["se(coef)"], r["coef lower 95%"], r["coef upper 95%"], r["p"], None)
-            for n, r in s.iterrows()]
+        raise InputError(
+            f"the Cox model did not converge ({str(exc).splitlines()[0][:80]}): drop a covariate that (almost) predicts the event or is constant"
+        ) from exc
+    return [
+        (str(n), r["coef"], r["se(coef)"], r["coef lower 95%"], r["coef upper 95%"], r["p"], None)
+        for n, r in s.iterrows()
+    ]
 
 
-def _fit_glm(data: pd.DataFrame, spec: ModelSpec) -> list[tuple[str, float, float, float, float, float, float | None]]:
+def _fit_glm(
+    data: pd.DataFrame, spec: ModelSpec
+) -> list[tuple[str, float, float, float, float, float, float | None]]:
     import statsmodels.api as sm
 
     assert spec.outcome is not None
     y = data[spec.outcome]
-    x = sm.add_constant(data.drop(columns=[spec.outcome]), has_constant="add").rename(columns={"const": INTERCEPT})
+    x = sm.add_constant(data.drop(columns=[spec.outcome]), has_constant="add").rename(
+        columns={"const": INTERCEPT}
+    )
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -224,15 +258,24 @@ def _fit_glm(data: pd.DataFrame, spec: ModelSpec) -> list[tuple[str, float, floa
                 _check_binary(y, spec.outcome)
                 res = sm.GLM(y, x, family=sm.families.Binomial()).fit()
     except (np.linalg.LinAlgError, ValueError) as exc:
-        raise InputError(f"the {spec.analysis} model could not be fitted ({str(exc)[:80]}): drop a constant or redundant covariate") from exc
+        raise InputError(
+            f"the {spec.analysis} model could not be fitted ({str(exc)[:80]}): drop a constant or redundant covariate"
+        ) from exc
     ci = res.conf_int(ALPHA)
     df_resid = float(res.df_resid) if spec.analysis == "ols" else None
-    return [(str(n), res.params[n], res.bse[n], ci.loc[n, 0], ci.loc[n, 1], res.pvalues[n], df_resid)
-            for n in res.params.index]
+    return [
+        (str(n), res.params[n], res.bse[n], ci.loc[n, 0], ci.loc[n, 1], res.pvalues[n], df_resid)
+        for n in res.params.index
+    ]
 
 
-def fit_model(df: pd.DataFrame, spec: ModelSpec, *, levels: Mapping[str, list[str]] | None = None,
-              source: str = "table") -> ModelFit:
+def fit_model(
+    df: pd.DataFrame,
+    spec: ModelSpec,
+    *,
+    levels: Mapping[str, list[str]] | None = None,
+    source: str = "table",
+) -> ModelFit:
     """Fit ``spec`` on ``df``: Cox via lifelines (Efron ties), OLS / logistic via statsmodels.
 
     ``levels`` fixes the dummy coding of categorical covariates (default: sorted levels of ``df``).
@@ -250,12 +293,24 @@ def fit_model(df: pd.DataFrame, spec: ModelSpec, *, levels: Mapping[str, list[st
         levels = {c: _levels(df[c]) for c in spec.covariates if _is_categorical(df[c])}
     data, dropped = _design(df, spec, levels)
     if len(data) < data.shape[1] + 2:
-        raise InputError(f"{source}: only {len(data)} complete rows for {data.shape[1] - 1} terms: use fewer covariates or fill missing values")
+        raise InputError(
+            f"{source}: only {len(data)} complete rows for {data.shape[1] - 1} terms: use fewer covariates or fill missing values"
+        )
     rows = _fit_cox(data, spec) if spec.analysis == "cox" else _fit_glm(data, spec)
     per = spec.per or {}
-    coefs = tuple(Coefficient(name, float(e), float(s), float(lo), float(hi), float(p),
-                              float(per.get(name, 1.0)), d) for name, e, s, lo, hi, p, d in rows)
-    event_col = spec.event if spec.analysis == "cox" else spec.outcome if spec.analysis == "logistic" else None
+    coefs = tuple(
+        Coefficient(
+            name, float(e), float(s), float(lo), float(hi), float(p), float(per.get(name, 1.0)), d
+        )
+        for name, e, s, lo, hi, p, d in rows
+    )
+    event_col = (
+        spec.event
+        if spec.analysis == "cox"
+        else spec.outcome
+        if spec.analysis == "logistic"
+        else None
+    )
     n_events = int(data[event_col].sum()) if event_col else None
     return ModelFit(spec.analysis, len(data), dropped, n_events, coefs)
 
@@ -296,10 +351,14 @@ def combine_synthetic_copies(fits: Sequence[ModelFit], rule: Rule = "partial") -
     if rule not in ("partial", "full"):
         raise InputError(f"combining rule '{rule}' is unknown: use partial or full")
     if len(fits) < 2:
-        raise InputError("combining synthetic copies needs at least 2 copies: use --copies 2 or more")
+        raise InputError(
+            "combining synthetic copies needs at least 2 copies: use --copies 2 or more"
+        )
     names = [c.name for c in fits[0].coefficients]
     if any([c.name for c in f.coefficients] != names for f in fits[1:]):
-        raise InputError("the synthetic copies gave different coefficients (a category level is missing in one copy): merge rare levels")
+        raise InputError(
+            "the synthetic copies gave different coefficients (a category level is missing in one copy): merge rare levels"
+        )
     m = len(fits)
     coefs, detail = [], {}
     for i, name in enumerate(names):
@@ -308,20 +367,46 @@ def combine_synthetic_copies(fits: Sequence[ModelFit], rule: Rule = "partial") -
         qbar, b, ubar = float(q.mean()), float(q.var(ddof=1)), float(u.mean())
         total, dof, adjusted = _combined_variance(b, ubar, m, rule)
         se = math.sqrt(total)
-        crit = Z95 if dof is None or not math.isfinite(dof) else float(sps.t.ppf(1 - ALPHA / 2, dof))
+        crit = (
+            Z95 if dof is None or not math.isfinite(dof) else float(sps.t.ppf(1 - ALPHA / 2, dof))
+        )
         stat = abs(qbar) / se
-        p = float(2 * (sps.norm.sf(stat) if dof is None or not math.isfinite(dof) else sps.t.sf(stat, dof)))
-        coefs.append(Coefficient(name, qbar, se, qbar - crit * se, qbar + crit * se, p, fits[0].coefficients[i].per,
-                                 None if dof is None or not math.isfinite(dof) else dof))
-        detail[name] = {"between_variance": b, "within_variance": ubar, "total_variance": total,
-                        "df": dof, "adjusted": adjusted}
+        p = float(
+            2
+            * (sps.norm.sf(stat) if dof is None or not math.isfinite(dof) else sps.t.sf(stat, dof))
+        )
+        coefs.append(
+            Coefficient(
+                name,
+                qbar,
+                se,
+                qbar - crit * se,
+                qbar + crit * se,
+                p,
+                fits[0].coefficients[i].per,
+                None if dof is None or not math.isfinite(dof) else dof,
+            )
+        )
+        detail[name] = {
+            "between_variance": b,
+            "within_variance": ubar,
+            "total_variance": total,
+            "df": dof,
+            "adjusted": adjusted,
+        }
     first = fits[0]
-    combined = {"rule": rule, "copies": m, "coefficients": detail,
-                "reference": "Reiter (2003)" if rule == "partial" else "Raghunathan, Reiter & Rubin (2003)"}
+    combined = {
+        "rule": rule,
+        "copies": m,
+        "coefficients": detail,
+        "reference": "Reiter (2003)" if rule == "partial" else "Raghunathan, Reiter & Rubin (2003)",
+    }
     return replace(first, coefficients=tuple(coefs), combined=combined)
 
 
-def _combined_variance(b: float, ubar: float, m: int, rule: Rule) -> tuple[float, float | None, bool]:
+def _combined_variance(
+    b: float, ubar: float, m: int, rule: Rule
+) -> tuple[float, float | None, bool]:
     """(total variance, t degrees of freedom or None for normal, whether adjusted)."""
     if rule == "partial":
         dof = math.inf if b <= 0 else (m - 1) * (1 + ubar / (b / m)) ** 2
@@ -387,13 +472,23 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe: both fits and the comparison table."""
-        return json_safe({"analysis": self.analysis, "real": self.real.to_dict(),
-                          "synthetic": self.synthetic.to_dict(),
-                          "coefficients": self.to_frame().to_dict(orient="records")})
+        return json_safe(
+            {
+                "analysis": self.analysis,
+                "real": self.real.to_dict(),
+                "synthetic": self.synthetic.to_dict(),
+                "coefficients": self.to_frame().to_dict(orient="records"),
+            }
+        )
 
 
-def compare_fits(real: pd.DataFrame, synth: pd.DataFrame | Sequence[pd.DataFrame], spec: ModelSpec,
-                 *, rule: Rule = "partial") -> Comparison:
+def compare_fits(
+    real: pd.DataFrame,
+    synth: pd.DataFrame | Sequence[pd.DataFrame],
+    spec: ModelSpec,
+    *,
+    rule: Rule = "partial",
+) -> Comparison:
     """Fit ``spec`` on both tables and compare per coefficient (several synthetic copies: combined by ``rule``).
 
     References: Karr et al. (2006) for the CI overlap; Reiter (2003) for combining copies.
@@ -412,18 +507,41 @@ def compare_fits(real: pd.DataFrame, synth: pd.DataFrame | Sequence[pd.DataFrame
         fit_syn = fit_model(synth, spec, levels=levels, source="synthetic table")
     else:
         fit_syn = combine_synthetic_copies(
-            [fit_model(s, spec, levels=levels, source=f"synthetic copy {i + 1}") for i, s in enumerate(synth)], rule)
+            [
+                fit_model(s, spec, levels=levels, source=f"synthetic copy {i + 1}")
+                for i, s in enumerate(synth)
+            ],
+            rule,
+        )
     rows = []
     for r in fit_real.coefficients:
         s = fit_syn.coefficient(r.name)
-        rows.append(CoefComparison(
-            r.name, r.estimate, r.se, r.ci_low, r.ci_high, r.p, s.estimate, s.se, s.ci_low, s.ci_high, s.p,
-            (s.estimate - r.estimate) / r.se, ci_overlap(r.ci_low, r.ci_high, s.ci_low, s.ci_high),
-            bool(np.sign(r.estimate) == np.sign(s.estimate)), bool((r.p < ALPHA) == (s.p < ALPHA)), r.per))
+        rows.append(
+            CoefComparison(
+                r.name,
+                r.estimate,
+                r.se,
+                r.ci_low,
+                r.ci_high,
+                r.p,
+                s.estimate,
+                s.se,
+                s.ci_low,
+                s.ci_high,
+                s.p,
+                (s.estimate - r.estimate) / r.se,
+                ci_overlap(r.ci_low, r.ci_high, s.ci_low, s.ci_high),
+                bool(np.sign(r.estimate) == np.sign(s.estimate)),
+                bool((r.p < ALPHA) == (s.p < ALPHA)),
+                r.per,
+            )
+        )
     return Comparison(spec.analysis, fit_real, fit_syn, tuple(rows))
 
 
-def _numeric_columns(real: pd.DataFrame, synth: pd.DataFrame, columns: Sequence[str] | None) -> list[str]:
+def _numeric_columns(
+    real: pd.DataFrame, synth: pd.DataFrame, columns: Sequence[str] | None
+) -> list[str]:
     if columns is None:
         return [c for c in real.columns if c in synth.columns and not _is_categorical(real[c])]
     for c in columns:
@@ -433,7 +551,9 @@ def _numeric_columns(real: pd.DataFrame, synth: pd.DataFrame, columns: Sequence[
     return [c for c in columns if not _is_categorical(real[c])]
 
 
-def marginal_fidelity(real: pd.DataFrame, synth: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+def marginal_fidelity(
+    real: pd.DataFrame, synth: pd.DataFrame, columns: Sequence[str] | None = None
+) -> pd.DataFrame:
     """Mean, SD and quartiles of each numeric column, real vs synthetic (text columns are skipped).
 
     Example:
@@ -446,9 +566,21 @@ def marginal_fidelity(real: pd.DataFrame, synth: pd.DataFrame, columns: Sequence
         row: dict[str, Any] = {"column": c}
         for tag, s in (("real", real[c].astype(float)), ("synth", synth[c].astype(float))):
             q = s.quantile([0.25, 0.5, 0.75]).to_numpy()
-            row.update({f"{tag}_mean": s.mean(), f"{tag}_sd": s.std(), f"{tag}_q25": q[0],
-                        f"{tag}_median": q[1], f"{tag}_q75": q[2], f"{tag}_missing": int(s.isna().sum())})
-        row["std_mean_difference"] = (row["synth_mean"] - row["real_mean"]) / row["real_sd"] if row["real_sd"] > 0 else float("nan")
+            row.update(
+                {
+                    f"{tag}_mean": s.mean(),
+                    f"{tag}_sd": s.std(),
+                    f"{tag}_q25": q[0],
+                    f"{tag}_median": q[1],
+                    f"{tag}_q75": q[2],
+                    f"{tag}_missing": int(s.isna().sum()),
+                }
+            )
+        row["std_mean_difference"] = (
+            (row["synth_mean"] - row["real_mean"]) / row["real_sd"]
+            if row["real_sd"] > 0
+            else float("nan")
+        )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -471,15 +603,24 @@ class KMComparison:
 
     def to_frame(self) -> pd.DataFrame:
         """Columns time, real, synthetic."""
-        return pd.DataFrame({"time": self.grid, "real": self.real_survival, "synthetic": self.synth_survival})
+        return pd.DataFrame(
+            {"time": self.grid, "real": self.real_survival, "synthetic": self.synth_survival}
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe."""
         return json_safe(asdict(self))
 
 
-def km_comparison(real: pd.DataFrame, synth: pd.DataFrame, time: str, event: str, *,
-                  points: int = 101, min_at_risk: int = 10) -> KMComparison:
+def km_comparison(
+    real: pd.DataFrame,
+    synth: pd.DataFrame,
+    time: str,
+    event: str,
+    *,
+    points: int = 101,
+    min_at_risk: int = 10,
+) -> KMComparison:
     """Kaplan-Meier curves of real and synthetic on a common grid and the log-rank test between them.
 
     References: Kaplan & Meier (1958); lifelines ``KaplanMeierFitter``, ``statistics.logrank_test``.
@@ -508,13 +649,21 @@ def km_comparison(real: pd.DataFrame, synth: pd.DataFrame, time: str, event: str
     if len(real_sorted) >= min_at_risk:
         end = min(end, real_sorted[len(real_sorted) - min_at_risk])
     grid = np.linspace(0.0, float(end), points)
-    surv = [KaplanMeierFitter().fit(t, e).survival_function_at_times(grid).to_numpy() for t, e in pairs]
+    surv = [
+        KaplanMeierFitter().fit(t, e).survival_function_at_times(grid).to_numpy() for t, e in pairs
+    ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         test = logrank_test(tr, ts, event_observed_A=er, event_observed_B=es)
-    return KMComparison(tuple(grid.tolist()), tuple(surv[0].tolist()), tuple(surv[1].tolist()),
-                        float(np.max(np.abs(surv[0] - surv[1]))), float(test.test_statistic),
-                        float(test.p_value), min_at_risk)
+    return KMComparison(
+        tuple(grid.tolist()),
+        tuple(surv[0].tolist()),
+        tuple(surv[1].tolist()),
+        float(np.max(np.abs(surv[0] - surv[1]))),
+        float(test.test_statistic),
+        float(test.p_value),
+        min_at_risk,
+    )
 
 
 @dataclass(frozen=True)
@@ -536,7 +685,9 @@ class CorrelationComparison:
         return json_safe(asdict(self))
 
 
-def correlation_difference(real: pd.DataFrame, synth: pd.DataFrame, columns: Sequence[str] | None = None) -> CorrelationComparison:
+def correlation_difference(
+    real: pd.DataFrame, synth: pd.DataFrame, columns: Sequence[str] | None = None
+) -> CorrelationComparison:
     """Pearson correlations real vs synthetic over the numeric ``columns`` (pairwise complete).
 
     Example:
@@ -550,8 +701,13 @@ def correlation_difference(real: pd.DataFrame, synth: pd.DataFrame, columns: Seq
     diff = s - r
     finite = np.abs(diff[np.isfinite(diff)])
     as_t = lambda m: tuple(tuple(float(v) for v in row) for row in m)  # noqa: E731
-    return CorrelationComparison(tuple(cols), as_t(r), as_t(s), as_t(diff),
-                                 float(finite.max()) if finite.size else float("nan"))
+    return CorrelationComparison(
+        tuple(cols),
+        as_t(r),
+        as_t(s),
+        as_t(diff),
+        float(finite.max()) if finite.size else float("nan"),
+    )
 
 
 @dataclass(frozen=True)
@@ -570,17 +726,25 @@ class FidelityResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dict (NaN/inf become null)."""
-        return json_safe({
-            "model": self.comparison.to_dict() if self.comparison else None,
-            "marginal": list(self.marginal),
-            "correlation": self.correlation.to_dict(),
-            "km": self.km.to_dict() if self.km else None,
-            "notes": list(self.notes),
-        })
+        return json_safe(
+            {
+                "model": self.comparison.to_dict() if self.comparison else None,
+                "marginal": list(self.marginal),
+                "correlation": self.correlation.to_dict(),
+                "km": self.km.to_dict() if self.km else None,
+                "notes": list(self.notes),
+            }
+        )
 
 
-def fidelity_report(real: pd.DataFrame, synth: pd.DataFrame | Sequence[pd.DataFrame], spec: ModelSpec | None,
-                    columns: Sequence[str] | None = None, *, rule: Rule = "partial") -> FidelityResult:
+def fidelity_report(
+    real: pd.DataFrame,
+    synth: pd.DataFrame | Sequence[pd.DataFrame],
+    spec: ModelSpec | None,
+    columns: Sequence[str] | None = None,
+    *,
+    rule: Rule = "partial",
+) -> FidelityResult:
     """Model comparison (when ``spec``), marginals, correlations and (Cox) Kaplan-Meier in one result.
 
     With several synthetic copies the model is combined by ``rule``; marginals, correlations and
@@ -594,10 +758,18 @@ def fidelity_report(real: pd.DataFrame, synth: pd.DataFrame | Sequence[pd.DataFr
     """
     first = synth if isinstance(synth, pd.DataFrame) else synth[0]
     comparison = compare_fits(real, synth, spec, rule=rule) if spec is not None else None
-    km = km_comparison(real, first, spec.time, spec.event) if spec is not None and spec.analysis == "cox" and spec.time and spec.event else None
+    km = (
+        km_comparison(real, first, spec.time, spec.event)
+        if spec is not None and spec.analysis == "cox" and spec.time and spec.event
+        else None
+    )
     notes = []
     if comparison is not None and comparison.synthetic.combined:
-        notes.append(f"{comparison.synthetic.combined['copies']} synthetic copies combined by the "
-                     f"{rule} synthesis rule ({comparison.synthetic.combined['reference']})")
+        notes.append(
+            f"{comparison.synthetic.combined['copies']} synthetic copies combined by the "
+            f"{rule} synthesis rule ({comparison.synthetic.combined['reference']})"
+        )
     marginal = tuple(marginal_fidelity(real, first, columns).to_dict(orient="records"))
-    return FidelityResult(comparison, marginal, correlation_difference(real, first, columns), km, tuple(notes))
+    return FidelityResult(
+        comparison, marginal, correlation_difference(real, first, columns), km, tuple(notes)
+    )

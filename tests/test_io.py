@@ -16,12 +16,14 @@ from engine.io import read_table, sniff_delimiter
 
 def reference_table() -> pd.DataFrame:
     """A small mixed table with short names (XPORT v5 needs <= 8 characters)."""
-    return pd.DataFrame({
-        "pid": ["007", "008", "010", "011", "012", "013"],
-        "sex": ["F", "M", "F", "F", "M", "M"],
-        "age": [54.5, 61.25, 47.0, 70.75, 58.5, 66.0],
-        "events": [0, 2, 1, 3, 0, 1],
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "pid": ["007", "008", "010", "011", "012", "013"],
+            "sex": ["F", "M", "F", "F", "M", "M"],
+            "age": [54.5, 61.25, 47.0, 70.75, 58.5, 66.0],
+            "events": [0, 2, 1, 3, 0, 1],
+        }
+    )
 
 
 def _write(df: pd.DataFrame, path: Path) -> None:
@@ -150,7 +152,9 @@ def _error(path: object, **kwargs: object) -> str:
 def test_user_errors_are_one_line_and_name_the_file(tmp_path: Path) -> None:
     assert "is a URL" in _error("https://example.org/data.csv")
     assert "data.csv" in _error("https://example.org/data.csv")
-    assert "missing.csv" in _error(tmp_path / "missing.csv") and "not found" in _error(tmp_path / "missing.csv")
+    assert "missing.csv" in _error(tmp_path / "missing.csv") and "not found" in _error(
+        tmp_path / "missing.csv"
+    )
     folder = tmp_path / "folder.csv"
     folder.mkdir()
     assert "folder.csv: is a folder" in _error(folder)
@@ -203,7 +207,9 @@ def test_excel_sheet_choice_and_formula_note(tmp_path: Path) -> None:
 
 def test_excel_na_text_and_duplicate_header(tmp_path: Path) -> None:
     path = tmp_path / "na.xlsx"
-    pd.DataFrame({"grade": ["A", "NA", "B"], "sbp": ["120", "NA", "131"]}).to_excel(path, index=False)
+    pd.DataFrame({"grade": ["A", "NA", "B"], "sbp": ["120", "NA", "131"]}).to_excel(
+        path, index=False
+    )
     frame = read_table(path).frame
     assert frame["grade"].tolist() == ["A", "NA", "B"]
     assert frame["sbp"].isna().tolist() == [False, True, False]
@@ -214,14 +220,27 @@ def test_excel_na_text_and_duplicate_header(tmp_path: Path) -> None:
 
 def test_spss_labels_and_user_missing_are_kept(tmp_path: Path) -> None:
     path = tmp_path / "study.sav"
-    df = pd.DataFrame({"stage": [1.0, 2.0, 3.0, 4.0, 9.0], "sbp": [120.0, -99.0, 131.0, 140.0, 118.0]})
-    pyreadstat.write_sav(df, str(path), column_labels={"sbp": "Systolic blood pressure (mmHg)"},
-                         variable_value_labels={"stage": {1: "I", 2: "II", 3: "III", 4: "IV", 9: "Refused"}},
-                         missing_ranges={"stage": [9], "sbp": [-99]}, variable_measure={"stage": "ordinal"})  # fmt: skip
+    df = pd.DataFrame(
+        {"stage": [1.0, 2.0, 3.0, 4.0, 9.0], "sbp": [120.0, -99.0, 131.0, 140.0, 118.0]}
+    )
+    pyreadstat.write_sav(
+        df,
+        str(path),
+        column_labels={"sbp": "Systolic blood pressure (mmHg)"},
+        variable_value_labels={"stage": {1: "I", 2: "II", 3: "III", 4: "IV", 9: "Refused"}},
+        missing_ranges={"stage": [9], "sbp": [-99]},
+        variable_measure={"stage": "ordinal"},
+    )
     table = read_table(path)
     meta = table.column_meta
     assert meta["sbp"].variable_label == "Systolic blood pressure (mmHg)"
-    assert meta["stage"].value_labels == {1.0: "I", 2.0: "II", 3.0: "III", 4.0: "IV", 9.0: "Refused"}
+    assert meta["stage"].value_labels == {
+        1.0: "I",
+        2.0: "II",
+        3.0: "III",
+        4.0: "IV",
+        9.0: "Refused",
+    }
     assert meta["stage"].user_missing == (9.0,) and meta["sbp"].user_missing == (-99.0,)
     assert meta["stage"].measure == "ordinal"
     assert table.frame["stage"].isna().tolist() == [False, False, False, False, True]
@@ -232,8 +251,12 @@ def test_spss_labels_and_user_missing_are_kept(tmp_path: Path) -> None:
 def test_stata_value_labels(tmp_path: Path) -> None:
     path = tmp_path / "s.dta"
     df = pd.DataFrame({"smoke": [0, 1, 1, 0], "bmi": [21.5, 30.25, 27.0, 24.5]})
-    pyreadstat.write_dta(df, str(path), column_labels={"bmi": "Body mass index"},
-                         variable_value_labels={"smoke": {0: "no", 1: "yes"}})  # fmt: skip
+    pyreadstat.write_dta(
+        df,
+        str(path),
+        column_labels={"bmi": "Body mass index"},
+        variable_value_labels={"smoke": {0: "no", 1: "yes"}},
+    )
     table = read_table(path)
     assert table.column_meta["smoke"].value_labels == {0: "no", 1: "yes"}
     assert table.column_meta["bmi"].variable_label == "Body mass index"

@@ -18,18 +18,69 @@ from engine.stats import ModelSpec
 
 # BCG vaccine trials, metafor `dat.bcg` (Colditz et al. 1994, JAMA 271:698): tpos, tneg, cpos, cneg
 # of the 13 trials as listed in metafor's documentation (?dat.bcg).
-BCG = np.array([
-    [4, 119, 11, 128], [6, 300, 29, 274], [3, 228, 11, 209], [62, 13536, 248, 12619],
-    [33, 5036, 47, 5761], [180, 1361, 372, 1079], [8, 2537, 10, 619], [505, 87886, 499, 87892],
-    [29, 7470, 45, 7232], [17, 1699, 65, 1600], [186, 50448, 141, 27197], [5, 2493, 3, 2338],
-    [27, 16886, 29, 17825]], dtype=float)
+BCG = np.array(
+    [
+        [4, 119, 11, 128],
+        [6, 300, 29, 274],
+        [3, 228, 11, 209],
+        [62, 13536, 248, 12619],
+        [33, 5036, 47, 5761],
+        [180, 1361, 372, 1079],
+        [8, 2537, 10, 619],
+        [505, 87886, 499, 87892],
+        [29, 7470, 45, 7232],
+        [17, 1699, 65, 1600],
+        [186, 50448, 141, 27197],
+        [5, 2493, 3, 2338],
+        [27, 16886, 29, 17825],
+    ],
+    dtype=float,
+)
 
 # Teacher expectancy data, metafor `dat.raudenbush1985` (Raudenbush 1984; Cooper, Hedges &
 # Valentine 2009, ch. 16): yi and vi as stored in metadat (vi to 4 decimals).
-RAUD_YI = [0.03, 0.12, -0.14, 1.18, 0.26, -0.06, -0.02, -0.32, 0.27, 0.80, 0.54, 0.18, -0.02, 0.23,
-           -0.18, -0.06, 0.30, 0.07, -0.07]
-RAUD_VI = [0.0156, 0.0216, 0.0279, 0.1391, 0.1362, 0.0106, 0.0106, 0.0484, 0.0269, 0.0630, 0.0912,
-           0.0497, 0.0835, 0.0841, 0.0253, 0.0279, 0.0193, 0.0088, 0.0303]
+RAUD_YI = [
+    0.03,
+    0.12,
+    -0.14,
+    1.18,
+    0.26,
+    -0.06,
+    -0.02,
+    -0.32,
+    0.27,
+    0.80,
+    0.54,
+    0.18,
+    -0.02,
+    0.23,
+    -0.18,
+    -0.06,
+    0.30,
+    0.07,
+    -0.07,
+]
+RAUD_VI = [
+    0.0156,
+    0.0216,
+    0.0279,
+    0.1391,
+    0.1362,
+    0.0106,
+    0.0106,
+    0.0484,
+    0.0269,
+    0.0630,
+    0.0912,
+    0.0497,
+    0.0835,
+    0.0841,
+    0.0253,
+    0.0279,
+    0.0193,
+    0.0088,
+    0.0303,
+]
 
 
 def bcg_log_rr() -> tuple[np.ndarray, np.ndarray]:
@@ -50,8 +101,17 @@ def test_dl_matches_metafor_on_bcg() -> None:
     # rma.uni output for dat.bcg with method="DL".
     yi, vi = bcg_log_rr()
     res = pool(yi, np.sqrt(vi), "dl")
-    assert (r4(res.estimate), r4(res.se), r4(res.tau2), r4(res.Q)) == (-0.7141, 0.1787, 0.3088, 152.2330)
-    assert (r4(res.ci_low), r4(res.ci_high), r4(res.estimate / res.se)) == (-1.0644, -0.3638, -3.9952)
+    assert (r4(res.estimate), r4(res.se), r4(res.tau2), r4(res.Q)) == (
+        -0.7141,
+        0.1787,
+        0.3088,
+        152.2330,
+    )
+    assert (r4(res.ci_low), r4(res.ci_high), r4(res.estimate / res.se)) == (
+        -1.0644,
+        -0.3638,
+        -3.9952,
+    )
     assert r4(res.I2) == 92.1173 and res.Q_df == 12 and res.k == 13
     assert res.Q_p < 1e-4
     # same pooled numbers from statsmodels' DL branch (tau^2 > 0 here, so truncation does not matter)
@@ -65,7 +125,12 @@ def test_fe_matches_metafor_on_bcg() -> None:
     # same metafor test file, rma(yi, vi, method="FE"): -0.4303 (-0.5097 .. -0.3509), z -10.6247
     yi, vi = bcg_log_rr()
     res = pool(yi, np.sqrt(vi), "fe")
-    assert (r4(res.estimate), r4(res.ci_low), r4(res.ci_high), r4(res.estimate / res.se)) == (-0.4303, -0.5097, -0.3509, -10.6247)
+    assert (r4(res.estimate), r4(res.ci_low), r4(res.ci_high), r4(res.estimate / res.se)) == (
+        -0.4303,
+        -0.5097,
+        -0.3509,
+        -10.6247,
+    )
     assert r4(res.Q) == 152.2330
     assert res.pi_low == res.ci_low and res.pi_high == res.ci_high
 
@@ -79,10 +144,20 @@ def test_dl_and_knha_match_metafor_on_raudenbush() -> None:
     fe = pool(RAUD_YI, se, "fe")
     assert (r4(fe.estimate), r4(fe.Q), r4(fe.estimate / fe.se)) == (0.0604, 35.8295, 1.6553)
     dl = pool(RAUD_YI, se, "dl")
-    assert (r4(dl.tau2), r4(dl.estimate), r4(dl.se), r4(dl.estimate / dl.se)) == (0.0259, 0.0893, 0.0558, 1.6009)
+    assert (r4(dl.tau2), r4(dl.estimate), r4(dl.se), r4(dl.estimate / dl.se)) == (
+        0.0259,
+        0.0893,
+        0.0558,
+        1.6009,
+    )
     assert (r4(dl.ci_low), r4(dl.ci_high)) == (-0.0200, 0.1987)
     hk = pool(RAUD_YI, se, "hksj")
-    assert (r4(hk.tau2), r4(hk.estimate), r4(hk.se), r4(hk.estimate / hk.se)) == (0.0259, 0.0893, 0.0636, 1.4050)
+    assert (r4(hk.tau2), r4(hk.estimate), r4(hk.se), r4(hk.estimate / hk.se)) == (
+        0.0259,
+        0.0893,
+        0.0636,
+        1.4050,
+    )
     assert (r4(hk.ci_low), r4(hk.ci_high)) == (-0.0442, 0.2229) and hk.t_df == 18
 
 
@@ -95,7 +170,9 @@ def test_hksj_matches_statsmodels_on_bcg() -> None:
     sm = combine_effects(yi, vi, method_re="dl", use_t=True)
     _, _, _, ci_wls = sm.conf_int(use_t=True)
     assert res.se == pytest.approx(math.sqrt(sm.var_hksj_re), abs=1e-12)
-    assert res.ci_low == pytest.approx(ci_wls[0], abs=1e-10) and res.ci_high == pytest.approx(ci_wls[1], abs=1e-10)
+    assert res.ci_low == pytest.approx(ci_wls[0], abs=1e-10) and res.ci_high == pytest.approx(
+        ci_wls[1], abs=1e-10
+    )
     assert (r4(res.se), r4(res.ci_low), r4(res.ci_high)) == (0.1807, -1.1078, -0.3204)
 
 
@@ -105,7 +182,9 @@ def test_prediction_interval_uses_t_k_minus_2() -> None:
     from scipy.stats import t
 
     half = t.ppf(0.975, 11) * math.sqrt(res.tau2 + res.se**2)
-    assert res.pi_low == pytest.approx(res.estimate - half) and res.pi_high == pytest.approx(res.estimate + half)
+    assert res.pi_low == pytest.approx(res.estimate - half) and res.pi_high == pytest.approx(
+        res.estimate + half
+    )
     two = pool([0.1, 0.2], [0.1, 0.1])
     assert math.isnan(two.pi_low) and two.to_dict()["pi_low"] is None
 
@@ -126,8 +205,14 @@ def test_weights_are_percent_and_sum_to_100() -> None:
         assert sum(w) == pytest.approx(100.0)
 
 
-@pytest.mark.parametrize("est,se,msg", [([0.1], [0.1], "at least 2"), ([0.1, 0.2], [0.1, 0.0], "se must be"),
-                                        ([0.1, np.nan], [0.1, 0.1], "unusable")])
+@pytest.mark.parametrize(
+    "est,se,msg",
+    [
+        ([0.1], [0.1], "at least 2"),
+        ([0.1, 0.2], [0.1, 0.0], "se must be"),
+        ([0.1, np.nan], [0.1, 0.1], "unusable"),
+    ],
+)
 def test_pool_rejects_bad_input(est: list, se: list, msg: str) -> None:
     with pytest.raises(InputError, match=msg):
         pool(est, se)
@@ -135,12 +220,17 @@ def test_pool_rejects_bad_input(est: list, se: list, msg: str) -> None:
 
 def test_read_summary_from_ci_and_errors(tmp_path: Path) -> None:
     p = tmp_path / "sites.csv"
-    p.write_text("Study , Estimate,ci_low,ci_high\nA,0.1,-0.0960,0.2960\nB,0.2,0.0040,0.3960\n", encoding="utf-8")
+    p.write_text(
+        "Study , Estimate,ci_low,ci_high\nA,0.1,-0.0960,0.2960\nB,0.2,0.0040,0.3960\n",
+        encoding="utf-8",
+    )
     table = read_summary(p)
     assert table["se"].round(4).tolist() == [0.1, 0.1]
     bad = tmp_path / "bad.csv"
     bad.write_text("study,estimate\nA,0.1\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"bad.csv: missing column\(s\) se \(or ci_low and ci_high\)"):
+    with pytest.raises(
+        InputError, match=r"bad.csv: missing column\(s\) se \(or ci_low and ci_high\)"
+    ):
         read_summary(bad)
     blank = tmp_path / "blank.csv"
     blank.write_text("study,estimate,se\nA,0.1,0.1\nB,,0.1\n", encoding="utf-8")
@@ -152,9 +242,12 @@ def test_read_summary_from_ci_and_errors(tmp_path: Path) -> None:
 
 def test_run_meta_summary_writes_contract_keys(tmp_path: Path) -> None:
     yi, vi = bcg_log_rr()
-    pd.DataFrame({"study": [f"trial {i + 1}" for i in range(13)], "estimate": yi, "se": np.sqrt(vi)}).to_csv(
-        tmp_path / "bcg.csv", index=False)
-    run = run_meta(MetaConfig(out=tmp_path / "out", summary=tmp_path / "bcg.csv", exponentiate=True))
+    pd.DataFrame(
+        {"study": [f"trial {i + 1}" for i in range(13)], "estimate": yi, "se": np.sqrt(vi)}
+    ).to_csv(tmp_path / "bcg.csv", index=False)
+    run = run_meta(
+        MetaConfig(out=tmp_path / "out", summary=tmp_path / "bcg.csv", exponentiate=True)
+    )
     doc = json.loads((tmp_path / "out" / "meta.json").read_text())
     for key in ("method", "estimate", "se", "ci_low", "ci_high", "tau2", "Q", "I2", "k", "studies"):
         assert key in doc
@@ -162,7 +255,10 @@ def test_run_meta_summary_writes_contract_keys(tmp_path: Path) -> None:
     assert set(doc["studies"][0]) >= {"study", "estimate", "se", "weight"}
     assert doc["exp"]["estimate"] == pytest.approx(math.exp(run.primary.estimate))
     assert (tmp_path / "out" / "forest.pdf").read_bytes()[:5] == b"%PDF-"
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["forest.pdf", "meta.json"]  # no temp files
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "forest.pdf",
+        "meta.json",
+    ]  # no temp files
 
 
 def _cohort(rng: np.random.Generator, n: int, beta: float, site: str) -> pd.DataFrame:
@@ -171,8 +267,15 @@ def _cohort(rng: np.random.Generator, n: int, beta: float, site: str) -> pd.Data
     hazard = 0.02 * np.exp(beta * (sbp - 125) / 10 + 0.03 * (age - 55))
     t_event = rng.exponential(1 / hazard)
     t_cens = rng.uniform(5, 25, n)
-    return pd.DataFrame({"site": site, "sbp": sbp.round(1), "age": age.round(1),
-                         "time": np.minimum(t_event, t_cens).round(3), "cvd": (t_event <= t_cens).astype(int)})
+    return pd.DataFrame(
+        {
+            "site": site,
+            "sbp": sbp.round(1),
+            "age": age.round(1),
+            "time": np.minimum(t_event, t_cens).round(3),
+            "cvd": (t_event <= t_cens).astype(int),
+        }
+    )
 
 
 def test_site_estimates_scale_by_per() -> None:
@@ -180,8 +283,14 @@ def test_site_estimates_scale_by_per() -> None:
     frames = {s: _cohort(rng, 300, 0.15, s) for s in ("a", "b")}
     base = ModelSpec("cox", time="time", event="cvd", covariates=("age",))
     one = site_estimates(frames, base, "sbp")
-    ten = site_estimates(frames, ModelSpec("cox", time="time", event="cvd", covariates=("age",), per={"sbp": 10}), "sbp")
-    assert np.allclose(ten["estimate"], 10 * one["estimate"]) and np.allclose(ten["se"], 10 * one["se"])
+    ten = site_estimates(
+        frames,
+        ModelSpec("cox", time="time", event="cvd", covariates=("age",), per={"sbp": 10}),
+        "sbp",
+    )
+    assert np.allclose(ten["estimate"], 10 * one["estimate"]) and np.allclose(
+        ten["se"], 10 * one["se"]
+    )
     assert ten["study"].tolist() == ["a", "b"] and (ten["n"] == 300).all()
 
 
@@ -193,8 +302,18 @@ def test_run_meta_paired_by_column(tmp_path: Path) -> None:
     real.to_csv(tmp_path / "real.csv", index=False)
     synth.to_csv(tmp_path / "synthetic.csv", index=False)
     seen: list[float] = []
-    cfg = MetaConfig(out=tmp_path / "meta", real_files=(tmp_path / "real.csv",), synthetic_files=(tmp_path / "synthetic.csv",),
-                     by="site", analysis="cox", time="time", event="cvd", exposure="sbp", adjust=("age",), per=10)
+    cfg = MetaConfig(
+        out=tmp_path / "meta",
+        real_files=(tmp_path / "real.csv",),
+        synthetic_files=(tmp_path / "synthetic.csv",),
+        by="site",
+        analysis="cox",
+        time="time",
+        event="cvd",
+        exposure="sbp",
+        adjust=("age",),
+        per=10,
+    )
     run = run_meta(cfg, progress=lambda f, _t: seen.append(f))
     doc = json.loads(run.meta_json.read_text())
     assert set(doc["sets"]) == {"real", "synthetic"} and doc["k"] == 4
@@ -226,3 +345,60 @@ def test_run_meta_errors_and_cancel(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
     run = run_meta(MetaConfig(**base, exposure="sbp", method="hksj"))
     assert [s.study for s in run.primary.studies] == ["x", "y"] and run.primary.t_df == 1
+
+
+def test_run_meta_pairs_one_real_file_with_per_site_synthetic_folders(tmp_path: Path) -> None:
+    # the layout of `latent-synth demo --all`: DIR/<study>/synthetic.csv next to one real file split --by
+    rng = np.random.default_rng(4)
+    studies = ["CHS M", "ARIC F", "ARIC M"]  # not sorted: pairing must follow labels, not position
+    real = pd.concat([_cohort(rng, 200, 0.15, s) for s in studies])
+    real.to_csv(tmp_path / "cohort.csv", index=False)
+    synth_files = []
+    for s in studies:
+        folder = tmp_path / s.replace(" ", "_")
+        folder.mkdir()
+        part = real[real["site"] == s].drop(columns=["site"])
+        part.assign(sbp=part["sbp"] + 1.0).to_csv(folder / "synthetic.csv", index=False)
+        synth_files.append(folder / "synthetic.csv")
+    cfg = MetaConfig(
+        out=tmp_path / "meta",
+        real_files=(tmp_path / "cohort.csv",),
+        synthetic_files=tuple(synth_files),
+        by="site",
+        time="time",
+        event="cvd",
+        exposure="sbp",
+        per=10.0,
+    )
+    run = run_meta(cfg)
+    real_res, syn_res = dict(run.sets)["real"], dict(run.sets)["synthetic"]
+    assert [s.study for s in real_res.studies] == ["ARIC F", "ARIC M", "CHS M"]
+    assert [s.study for s in syn_res.studies] == ["CHS M", "ARIC F", "ARIC M"]
+    # shifting sbp leaves each site's Cox slope unchanged: the synthetic study matches its real study
+    for s in syn_res.studies:
+        twin = next(r for r in real_res.studies if r.study == s.study)
+        assert s.estimate == pytest.approx(twin.estimate, abs=1e-6)
+    assert run.difference()["synthetic_inside_real_ci"] is True
+    assert run.summary_line().startswith("real: HR ")
+
+
+def test_run_meta_real_files_alone_is_one_set(tmp_path: Path) -> None:
+    # the CLI passes plain `meta FILE FILE` as real_files with no synthetic files
+    rng = np.random.default_rng(2)
+    paths = []
+    for s in ("a", "b", "c"):
+        _cohort(rng, 150, 0.1, s).to_csv(tmp_path / f"{s}.csv", index=False)
+        paths.append(tmp_path / f"{s}.csv")
+    run = run_meta(
+        MetaConfig(
+            out=tmp_path / "o",
+            real_files=tuple(paths),
+            time="time",
+            event="cvd",
+            exposure="sbp",
+            per=1.0,
+        )
+    )
+    doc = json.loads(run.meta_json.read_text())
+    assert "sets" not in doc and doc["k"] == 3 and doc["label"] == "Hazard ratio per unit of sbp"
+    assert run.summary_line().startswith("HR ") and "k = 3" in run.summary_line()

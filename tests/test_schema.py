@@ -16,22 +16,26 @@ from engine.schema import KINDS, binary_labels, infer_schema
 def mixed_frame(n: int = 80, seed: int = 0) -> pd.DataFrame:
     """A realistic patient table with every kind of column."""
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "patient_id": [f"P{k:04d}" for k in range(n)],
-        "name": [f"Person {chr(65 + k % 26)}{k}" for k in range(n)],
-        "email": [f"p{k}@clinic.org" for k in range(n)],
-        "visit_date": [f"2020-{1 + k % 12:02d}-{1 + k % 28:02d}" for k in range(n)],
-        "notes": [f"patient reported mild symptoms on day {k} after the first visit" for k in range(n)],
-        "sex": rng.choice(["M", "F"], n),
-        "smoker": rng.choice(["yes", "no"], n),
-        "stage": rng.integers(1, 5, n).astype("float64"),
-        "age": np.round(rng.normal(55, 8, n), 1),
-        "chol": np.round(rng.normal(5.2, 1.0, n), 2),
-        "visits": rng.integers(0, 9, n),
-        "site": "A",
-        "time": np.round(rng.uniform(0.1, 20, n), 2),
-        "event": rng.integers(0, 2, n),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "patient_id": [f"P{k:04d}" for k in range(n)],
+            "name": [f"Person {chr(65 + k % 26)}{k}" for k in range(n)],
+            "email": [f"p{k}@clinic.org" for k in range(n)],
+            "visit_date": [f"2020-{1 + k % 12:02d}-{1 + k % 28:02d}" for k in range(n)],
+            "notes": [
+                f"patient reported mild symptoms on day {k} after the first visit" for k in range(n)
+            ],
+            "sex": rng.choice(["M", "F"], n),
+            "smoker": rng.choice(["yes", "no"], n),
+            "stage": rng.integers(1, 5, n).astype("float64"),
+            "age": np.round(rng.normal(55, 8, n), 1),
+            "chol": np.round(rng.normal(5.2, 1.0, n), 2),
+            "visits": rng.integers(0, 9, n),
+            "site": "A",
+            "time": np.round(rng.uniform(0.1, 20, n), 2),
+            "event": rng.integers(0, 2, n),
+        }
+    )
 
 
 STAGE_META = {"stage": ColumnMeta(value_labels={1.0: "I", 2.0: "II", 3.0: "III", 4.0: "IV"})}
@@ -41,13 +45,21 @@ def test_kinds_and_reasons_on_a_mixed_frame() -> None:
     schema = infer_schema(mixed_frame(), time="time", event="event", column_meta=STAGE_META)
     kinds = {c.name: (c.kind, c.action) for c in schema.columns}
     assert kinds == {
-        "patient_id": ("identifier", "drop"), "name": ("identifier", "drop"),
-        "email": ("identifier", "drop"), "visit_date": ("date", "drop"), "notes": ("text", "drop"),
-        "sex": ("binary", "synthesize"), "smoker": ("binary", "synthesize"),
-        "stage": ("categorical", "synthesize"), "age": ("continuous", "synthesize"),
-        "chol": ("continuous", "synthesize"), "visits": ("integer", "synthesize"),
-        "site": ("constant", "drop"), "time": ("time", "synthesize"), "event": ("event", "synthesize"),
-    }  # fmt: skip
+        "patient_id": ("identifier", "drop"),
+        "name": ("identifier", "drop"),
+        "email": ("identifier", "drop"),
+        "visit_date": ("date", "drop"),
+        "notes": ("text", "drop"),
+        "sex": ("binary", "synthesize"),
+        "smoker": ("binary", "synthesize"),
+        "stage": ("categorical", "synthesize"),
+        "age": ("continuous", "synthesize"),
+        "chol": ("continuous", "synthesize"),
+        "visits": ("integer", "synthesize"),
+        "site": ("constant", "drop"),
+        "time": ("time", "synthesize"),
+        "event": ("event", "synthesize"),
+    }
     assert all(c.reason for c in schema.columns)
     assert "e-mail" in schema.by_name("email").reason
     assert "exact dates identify people" in schema.by_name("visit_date").reason
@@ -58,10 +70,23 @@ def test_kinds_and_reasons_on_a_mixed_frame() -> None:
     assert schema.by_name("event").labels == (0, 1)
     assert schema.by_name("age").decimals == 1 and schema.by_name("chol").decimals == 2
     assert set(c.kind for c in schema.columns) <= set(KINDS)
-    assert [c.name for c in schema.synthesized()] == ["sex", "smoker", "stage", "age", "chol", "visits", "time", "event"]
+    assert [c.name for c in schema.synthesized()] == [
+        "sex",
+        "smoker",
+        "stage",
+        "age",
+        "chol",
+        "visits",
+        "time",
+        "event",
+    ]
     assert len(schema.dropped()) == 6
-    assert schema.to_dict()[0] == {"name": "patient_id", "kind": "identifier", "action": "drop",
-                                   "reason": schema.by_name("patient_id").reason}  # fmt: skip
+    assert schema.to_dict()[0] == {
+        "name": "patient_id",
+        "kind": "identifier",
+        "action": "drop",
+        "reason": schema.by_name("patient_id").reason,
+    }
     assert schema.to_frame().shape[0] == 14 and schema.time == "time" and schema.event == "event"
 
 
@@ -85,17 +110,23 @@ def test_binary_label_order() -> None:
 
 def test_identifier_rules() -> None:
     n = 60
-    df = pd.DataFrame({
-        "NHS_number": np.arange(10_000, 10_000 + 3 * n, 3),
-        "row": np.arange(1, n + 1),
-        "phone": [f"+44 20 7946 {k:04d}" for k in range(n)],
-        "patient_age": np.linspace(30.5, 80.5, n),
-        "sbp": np.arange(100, 100 + 2 * n, 2),
-    })  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "NHS_number": np.arange(10_000, 10_000 + 3 * n, 3),
+            "row": np.arange(1, n + 1),
+            "phone": [f"+44 20 7946 {k:04d}" for k in range(n)],
+            "patient_age": np.linspace(30.5, 80.5, n),
+            "sbp": np.arange(100, 100 + 2 * n, 2),
+        }
+    )
     schema = infer_schema(df)
     assert schema.by_name("NHS_number").kind == "identifier"
-    assert schema.by_name("row").kind == "identifier" and "row number" in schema.by_name("row").reason
-    assert schema.by_name("phone").kind == "identifier" and "phone" in schema.by_name("phone").reason
+    assert (
+        schema.by_name("row").kind == "identifier" and "row number" in schema.by_name("row").reason
+    )
+    assert (
+        schema.by_name("phone").kind == "identifier" and "phone" in schema.by_name("phone").reason
+    )
     assert schema.by_name("patient_age").kind == "continuous"  # ID-like token but measured values
     assert schema.by_name("sbp").kind == "integer"
 
@@ -105,7 +136,9 @@ def test_user_overrides_drop_keep_kinds() -> None:
     df["clinic_code"] = [f"C{k % 5}" for k in range(len(df))]
     schema = infer_schema(df, drop=["age"], kinds={"visits": "categorical"}, keep=[])
     assert schema.by_name("age").action == "drop" and "--drop" in schema.by_name("age").reason
-    assert schema.by_name("visits").kind == "categorical" and schema.by_name("visits").labels == tuple(range(9))
+    assert schema.by_name("visits").kind == "categorical" and schema.by_name(
+        "visits"
+    ).labels == tuple(range(9))
     ids = pd.DataFrame({"record_id": np.arange(0, 120, 2), "x": np.linspace(0, 1, 60)})
     kept = infer_schema(ids, keep=["record_id"]).by_name("record_id")
     assert (kept.kind, kept.action) == ("integer", "synthesize") and "--keep" in kept.reason
@@ -149,7 +182,9 @@ def test_unknown_columns_and_too_few_complete_rows(tmp_path: Path) -> None:
     sparse = mixed_frame()
     sparse.loc[37:, "chol"] = np.nan
     message = _raises(sparse)
-    assert "only 37 rows have no missing values in the used columns; at least 50 are needed" in message
+    assert (
+        "only 37 rows have no missing values in the used columns; at least 50 are needed" in message
+    )
     path = tmp_path / "small.csv"
     mixed_frame(n=20).to_csv(path, index=False)
     assert _raises(read_table(path)).startswith("small.csv: only 20 rows")

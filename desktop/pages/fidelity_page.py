@@ -1,0 +1,128 @@
+"""Page 6, Fidelity: real vs synthetic marginals, Kaplan-Meier curves, the regression comparison.
+
+Renders ``RunResult.fidelity`` (``engine.stats.FidelityResult.to_dict()``); computes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from desktop.pages.base import Page, heading, note
+from desktop.plots import PlotWidget, km_curves
+from desktop.qt import Qt, QtWidgets
+
+MARGINAL_COLUMNS = (
+    ("column", "Column"), ("real_mean", "Real mean"), ("synth_mean", "Synthetic mean"),
+    ("real_sd", "Real SD"), ("synth_sd", "Synthetic SD"), ("real_median", "Real median"),
+    ("synth_median", "Synthetic median"), ("std_mean_difference", "Std. mean difference"),
+)  # fmt: skip
+EFFECT = {"cox": "hazard ratio", "logistic": "odds ratio", "ols": "coefficient"}
+
+
+class FidelityPage(Page):
+    title = "6  Fidelity"
+    subtitle = "How closely the synthetic copy reproduces the real data and the answer of your analysis."
+
+    def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(session, parent)
+        layout = QtWidgets.QGridLayout(self)
+        layout.addWidget(heading("Each variable: real vs synthetic"), 0, 0)
+        self.marginals = _table("Real and synthetic summaries of each variable")
+        self.marginals.setToolTip("Mean, spread and median of each numeric column in both tables. "
+                                  "A standardised mean difference under 0.1 is usually considered small.")
+        layout.addWidget(self.marginals, 1, 0)
+        self.km = PlotWidget("Kaplan-Meier survival curves, real and synthetic", height=3.0)
+        layout.addWidget(self.km, 0, 1, 2, 1)
+        self.model_heading = heading("Regression: real vs synthetic")
+        layout.addWidget(self.model_heading, 2, 0, 1, 2)
+        self.model = _table("Regression results on the real and the synthetic table")
+        self.model.setToolTip("The same model fitted on both tables. CI overlap near 1 means the "
+                              "synthetic data give the same answer.")
+        layout.addWidget(self.model, 3, 0, 1, 2)
+        self.notes = note("")
+        layout.addWidget(self.notes, 4, 0, 1, 2)
+        layout.setRowStretch(1, 3)
+        layout.setRowStretch(3, 2)
+        layout.setColumnStretch(0, 3)
+        layout.setColumnStretch(1, 2)
+        self._shown: Any = None
+
+    def enter(self) -> None:
+        result = self.session.result
+        if result is not None and result is not self._shown:
+            self._shown = result
+            self.render(result.fidelity or {})
+
+    def render(self, fidelity: dict[str, Any]) -> None:
+        rows = fidelity.get("marginal") or []
+        _fill(self.marginals, [label for _, label in MARGINAL_COLUMNS],
+              [[r.get(key) for key, _ in MARGINAL_COLUMNS] for r in rows])
+        self.km.draw(km_curves(fidelity.get("km") or {}))
+        model = fidelity.get("model")
+        if model:
+            analysis = model.get("analysis", "")
+            effect = EFFECT.get(analysis, "estimate")
+            exp = analysis in ("cox", "logistic")
+            self.model_heading.setText(f"<b>Regression ({analysis}): {effect}, real vs synthetic</b>")
+            headers = ["Variable", f"Real {effect} (95% CI)", f"Synthetic {effect} (95% CI)",
+                       "CI overlap", "Same direction", "Same significance"]
+            table = []
+            for c in model.get("coefficients", []):
+                per = c.get("per") or 1.0
+                name = c["name"] + (f" (per {per:g})" if per != 1.0 else "")
+                table.append([
+                    name,
+                    _ci(c["real_estimate"], c["real_ci_low"], c["real_ci_high"], exp),
+                    _ci(c["synth_estimate"], c["synth_ci_low"], c["synth_ci_high"], exp),
+                    c.get("ci_overlap"),
+                    "yes" if c.get("sign_agrees") else "no",
+                    "yes" if c.get("significance_agrees") else "no",
+                ])
+            _fill(self.model, headers, table)
+        else:
+            self.model_heading.setText("<b>Regression: none chosen</b>")
+            _fill(self.model, ["Variable"], [])
+        km = fidelity.get("km") or {}
+        extra = list(fidelity.get("notes") or [])
+        if km.get("logrank_p") is not None:
+            extra.insert(0, f"Log-rank test real vs synthetic: p = {km['logrank_p']:.3f}; largest "
+                            f"gap between the curves {km.get('max_abs_difference', float('nan')):.3f}.")
+        self.notes.setText("\n".join(extra))
+
+
+def _table(name: str) -> QtWidgets.QTableWidget:
+    table = QtWidgets.QTableWidget()
+    table.setAccessibleName(name)
+    table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.verticalHeader().setVisible(False)
+    return table
+
+
+def _fill(table: QtWidgets.QTableWidget, headers: list[str], rows: list[list[Any]]) -> None:
+    table.clear()
+    table.setColumnCount(len(headers))
+    table.setHorizontalHeaderLabels(headers)
+    table.setRowCount(len(rows))
+    for r, row in enumerate(rows):
+        for c, value in enumerate(row):
+            item = QtWidgets.QTableWidgetItem(_fmt(value))
+            if not isinstance(value, str):
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            table.setItem(r, c, item)
+    table.resizeColumnsToContents()
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return "–" if not math.isfinite(value) else f"{value:.3g}"
+    return str(value)
+
+
+def _ci(est: float | None, low: float | None, high: float | None, exp: bool) -> str:
+    if est is None or low is None or high is None:
+        return "–"
+    f = math.exp if exp else (lambda x: x)
+    return f"{f(est):.3f} ({f(low):.3f} to {f(high):.3f})"

@@ -1,0 +1,265 @@
+"""Page 3, Settings: the privacy limit, the analysis to compare, and advanced options.
+
+Collects RunConfig fields ``auc_max, analysis, outcome, covariates, per`` and (Advanced)
+``w_grid, budget, device, seed, copies, protect_outliers, repeats``. The GPU name is shown
+when torch sees one (torch is imported on a worker, the first time the page opens).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from desktop.pages.base import Page, heading, note
+from desktop.qt import QMessageBox, QSettings, Qt, QtWidgets
+
+ANALYSES = (
+    ("cox", "Cox model (survival: time to event)"),
+    ("ols", "Linear regression (a numeric outcome)"),
+    ("logistic", "Logistic regression (a yes/no outcome)"),
+    (None, "No regression comparison"),
+)
+
+
+def detect_device(progress: Any = None, cancel: Any = None) -> str:
+    """A plain description of the compute device (imports torch: run on a worker)."""
+    try:
+        import torch
+    except Exception:  # noqa: BLE001 - no torch: the CPU text is still right
+        return "CPU only (PyTorch is not available)"
+    if torch.cuda.is_available():
+        return f"GPU available: {torch.cuda.get_device_name(0)}"
+    return "No GPU found: training runs on the processor (CPU)"
+
+
+class SettingsPage(Page):
+    title = "3  Settings"
+    subtitle = "How strict the privacy check is, and which analysis to compare on real and synthetic data."
+
+    def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(session, parent)
+        settings = QSettings()
+        outer = QtWidgets.QVBoxLayout(self)
+
+        privacy = QtWidgets.QGroupBox("Privacy")
+        form = QtWidgets.QFormLayout(privacy)
+        self.auc = QtWidgets.QDoubleSpinBox()
+        self.auc.setRange(0.50, 1.00)
+        self.auc.setSingleStep(0.01)
+        self.auc.setDecimals(3)
+        self.auc.setValue(float(settings.value("settings/auc_max", 0.55)))
+        self.auc.setAccessibleName("Membership AUC limit")
+        self.auc.setToolTip(
+            "How well an attacker may tell who was in your data. 0.5 = no better than a coin toss. "
+            "The program picks the most faithful synthetic data that stays under this limit.")
+        form.addRow("&AUC limit:", self.auc)
+        outer.addWidget(privacy)
+
+        analysis = QtWidgets.QGroupBox("Analysis to compare (real vs synthetic)")
+        grid = QtWidgets.QFormLayout(analysis)
+        self.analysis = QtWidgets.QComboBox()
+        for key, text in ANALYSES:
+            self.analysis.addItem(text, key)
+        self.analysis.setAccessibleName("Analysis")
+        self.analysis.setToolTip("The model fitted on both the real and the synthetic table, to show "
+                                 "whether the synthetic copy gives the same answer.")
+        self.analysis.currentIndexChanged.connect(self._analysis_changed)
+        grid.addRow("A&nalysis:", self.analysis)
+        self.outcome = QtWidgets.QComboBox()
+        self.outcome.setAccessibleName("Outcome")
+        self.outcome.setToolTip("The column the model explains (not used by a Cox model: it uses "
+                                "the time and event columns).")
+        grid.addRow("&Outcome:", self.outcome)
+        self.exposure = QtWidgets.QComboBox()
+        self.exposure.setAccessibleName("Exposure")
+        self.exposure.setToolTip("The variable whose effect you care about most.")
+        grid.addRow("&Exposure:", self.exposure)
+        self.per = QtWidgets.QDoubleSpinBox()
+        self.per.setRange(0.001, 1e6)
+        self.per.setValue(1.0)
+        self.per.setAccessibleName("Effect per units of exposure")
+        self.per.setToolTip("Report the effect per this many units of the exposure, e.g. 10 mmHg.")
+        grid.addRow("Effect &per units:", self.per)
+        self.adjust = QtWidgets.QListWidget()
+        self.adjust.setAccessibleName("Adjust for")
+        self.adjust.setToolTip("Tick the variables to adjust for.")
+        self.adjust.setMaximumHeight(110)
+        grid.addRow("Ad&just for:", self.adjust)
+        outer.addWidget(analysis)
+
+        self.advanced_toggle = QtWidgets.QToolButton()
+        self.advanced_toggle.setText("Ad&vanced settings")
+        self.advanced_toggle.setCheckable(True)
+        self.advanced_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.advanced_toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.advanced_toggle.setAccessibleName("Show advanced settings")
+        self.advanced_toggle.toggled.connect(self._toggle_advanced)
+        outer.addWidget(self.advanced_toggle)
+
+        self.advanced = QtWidgets.QGroupBox()
+        adv = QtWidgets.QFormLayout(self.advanced)
+        self.grid_edit = QtWidgets.QLineEdit(str(settings.value("settings/w_grid", "")))
+        self.grid_edit.setPlaceholderText("0, 0.05, 0.1, … 0.95 (the default)")
+        self.grid_edit.setAccessibleName("Candidate w values")
+        self.grid_edit.setToolTip("The perturbation weights w to audit, separated by commas "
+                                  "(0 = pure noise, near 1 = close to the real rows).")
+        adv.addRow("Candidate &w values:", self.grid_edit)
+        self.budget = QtWidgets.QComboBox()
+        self.budget.addItems(["fast", "default", "thorough"])
+        self.budget.setCurrentText(str(settings.value("settings/budget", "fast")))
+        self.budget.setAccessibleName("Model search effort")
+        self.budget.setToolTip("How much time to spend finding a good model. 'fast' is fine for trying out.")
+        adv.addRow("Model &search effort:", self.budget)
+        device_row = QtWidgets.QHBoxLayout()
+        self.device = QtWidgets.QComboBox()
+        self.device.addItems(["auto", "cpu", "cuda"])
+        self.device.setCurrentText(str(settings.value("settings/device", "auto")))
+        self.device.setAccessibleName("Compute device")
+        self.device.setToolTip("Where the model is trained: 'auto' uses a GPU when there is one.")
+        self.gpu_label = QtWidgets.QLabel("checking for a GPU…")
+        self.gpu_label.setAccessibleName("GPU status")
+        device_row.addWidget(self.device)
+        device_row.addWidget(self.gpu_label, 1)
+        adv.addRow("&Device:", device_row)
+        seed_row = QtWidgets.QHBoxLayout()
+        self.seeded = QtWidgets.QCheckBox("&Reproducible, with seed")
+        self.seeded.setToolTip("Use a fixed random seed so a run can be repeated exactly. Off: the "
+                               "noise comes from the computer's secure randomness (safer).")
+        self.seed = QtWidgets.QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setValue(1)
+        self.seed.setAccessibleName("Seed")
+        self.seed.setEnabled(False)
+        self.seeded.toggled.connect(self.seed.setEnabled)
+        seed_row.addWidget(self.seeded)
+        seed_row.addWidget(self.seed, 1)
+        adv.addRow("Randomness:", seed_row)
+        self.copies = QtWidgets.QSpinBox()
+        self.copies.setRange(1, 50)
+        self.copies.setAccessibleName("Number of synthetic copies")
+        self.copies.setToolTip("Several independent synthetic tables; results can be combined across them.")
+        adv.addRow("&Copies:", self.copies)
+        self.repeats = QtWidgets.QSpinBox()
+        self.repeats.setRange(0, 50)
+        self.repeats.setSpecialValueText("automatic")
+        self.repeats.setAccessibleName("Audit repeats")
+        self.repeats.setToolTip("How many times each w is attacked in the audit (automatic: the "
+                                "program decides).")
+        adv.addRow("Audit re&peats:", self.repeats)
+        self.protect = QtWidgets.QCheckBox("Protect &outliers (more noise for unusual records)")
+        self.protect.setToolTip("Records that stand out get a lower w of their own so they are "
+                                "harder to recognise.")
+        adv.addRow("", self.protect)
+        outer.addWidget(self.advanced)
+        outer.addStretch(1)
+        self.advanced_toggle.setChecked(settings.value("settings/advanced", "false") == "true")
+        self._toggle_advanced(self.advanced_toggle.isChecked())
+        self._filled_for: Any = None
+        self._device_task_started = False
+
+    # -- page life ----------------------------------------------------------------------
+    def enter(self) -> None:
+        prepared = self.session.prepared
+        if prepared is not None and prepared is not self._filled_for:
+            self._filled_for = prepared
+            self.fill(prepared.schema)
+        if not self._device_task_started:
+            self._device_task_started = True
+            self.run_task(detect_device, self.gpu_label.setText,
+                          lambda err: self.gpu_label.setText("could not check for a GPU"))
+
+    def fill(self, schema: Any) -> None:
+        fields = self.session.fields
+        names = [c.name for c in schema.synthesized() if c.name not in (schema.time, schema.event)]
+        self.outcome.clear()
+        self.outcome.addItems(names)
+        self.exposure.clear()
+        self.exposure.addItems(names)
+        covariates = list(fields.get("covariates", ()))
+        per = dict(fields.get("per", ()))
+        analysis = fields.get("analysis", "cox" if schema.time and schema.event else None)
+        self.analysis.setCurrentIndex(max(self.analysis.findData(analysis), 0))
+        if fields.get("outcome"):
+            self.outcome.setCurrentText(fields["outcome"])
+        exposure = covariates[0] if covariates else (names[0] if names else "")
+        self.exposure.setCurrentText(exposure)
+        self.per.setValue(float(per.get(exposure, 1.0)))
+        self.adjust.clear()
+        for name in names:
+            item = QtWidgets.QListWidgetItem(name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            checked = name in covariates[1:] if covariates else name != exposure
+            item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+            self.adjust.addItem(item)
+        self._analysis_changed()
+
+    def _analysis_changed(self) -> None:
+        key = self.analysis.currentData()
+        self.outcome.setEnabled(key in ("ols", "logistic"))
+        for widget in (self.exposure, self.per, self.adjust):
+            widget.setEnabled(key is not None)
+
+    def _toggle_advanced(self, shown: bool) -> None:
+        self.advanced.setVisible(shown)
+        self.advanced_toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+
+    # -- reading ------------------------------------------------------------------------
+    def w_grid(self) -> tuple[float, ...] | None:
+        text = self.grid_edit.text().strip()
+        if not text:
+            return None
+        try:
+            values = tuple(sorted({float(v) for v in text.replace(";", ",").split(",") if v.strip()}))
+        except ValueError:
+            raise ValueError(f"Candidate w values: '{text}' is not a list of numbers separated "
+                             "by commas.") from None
+        if not values or any(not 0.0 <= v < 1.0 for v in values):
+            raise ValueError("Candidate w values must lie between 0 and 1 (1 itself excluded).")
+        return values
+
+    def choices(self) -> dict[str, Any]:
+        from engine.pipeline import DEFAULT_GRID
+
+        key = self.analysis.currentData()
+        exposure = self.exposure.currentText()
+        adjust = [self.adjust.item(i).text() for i in range(self.adjust.count())
+                  if self.adjust.item(i).checkState() == Qt.CheckState.Checked
+                  and self.adjust.item(i).text() != exposure]
+        outcome = self.outcome.currentText() if key in ("ols", "logistic") else None
+        if outcome is not None:
+            adjust = [a for a in adjust if a != outcome]
+            if outcome == exposure:
+                raise ValueError("The outcome and the exposure must be different columns.")
+        covariates = (exposure, *adjust) if key and exposure else ()
+        return {
+            "auc_max": round(self.auc.value(), 3),
+            "analysis": key,
+            "outcome": outcome,
+            "covariates": tuple(covariates),
+            "per": ((exposure, float(self.per.value())),) if key and exposure else (),
+            "w_grid": self.w_grid() or DEFAULT_GRID,
+            "budget": self.budget.currentText(),
+            "device": self.device.currentText(),
+            "seed": int(self.seed.value()) if self.seeded.isChecked() else None,
+            "copies": int(self.copies.value()),
+            "repeats": int(self.repeats.value()) or None,
+            "protect_outliers": self.protect.isChecked(),
+        }
+
+    def leave(self) -> bool:
+        try:
+            fields = self.choices()
+            self.session.update(**fields)
+            self.session.config()
+        except Exception as err:  # noqa: BLE001 - ValueError or InputError: shown to the user
+            QMessageBox.warning(self, "latent-synth: settings", str(err))
+            return False
+        settings = QSettings()
+        settings.setValue("settings/auc_max", self.auc.value())
+        settings.setValue("settings/budget", self.budget.currentText())
+        settings.setValue("settings/device", self.device.currentText())
+        settings.setValue("settings/w_grid", self.grid_edit.text())
+        settings.setValue("settings/advanced", "true" if self.advanced_toggle.isChecked() else "false")
+        return True
+
+    def is_complete(self) -> bool:
+        return self.session.prepared is not None

@@ -1,0 +1,235 @@
+"""The report's figures as PNG bytes: raster, aggregated, byte-for-byte reproducible.
+
+Why raster: a vector plot of real data embeds every plotted coordinate in the PDF, which an
+output checker must treat as raw data (PITFALLS.md, Report). Every figure here is drawn from
+aggregates (:mod:`engine.report_data`) and saved as PNG at a fixed resolution with no
+``Software`` metadata, using matplotlib's object API (``Figure`` + Agg canvas, no ``pyplot``
+state, so it is safe in a worker thread) under matplotlib's default style, so two runs give the
+same bytes.
+
+References:
+    matplotlib ``Figure.savefig(metadata=...)`` (PNG text chunks); ``Axes.bxp`` (box plots from
+    precomputed statistics); Shen & Tian (2025), Figures 11 and 14 (distance distributions, box
+    plots real vs synthetic).
+
+Example:
+    >>> png = auc_curve_png([(0.0, 0.50, 0.01, 0.49, 0.01), (0.5, 0.53, 0.01, 0.52, 0.01)], 0.55, 0.5)
+    >>> png[:8] == b"\\x89PNG\\r\\n\\x1a\\n"
+    True
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from engine.report_data import BoxStats, KMCurves
+
+DPI = 150
+REAL = "#1f4e79"
+SYNTH = "#e07b00"
+DENSITY = "#7b3294"
+LIMIT = "#c00000"
+
+
+def _figure(width: float, height: float) -> Any:
+    """A fresh Figure on an Agg canvas (no global pyplot state)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=DPI)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _png(draw: Any, width: float, height: float, *args: Any) -> bytes:
+    """Run ``draw(fig, *args)`` under the default style and return the PNG bytes."""
+    import matplotlib
+
+    with matplotlib.rc_context(rc=matplotlib.rcParamsDefault):
+        matplotlib.rcParams.update({"font.family": "DejaVu Sans", "font.size": 8,
+                                    "axes.titlesize": 9, "svg.hashsalt": "latent-synth"})  # fmt: skip
+        fig = _figure(width, height)
+        draw(fig, *args)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def auc_curve_png(points: Sequence[tuple[float, ...]], threshold: float, chosen_w: float | None) -> bytes:
+    """Membership AUC against w for both attacks, with the limit and the chosen w.
+
+    ``points``: (w, distance AUC, its SD, density AUC or NaN, its SD or NaN) per grid value.
+    """
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot(1, 1, 1)
+        p = np.array(points, dtype=float).reshape(-1, 5)
+        ax.errorbar(p[:, 0], p[:, 1], yerr=np.nan_to_num(p[:, 2]), color=REAL, marker="o", ms=3,
+                    capsize=2, lw=1.2, label="distance attack (nearest synthetic row)")  # fmt: skip
+        if np.isfinite(p[:, 3]).any():
+            ax.errorbar(p[:, 0], p[:, 3], yerr=np.nan_to_num(p[:, 4]), color=DENSITY, marker="s",
+                        ms=3, capsize=2, lw=1.2, label="density attack (DOMIAS-style)")  # fmt: skip
+        ax.axhline(threshold, color=LIMIT, ls="--", lw=1, label=f"limit {threshold:g}")
+        if chosen_w is not None:
+            ax.axvline(chosen_w, color="0.3", ls=":", lw=1.2, label=f"chosen w = {chosen_w:.2f}")
+        ax.axhline(0.5, color="0.7", lw=0.8)
+        top = max(0.6, float(np.nanmax(p[:, [1, 3]])) + 0.05) if len(p) else 1.0
+        ax.set_ylim(0.45, min(1.02, top))
+        ax.set_xlim(-0.02, 1.0)
+        ax.set_xlabel("perturbation weight w  (0 = pure noise, 1 = real data unchanged)")
+        ax.set_ylabel("membership AUC (0.5 = attacker guesses)")
+        ax.legend(loc="upper left", fontsize=7, frameon=False)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+
+    return _png(draw, 6.4, 3.0)
+
+
+def roc_png(curves: Sequence[tuple[str, np.ndarray, np.ndarray]]) -> bytes:
+    """ROC curves of the distance attack at a few w (each already on a coarse FPR grid)."""
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot(1, 1, 1)
+        colours = ["#9ecae1", "#4292c6", REAL, "#08306b", "#000000"]
+        for i, (label, f, t) in enumerate(curves):
+            ax.plot(f, t, color=colours[i % len(colours)], lw=1.4, label=label, drawstyle="steps-post")
+        ax.plot([0, 1], [0, 1], color="0.6", lw=0.8, ls="--", label="guessing")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_aspect("equal")
+        ax.set_xlabel("false-positive rate (non-members called members)")
+        ax.set_ylabel("true-positive rate")
+        ax.legend(loc="lower right", fontsize=7, frameon=False)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+
+    return _png(draw, 3.4, 3.2)
+
+
+def distance_hist_png(own: dict[str, Any], nearest: dict[str, Any]) -> bytes:
+    """Figure 11: distance real -> own synthetic row vs real -> nearest other real row.
+
+    Both histograms arrive with every bin holding at least 10 rows; drawn as densities.
+    """
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot(1, 1, 1)
+        for hist, colour, label in ((own, SYNTH, "real row to its own synthetic row"),
+                                    (nearest, REAL, "real row to the nearest other real row")):  # fmt: skip
+            edges = np.asarray(hist.get("edges", []), dtype=float)
+            counts = np.asarray(hist.get("counts", []), dtype=float)
+            if len(edges) != len(counts) + 1 or counts.sum() <= 0:
+                continue
+            density = counts / counts.sum() / np.diff(edges)
+            ax.stairs(density, edges, color=colour, lw=1.4, label=label, fill=False)
+            ax.stairs(density, edges, color=colour, alpha=0.15, fill=True)
+        ax.set_xlabel("distance on the standardized scale")
+        ax.set_ylabel("share of records (density)")
+        ax.legend(loc="upper right", fontsize=7, frameon=False)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+
+    return _png(draw, 6.4, 2.6)
+
+
+def boxplots_png(rows: Sequence[tuple[str, BoxStats | None, BoxStats | None]]) -> bytes:
+    """Figure 14: per variable, a real and a synthetic box (quartiles; whiskers 5th-95th)."""
+    cols = min(4, max(1, len(rows)))
+    nrows = max(1, math.ceil(len(rows) / cols))
+
+    def draw(fig: Any) -> None:
+        for i, (name, real, synth) in enumerate(rows):
+            ax = fig.add_subplot(nrows, cols, i + 1)
+            stats = [b.to_bxp() for b in (real, synth) if b is not None]
+            if stats:
+                art = ax.bxp(stats, showfliers=False, patch_artist=True, widths=0.55,
+                             medianprops={"color": "black", "lw": 1.2})  # fmt: skip
+                for patch, colour in zip(art["boxes"], [REAL, SYNTH]):
+                    patch.set_facecolor(colour)
+                    patch.set_alpha(0.55)
+            ax.set_title(_short(name, 24))
+            ax.tick_params(labelsize=7)
+            ax.grid(axis="y", alpha=0.3)
+        fig.tight_layout()
+
+    return _png(draw, 6.6, 1.9 * nrows + 0.2)
+
+
+def km_png(km: KMCurves, time_label: str) -> bytes:
+    """Kaplan-Meier survival, real vs synthetic, as steps on the coarse grid."""
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot(1, 1, 1)
+        ax.step(km.times, km.real, where="post", color=REAL, lw=1.6, label="real")
+        if np.isfinite(np.asarray(km.synthetic, dtype=float)).any():
+            ax.step(km.times, km.synthetic, where="post", color=SYNTH, lw=1.6, ls="--", label="synthetic")
+        low = min(np.nanmin(np.asarray(km.real + km.synthetic, dtype=float)), 1.0)
+        ax.set_ylim(max(0.0, low - 0.05), 1.01)
+        ax.set_xlim(0, km.times[-1])
+        ax.set_xlabel(_short(time_label, 40))
+        ax.set_ylabel("share without the event")
+        ax.legend(loc="lower left", fontsize=7, frameon=False)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+
+    return _png(draw, 3.3, 2.8)
+
+
+def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> bytes:
+    """Heat map of synthetic minus real Pearson correlations, each cell annotated."""
+    m = np.asarray(diff, dtype=float)
+    k = len(columns)
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot(1, 1, 1)
+        lim = max(0.1, float(np.nanmax(np.abs(m))) if m.size else 0.1)
+        image = ax.imshow(m, cmap="RdBu_r", vmin=-lim, vmax=lim)
+        labels = [_short(c, 12) for c in columns]
+        ax.set_xticks(range(k), labels, rotation=45, ha="right", fontsize=7)
+        ax.set_yticks(range(k), labels, fontsize=7)
+        if k <= 12:
+            for i in range(k):
+                for j in range(k):
+                    if np.isfinite(m[i, j]):
+                        ax.text(j, i, f"{m[i, j]:+.2f}", ha="center", va="center", fontsize=6)
+        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="synthetic − real")
+        fig.tight_layout()
+
+    side = min(4.0, 2.2 + 0.22 * k)
+    return _png(draw, side + 0.6, side)
+
+
+def forest_png(rows: Sequence[tuple[str, float, float, float, float, float, float]], label: str, log: bool) -> bytes:
+    """Forest plot: per coefficient the real and the synthetic estimate with 95 % CI."""
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot(1, 1, 1)
+        n = len(rows)
+        for i, (_, re, rl, rh, se, sl, sh) in enumerate(rows):
+            y = n - i
+            ax.errorbar([re], [y + 0.15], xerr=[[re - rl], [rh - re]], fmt="o", color=REAL, ms=4, capsize=2,
+                        label="real" if i == 0 else None)  # fmt: skip
+            if np.isfinite(se):
+                ax.errorbar([se], [y - 0.15], xerr=[[se - sl], [sh - se]], fmt="s", color=SYNTH, ms=4,
+                            capsize=2, label="synthetic" if i == 0 else None)  # fmt: skip
+        ax.axvline(1.0 if log else 0.0, color="0.5", lw=0.8)
+        if log:
+            ax.set_xscale("log")
+        ax.set_yticks([n - i for i in range(n)], [_short(r[0], 22) for r in rows], fontsize=7)
+        ax.set_ylim(0.4, n + 0.6)
+        ax.set_xlabel(label)
+        ax.legend(loc="best", fontsize=7, frameon=False)
+        ax.grid(axis="x", alpha=0.3)
+        fig.tight_layout()
+
+    return _png(draw, 6.4, 0.9 + 0.42 * max(1, len(rows)))
+
+
+def _short(text: str, n: int) -> str:
+    text = str(text)
+    return text if len(text) <= n else text[: n - 1] + "…"

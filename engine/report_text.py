@@ -1,0 +1,204 @@
+"""The report's sentences: verdict, plain-words privacy numbers, ε, threat model, references.
+
+Kept apart from the layout so the wording can be reviewed (and tested) on its own. The
+sentences must not overclaim: the ε of Theorem 2 rests on assumptions that the run does not
+prove, and the empirical audit is the operational control (METHOD.md sections 5, 6 and 10).
+
+References:
+    Shen & Tian (2025) Theorem 2, eqs. 22 and 26; Pierquin, Bellet, Tommasi & Boussard (2025)
+    "Privacy amplification through synthetic data" (threat model: hidden model and hidden random
+    inputs); van Breugel et al. (2023) DOMIAS.
+
+Example:
+    >>> verdict_words("released with override")[0]
+    'RELEASED WITH OVERRIDE'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.report_data import fmt, percent, pick, safe_count, sci
+
+REFERENCES: tuple[str, ...] = (
+    "Shen R, Tian L (2025). Latent Noise Injection for private and statistically aligned synthetic "
+    "data generation. Stanford University (preprint, 19 June 2025).",
+    "Su B, Wang Y, Schiavazzi DE, Liu F. Differentially private normalizing flows for density "
+    "estimation, data synthesis, and variational inference with application to electronic health "
+    "records. University of Notre Dame (preprint).",
+    "Pierquin C, Bellet A, Tommasi M, Boussard M (2025). Privacy amplification through synthetic "
+    "data: insights from linear regression. ICML 2025 (arXiv:2506.05101).",
+    "Karr AF, Kohnen CN, Oganian A, Reiter JP, Sanil AP (2006). A framework for evaluating the "
+    "utility of data altered to protect confidentiality. The American Statistician 60(3):224-232.",
+    "DerSimonian R, Laird N (1986). Meta-analysis in clinical trials. Controlled Clinical Trials "
+    "7(3):177-188.",
+    "van Breugel B, Sun H, Qian Z, van der Schaar M (2023). Membership inference attacks against "
+    "synthetic data through overfitting detection (DOMIAS). Proceedings of AISTATS 2023.",
+    "Papamakarios G, Pavlakou T, Murray I (2017). Masked autoregressive flow for density "
+    "estimation. NeurIPS 2017.",
+)
+
+THREAT_MODEL: tuple[str, ...] = (
+    "<b>What stays inside.</b> The trained model (the flow), its weights, the hidden codes of the "
+    "real records and the random noise used to make the synthetic rows never leave this computer. "
+    "They are not written into any exported file. Without a seed the noise comes from the operating "
+    "system's secure random number generator, so nobody can re-create it; this report only says "
+    "whether a seed was set, never its value.",
+    "<b>What a recipient gets.</b> A table of synthetic rows in random order, each made from one real "
+    "row that was blended with fresh noise in the model's hidden space. The recipient can study "
+    "distributions, correlations and regression results, which the report compares with the real "
+    "data. The row order carries no link back to the real table.",
+    "<b>What a recipient cannot learn (as measured).</b> The membership audit plays an attacker who "
+    "holds real records and tries to tell who was used to make the synthetic data. At the chosen w "
+    "both attacks do little better than a coin toss (AUC close to 0.5). Exact copies of real rows "
+    "are counted and reported.",
+    "<b>What this does not cover.</b> If an attacker learned the model or the noise, a single synthetic "
+    "row could reveal as much as the model itself (privacy-amplification paper, section 3), so both "
+    "must stay hidden. Records far from everyone else (outliers) are the hardest to protect; the "
+    "per-record risk count shows how many there are. Attacks other than the two tested may do better; "
+    "the AUC is an estimate with a margin of error.",
+)
+
+
+def verdict_words(verdict: str | None) -> tuple[str, str, str]:
+    """(headline, colour, one-line meaning) for ``released`` / ``refused`` / ``released with override``.
+
+    Example:
+        >>> verdict_words("refused")[1]
+        '#c00000'
+    """
+    v = (verdict or "").strip().lower()
+    if v == "released":
+        return ("RELEASED", "#1a7f37", "The audit met the privacy limit; the synthetic table was exported.")
+    if v == "refused":
+        return ("REFUSED", "#c00000", "No perturbation weight met the privacy limit; nothing was exported.")
+    if v == "released with override":
+        return ("RELEASED WITH OVERRIDE", "#c00000",
+                "The privacy limit was NOT met at the exported w; the user chose to export anyway.")  # fmt: skip
+    return ((verdict or "UNKNOWN").upper(), "#c00000", "The run did not record a known verdict.")
+
+
+def override_sentence(config: Any, audit: Any, w: Any) -> str:
+    """Who overrode what: the flag or the wizard's acknowledgement, and the limit not met."""
+    how = []
+    if pick(config, "allow_risky", default=False):
+        how.append("the command-line option --allow-risky")
+    if pick(config, "risk_acknowledged", default=False):
+        how.append("the user's explicit acknowledgement of the risk in the wizard")
+    if pick(config, "w") is not None:
+        how.append(f"a forced perturbation weight (w = {fmt(pick(config, 'w'), 2)})")
+    selected = pick(audit, "selected_w")
+    limit = "no tested w met it" if selected is None else f"the largest w that met it was {fmt(selected, 2)}"
+    return (f"Override: exported at w = {fmt(w, 2)} by {' and '.join(how) or 'an override'}. "
+            f"The AUC limit was {fmt(pick(config, 'auc_max'), 2)}; {limit}. The output checker should "
+            "treat this table as carrying a higher membership risk than the limit allows.")  # fmt: skip
+
+
+def closer_sentence(closer_probability: Any) -> str:
+    """Eq. 22 in plain words.
+
+    Example:
+        >>> closer_sentence(0.03)[:60]
+        'On average, 3.0 % of the other real people lie closer to a p'
+    """
+    if closer_probability is None:
+        return "The closer probability was not computed."
+    return (f"On average, {percent(closer_probability)} of the other real people lie closer to a "
+            "person's real record than that person's own synthetic row does (closer probability "
+            f"{fmt(closer_probability)}; 0.5 would mean the synthetic row is no closer than a random "
+            "other person, 0 that it is always the nearest).")  # fmt: skip
+
+
+def rank_sentence(median_rank: Any, exact: Any = True) -> str:
+    """Eq. 26 in plain words (a median over all rows, so not a small-group statistic).
+
+    Example:
+        >>> rank_sentence(31.0).startswith("For the typical person, 31 other real people")
+        True
+    """
+    if median_rank is None:
+        return "The median rank was not computed."
+    r = float(median_rank)
+    shown = f"{r:.0f}" if r == int(r) else f"{r:.1f}"
+    tail = "" if exact in (True, None) else " (estimated from a random sample of records)"
+    return (f"For the typical person, {shown} other real people lie closer to their record than their "
+            f"own synthetic row (median rank {shown}{tail}), so by distance alone the synthetic row "
+            "points at a crowd, not at one person.")  # fmt: skip
+
+
+def risk_sentence(release: dict[str, Any]) -> str:
+    """Per-record risk counts (each via :func:`safe_count`)."""
+    k = pick(release, "k_risk", default=5)
+    text = (f"Records whose own synthetic row lies among their {k} nearest real neighbours: "
+            f"{safe_count(pick(release, 'at_risk'))} of {safe_count(pick(release, 'rows'))}.")  # fmt: skip
+    share = pick(release, "share_within_1e6")
+    rows = pick(release, "rows")
+    if share is not None and rows:
+        copies = float(share) * float(rows)
+        text += (" No synthetic row equals a real row (within 10⁻⁶)." if copies == 0 else
+                 f" Synthetic rows equal to a real row (within 10⁻⁶): {safe_count(copies)}.")  # fmt: skip
+    protect = pick(release, "protect_outliers")
+    if protect:
+        text += (f" Outlier protection lowered the noise weight for {safe_count(pick(protect, 'records_with_lower_w'))}"
+                 f" records; records at risk before: {safe_count(pick(protect, 'at_risk_before'))}, after: "
+                 f"{safe_count(pick(protect, 'at_risk_after'))}.")  # fmt: skip
+    return text
+
+
+def epsilon_paragraphs(eps: dict[str, Any] | None, w: Any, rows: Any) -> list[str]:
+    """Theorem 2's ε with C, δ, how C was obtained and the assumptions; honest about its size.
+
+    Example:
+        >>> p = epsilon_paragraphs({"value": 120.0, "delta": 1e-4, "C": 9.8, "C_method": "exact"}, 0.7, 1e4)
+        >>> "weak" in p[1]
+        True
+    """
+    if not eps:
+        return ["No formal privacy statement was computed for this run (no synthetic table was made)."]
+    value = pick(eps, "value")
+    head = (f"<b>Formal bound (Theorem 2 of Shen &amp; Tian 2025).</b> At w = {fmt(w, 2)} the noise "
+            f"added to each record's hidden code gives local (ε, δ)-differential privacy per record with "
+            f"ε = {sci(value) if value is not None else 'infinite (no noise at w = 1)'} at δ = "
+            f"{sci(pick(eps, 'delta'))} (δ = 1/n). It uses the latent sensitivity C = {fmt(pick(eps, 'C'), 2)}, "
+            f"the largest distance between two records' hidden codes ({pick(eps, 'C_method', default='method not recorded')}, "
+            "measured on this data).")  # fmt: skip
+    nature = pick(eps, "nature", default="an estimate from the data, not a proven bound")
+    size = finite_eps(value)
+    strength = ("This ε is large: as a formal guarantee it is weak, and it should not be read as strong "
+                "protection on its own." if size is None or size > 10 else
+                "This ε is moderate; read it together with the audit.")  # fmt: skip
+    body = (f"This number is {nature}. The theorem assumes a spectrally normalized network and a compact "
+            f"data domain, and C is taken from the observed records rather than proven for all possible "
+            f"records. {strength} The operational control is the empirical membership audit above; both "
+            "are reported so the checker can weigh them.")  # fmt: skip
+    return [head, body]
+
+
+def finite_eps(value: Any) -> float | None:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if v == v and v not in (float("inf"), float("-inf")) else None
+
+
+METHOD_PARAGRAPHS: tuple[str, ...] = (
+    "<b>Model.</b> A Masked Autoregressive Flow (a neural network that can be run in both directions) "
+    "learns to map each prepared real record to a code of independent standard-normal numbers and back. "
+    "Continuous columns are standardized, follow-up times are mapped with a bounded logit, binary and "
+    "categorical columns are dequantized; every transform is inverted after generation.",
+    "<b>Latent Noise Injection.</b> Each real record's code z is blended with fresh standard-normal noise "
+    "e: z' = √w · z + √(1 − w) · e, and z' is mapped back to a synthetic record. w = 1 would return the "
+    "real record, w = 0 an independent draw from the model. One synthetic row is made per real row and "
+    "the rows are shuffled before export.",
+    "<b>Membership audit and choice of w.</b> The records are split at random 80/20; a model trained on "
+    "the 80 % makes synthetic rows at each candidate w. Two attackers then score every real record: the "
+    "distance attack (distance to the nearest synthetic row, Shen &amp; Tian eq. 24) and a density-ratio "
+    "attack (van Breugel et al. 2023). The AUC says how well a score separates the 80 % (members) from "
+    "the 20 % (non-members): 0.5 is guessing, 1.0 certainty. The audit is repeated with fresh noise. "
+    "The chosen w is the largest for which it and every smaller grid value keep both attacks' AUC "
+    "(mean + one standard error) below the limit. The final model is then trained on all rows.",
+    "<b>Fidelity.</b> The same statistical model is fitted on the real and on the synthetic table; "
+    "coefficients are compared by their standardized difference and the confidence-interval overlap "
+    "of Karr et al. (2006). Pooling of several studies uses DerSimonian-Laird (1986).",
+)

@@ -1,0 +1,163 @@
+"""engine.encoder: exact round trips, time window, clipping counts, deterministic distances."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.encoder import TableEncoder
+from engine.errors import InputError
+from engine.io import ColumnMeta
+from engine.schema import infer_schema
+
+
+def cohort(n: int = 300, seed: int = 3) -> pd.DataFrame:
+    """Synthesizable columns of every kind and several dtypes."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "sex": rng.choice(["M", "F"], n),
+            "smoker": rng.choice(["yes", "no"], n),
+            "diabetic": rng.random(n) < 0.3,
+            "stage": rng.integers(1, 5, n).astype("float64"),
+            "grade": pd.Series(rng.choice(["A", "B", "NA", "C"], n), dtype="string"),
+            "age": np.round(rng.normal(55, 8, n), 1),
+            "chol": np.round(rng.normal(5.2, 1.0, n), 3),
+            "visits": rng.integers(0, 12, n),
+            "time": np.round(rng.uniform(0.5, 20, n), 2),
+            "event": rng.integers(0, 2, n),
+        }
+    )
+
+
+META = {"stage": ColumnMeta(value_labels={1.0: "I", 2.0: "II", 3.0: "III", 4.0: "IV"})}
+
+
+@pytest.fixture()
+def fitted() -> tuple[pd.DataFrame, TableEncoder]:
+    df = cohort()
+    schema = infer_schema(df, time="time", event="event", column_meta=META)
+    return df, TableEncoder(schema).fit(df)
+
+
+def test_round_trip_is_exact(fitted: tuple[pd.DataFrame, TableEncoder]) -> None:
+    df, enc = fitted
+    X = enc.transform(df, np.random.default_rng(0))
+    assert X.dtype == np.float64 and X.shape == (300, 10) and enc.d_model_ == 10
+    assert enc.feature_names_ == list(df.columns)
+    decoded = enc.inverse_transform(X)
+    pd.testing.assert_frame_equal(decoded.frame, df)  # values, dtypes, labels, decimals
+    assert decoded.clip_counts == {c: 0 for c in df.columns}
+    assert decoded.frame["grade"].dtype == "string" and decoded.frame["diabetic"].dtype == bool
+
+
+def test_model_space_is_standardized_and_noisy(fitted: tuple[pd.DataFrame, TableEncoder]) -> None:
+    df, enc = fitted
+    X1 = enc.transform(df, np.random.default_rng(1))
+    X2 = enc.transform(df, np.random.default_rng(2))
+    assert np.all(np.abs(X1.mean(axis=0)) < 0.15) and np.all(np.abs(X1.std(axis=0) - 1) < 0.1)
+    age = enc.feature_names_.index("age")
+    sex = enc.feature_names_.index("sex")
+    assert np.array_equal(X1[:, age], X2[:, age])  # continuous: no noise
+    assert not np.array_equal(X1[:, sex], X2[:, sex])  # binary: dequantized
+    assert len(np.unique(X1[:, sex])) > 250
+
+
+def test_time_stays_inside_the_window(fitted: tuple[pd.DataFrame, TableEncoder]) -> None:
+    df, enc = fitted
+    j = enc.feature_names_.index("time")
+    col = enc.columns_[j]
+    assert 0 <= col.a < df["time"].min() and col.b > df["time"].max()
+    X = np.zeros((7, enc.d_model_))
+    X[:, j] = [-1e6, -40.0, -3.0, 0.0, 3.0, 40.0, 1e6]
+    times = enc.inverse_transform(X).frame["time"].to_numpy()
+    assert np.all(times >= df["time"].min()) and np.all(times <= df["time"].max())
+    assert np.all(np.diff(times) >= 0)
+    scaled = enc.transform(df, np.random.default_rng(0))[:, j]
+    assert np.all(np.isfinite(scaled))
+
+
+def test_clip_counts_on_planted_values(fitted: tuple[pd.DataFrame, TableEncoder]) -> None:
+    df, enc = fitted
+    X = enc.transform(df.iloc[:20], np.random.default_rng(0))
+    age, visits, stage = (enc.feature_names_.index(c) for c in ("age", "visits", "stage"))
+    X[:3, age] = 50.0  # far above the observed maximum
+    X[3, age] = -50.0
+    X[4, age] = np.nan
+    X[5, age] = np.inf
+    X[:2, visits] = -1e3
+    X[:4, stage] = 1e3
+    decoded = enc.inverse_transform(X)
+    assert decoded.clip_counts["age"] == 6
+    assert decoded.clip_counts["visits"] == 2 and decoded.clip_counts["stage"] == 4
+    assert decoded.clip_counts["sex"] == 0
+    frame = decoded.frame
+    assert (
+        frame["age"].iloc[:3].eq(df["age"].max()).all() and frame["age"].iloc[3] == df["age"].min()
+    )
+    assert frame["age"].iloc[5] == df["age"].max() and np.isfinite(frame["age"]).all()
+    assert frame["visits"].iloc[:2].eq(df["visits"].min()).all()
+    assert frame["stage"].iloc[:4].eq(4.0).all()
+    assert decoded.to_dict()["clipped_total"] == 12
+
+
+def test_non_finite_everywhere_never_crashes(fitted: tuple[pd.DataFrame, TableEncoder]) -> None:
+    _, enc = fitted
+    X = np.full((3, enc.d_model_), np.nan)
+    X[1] = np.inf
+    X[2] = -np.inf
+    decoded = enc.inverse_transform(X)
+    assert decoded.frame.notna().all().all()
+    assert all(v == 3 for v in decoded.clip_counts.values())
+
+
+def test_user_bounds_clip_decoded_values() -> None:
+    df = cohort()
+    schema = infer_schema(df, bounds={"age": (50, 60)})
+    enc = TableEncoder(schema).fit(df)
+    decoded = enc.inverse_transform(enc.transform(df, np.random.default_rng(0)))
+    outside = int(((df["age"] < 50) | (df["age"] > 60)).sum())
+    assert decoded.clip_counts["age"] == outside > 0
+    assert decoded.frame["age"].between(50, 60).all()
+
+
+def test_distance_space_is_deterministic_and_scaled(
+    fitted: tuple[pd.DataFrame, TableEncoder],
+) -> None:
+    df, enc = fitted
+    D1, D2 = enc.distance_space(df), enc.distance_space(df)
+    assert np.array_equal(D1, D2)
+    # 8 one-column blocks + one-hot stage (4 levels) + one-hot grade (4 levels)
+    assert D1.shape == (300, 8 + 4 + 4)
+    assert abs(D1[:, 0].mean()) < 1e-12 and abs(D1[:, 0].std() - 1) < 1e-12
+    a, b = df.index[df["stage"] == 1][0], df.index[df["stage"] == 2][0]
+    one_hot = D1[:, 3:7]
+    assert np.isclose(np.linalg.norm(one_hot[a] - one_hot[b]), 1.0)
+
+
+def test_complete_cases_reports_dropped_rows() -> None:
+    df = cohort()
+    df.loc[[3, 4, 5], "age"] = np.nan
+    df.loc[[5, 9], "chol"] = np.nan
+    schema = infer_schema(df)
+    enc = TableEncoder(schema)
+    used, info = enc.complete_cases(df)
+    assert len(used) == 296 and info["rows_dropped"] == 4 and info["rows_used"] == 296
+    assert info["missing_by_column"] == {"age": 3, "chol": 2}
+    enc.fit(df)
+    assert enc.n_rows_ == 296
+    with pytest.raises(InputError, match="'age' has 3 missing"):
+        enc.transform(df, np.random.default_rng(0))
+    with pytest.raises(InputError, match="not one of its categories"):
+        enc.transform(used.assign(sex="X"), np.random.default_rng(0))
+
+
+def test_integer_float_column_decodes_to_int64() -> None:
+    df = cohort()[["age", "visits"]].assign(visits=lambda d: d["visits"].astype("float64"))
+    df.loc[0, "visits"] = np.nan
+    enc = TableEncoder(infer_schema(df)).fit(df)
+    used, _ = enc.complete_cases(df)
+    decoded = enc.inverse_transform(enc.transform(used, np.random.default_rng(0))).frame
+    assert decoded["visits"].dtype == np.int64
+    assert decoded["visits"].tolist() == used["visits"].astype(int).tolist()
