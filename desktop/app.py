@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 
 def main() -> int:
     """Open the wizard window and run the Qt event loop."""
-    from desktop.qt import QtWidgets
+    os.environ.setdefault("MPLBACKEND", "QtAgg")
+    from desktop.qt import QApplication, Qt, QtGui
 
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv)
+    if QApplication.instance() is None:
+        QtGui.QGuiApplication.setHighDpiScaleFactorRoundingPolicy(
+            Qt.HighDpiScaleFactorRoundingPolicy.PassThrough
+        )
+    app = QApplication.instance() or QApplication(sys.argv)
     app.setApplicationName("latent-synth")
+    app.setOrganizationName("latent-synth")
+    app.setApplicationDisplayName("latent-synth")
     from desktop.wizard import MainWindow
 
     window = MainWindow()
     window.show()
-    return app.exec()
+    code = app.exec()
+    window.shutdown()
+    return code

@@ -423,7 +423,7 @@ class MetaRun:
         """The result whose keys sit at the top of ``meta.json``."""
         return dict(self.sets).get("synthetic", self.sets[0][1])
 
-    def difference(self) -> dict[str, float] | None:
+    def difference(self) -> dict[str, Any] | None:
         """Pooled synthetic − pooled real (and its exp when shown as ratios); None when not paired."""
         results = dict(self.sets)
         if not {"real", "synthetic"} <= results.keys():

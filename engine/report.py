@@ -443,16 +443,19 @@ def row_rows(result: Any) -> list[list[Any]]:
         rows.append(["Rows selected (one sub-study)", safe_count(selected)])
     dropped = pick(prep, "rows_dropped", default={}) or {}
     if isinstance(dropped, dict):
+        if "rows_dropped" in dropped:
+            rows.append(["Rows dropped (a missing value in a used column)", safe_count(dropped["rows_dropped"])])
+        by_column = dropped.get("missing_by_column") or {}
+        for col, n in by_column.items() if isinstance(by_column, dict) else ():
+            rows.append([f"Missing values in {text(col)}", safe_count(n)])
         for key, value in dropped.items():
-            label = text(str(key).replace("_", " "))
-            if isinstance(value, dict):
-                for col, n in value.items():
-                    rows.append([f"Dropped, {label}: {text(col)}", safe_count(n)])
-            elif isinstance(value, (int, float)):
-                rows.append([f"Rows dropped: {label}", safe_count(value)])
-            else:
-                rows.append([f"Rows dropped: {label}", text(value)])
+            if key in ("rows_in", "rows_used", "rows_dropped", "missing_by_column", "reason"):
+                continue
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                rows.append([f"Rows dropped: {text(str(key).replace('_', ' '))}", safe_count(value)])
     rows.append(["Rows used to train and audit (complete cases)", safe_count(_len(pick(prep, "real")))])
-    rows.append(["Why rows are dropped", "Rows with a missing value in a used column are left out (complete "
-                                         "cases, as in the paper); identifiers never count."])  # fmt: skip
+    reason = pick(dropped, "reason", default="rows with a missing value in a used column are left out "
+                                              "(complete cases, as in the paper)")
+    rows.append(["Why rows are dropped", text(str(reason)[:1].upper() + str(reason)[1:]) + "; a missing value "
+                 "in a dropped column (e.g. an identifier) does not count."])  # fmt: skip
     return rows

@@ -75,7 +75,7 @@ class Page(QtWidgets.QWidget):
         """A readable message box for any failure; never a traceback."""
         from engine.errors import LatentSynthError
 
-        if isinstance(err, LatentSynthError):
+        if isinstance(err, (LatentSynthError, OSError)):
             text = str(err)
         else:
             text = (f"Something went wrong inside the program ({type(err).__name__}: {err}). "

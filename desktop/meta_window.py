@@ -1,0 +1,385 @@
+"""The meta-analysis window: pool sites' estimates (DL / FE / HKSJ) and draw a forest plot.
+
+Input: several files (one per site), one file with a site column, or a summary table (typed
+in or loaded) with ``study, estimate, se``. ``engine.meta.run_meta`` runs on a worker into a
+private temporary folder; *Export* copies ``forest.pdf`` and ``meta.json`` (atomically) to the
+folder the user picks.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from desktop.pages.base import heading, note
+from desktop.qt import QMessageBox, QSettings, QtWidgets
+from desktop.worker import Task
+
+METHODS = (
+    ("dl", "Random effects, DerSimonian-Laird"),
+    ("hksj", "Random effects, Hartung-Knapp-Sidik-Jonkman"),
+    ("fe", "Fixed effect (inverse variance)"),
+)
+ANALYSES = (("cox", "Cox (survival)"), ("logistic", "Logistic"), ("ols", "Linear (OLS)"))
+TABLE_FILTER = "Tables (*.csv *.tsv *.txt *.xlsx *.parquet *.sav *.dta *.sas7bdat);;All files (*)"
+
+
+class MetaWindow(QtWidgets.QMainWindow):
+    """Meta-analysis across sites (from the main window's *Analysis* menu)."""
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("latent-synth: meta-analysis across sites")
+        self.setAccessibleName("Meta-analysis window")
+        self.task: Task | None = None
+        self.run: Any = None
+        self._workdir = Path(tempfile.mkdtemp(prefix="latent-synth-meta-"))
+        self._summary_file: Path | None = None
+        central = QtWidgets.QWidget()
+        self.setCentralWidget(central)
+        outer = QtWidgets.QHBoxLayout(central)
+        left = QtWidgets.QVBoxLayout()
+        outer.addLayout(left, 2)
+
+        left.addWidget(heading("1. What to pool"))
+        self.tabs = QtWidgets.QTabWidget()
+        self.tabs.setAccessibleName("Kind of input")
+        left.addWidget(self.tabs)
+        self._build_files_tab()
+        self._build_by_tab()
+        self._build_summary_tab()
+
+        left.addWidget(heading("2. Model (for patient-level files)"))
+        self.model_box = QtWidgets.QWidget()
+        form = QtWidgets.QFormLayout(self.model_box)
+        self.analysis = QtWidgets.QComboBox()
+        for key, text in ANALYSES:
+            self.analysis.addItem(text, key)
+        self.analysis.setAccessibleName("Per-site model")
+        form.addRow("&Model:", self.analysis)
+        self.time = _line("time column, e.g. time_cvd_years", "Survival time column")
+        self.event = _line("event column (0/1), e.g. cvd", "Event column")
+        self.outcome = _line("outcome column (linear / logistic)", "Outcome column")
+        self.exposure = _line("exposure column, e.g. sbp", "Exposure column")
+        self.adjust = _line("adjust for, e.g. age, totchol, hdl", "Adjustment columns")
+        self.per = QtWidgets.QDoubleSpinBox()
+        self.per.setRange(0.001, 1e6)
+        self.per.setValue(1.0)
+        self.per.setAccessibleName("Effect per units of exposure")
+        self.per.setToolTip("Report the effect per this many units of the exposure, e.g. 10 mmHg.")
+        form.addRow("&Time:", self.time)
+        form.addRow("E&vent:", self.event)
+        form.addRow("O&utcome:", self.outcome)
+        form.addRow("E&xposure:", self.exposure)
+        form.addRow("Ad&just for:", self.adjust)
+        form.addRow("Effect &per:", self.per)
+        left.addWidget(self.model_box)
+
+        left.addWidget(heading("3. Pooling method"))
+        self.method = QtWidgets.QComboBox()
+        for key, text in METHODS:
+            self.method.addItem(text, key)
+        self.method.setAccessibleName("Pooling method")
+        self.method.setToolTip("Random effects (DerSimonian-Laird) allows the true effect to differ "
+                               "between sites; HKSJ gives wider, safer intervals with few sites.")
+        left.addWidget(self.method)
+        row = QtWidgets.QHBoxLayout()
+        self.pool_button = QtWidgets.QPushButton("&Pool")
+        self.pool_button.setToolTip("Estimate the effect in each site and combine them.")
+        self.pool_button.clicked.connect(self.pool)
+        self.export_button = QtWidgets.QPushButton("&Export PDF and meta.json…")
+        self.export_button.setEnabled(False)
+        self.export_button.clicked.connect(self.export)
+        row.addWidget(self.pool_button)
+        row.addWidget(self.export_button)
+        left.addLayout(row)
+        self.bar = QtWidgets.QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setVisible(False)
+        left.addWidget(self.bar)
+        left.addStretch(1)
+
+        right = QtWidgets.QVBoxLayout()
+        outer.addLayout(right, 3)
+        right.addWidget(heading("Result"))
+        self.result_label = note("Nothing pooled yet.")
+        self.result_label.setAccessibleName("Pooled result")
+        right.addWidget(self.result_label)
+        self.plot_box = QtWidgets.QVBoxLayout()
+        right.addLayout(self.plot_box, 1)
+        self.canvas: Any = None
+        self.studies = QtWidgets.QTableWidget()
+        self.studies.setAccessibleName("Per-site estimates and weights")
+        self.studies.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.studies.setMaximumHeight(170)
+        right.addWidget(self.studies)
+        self.tabs.currentChanged.connect(self._mode_changed)
+        self._mode_changed()
+        self.resize(1150, 720)
+
+    # -- input tabs ---------------------------------------------------------------------
+    def _build_files_tab(self) -> None:
+        tab = QtWidgets.QWidget()
+        layout = QtWidgets.QVBoxLayout(tab)
+        self.file_list = QtWidgets.QListWidget()
+        self.file_list.setAccessibleName("One file per site")
+        layout.addWidget(self.file_list)
+        row = QtWidgets.QHBoxLayout()
+        add = QtWidgets.QPushButton("&Add files…")
+        add.clicked.connect(self.add_files)
+        remove = QtWidgets.QPushButton("&Remove")
+        remove.clicked.connect(lambda: [self.file_list.takeItem(self.file_list.row(i))
+                                        for i in self.file_list.selectedItems()])
+        row.addWidget(add)
+        row.addWidget(remove)
+        row.addStretch(1)
+        layout.addLayout(row)
+        self.tabs.addTab(tab, "Several &files")
+
+    def _build_by_tab(self) -> None:
+        tab = QtWidgets.QWidget()
+        form = QtWidgets.QFormLayout(tab)
+        row = QtWidgets.QHBoxLayout()
+        self.by_file = _line("one file holding every site", "File with all sites")
+        browse = QtWidgets.QPushButton("Bro&wse…")
+        browse.clicked.connect(self._browse_by_file)
+        row.addWidget(self.by_file, 1)
+        row.addWidget(browse)
+        form.addRow("File:", row)
+        self.by_column = _line("site column, e.g. study", "Site column")
+        form.addRow("&Site column:", self.by_column)
+        demo = QtWidgets.QPushButton("Use the &demo cohort")
+        demo.setToolTip("The simulated demo cohort, 12 sub-studies, Cox model of CVD on blood pressure.")
+        demo.clicked.connect(self.use_demo)
+        form.addRow("", demo)
+        self.tabs.addTab(tab, "One file, &site column")
+
+    def _build_summary_tab(self) -> None:
+        tab = QtWidgets.QWidget()
+        layout = QtWidgets.QVBoxLayout(tab)
+        layout.addWidget(note("One row per study: its estimate (e.g. a log hazard ratio) and "
+                              "standard error."))
+        self.summary_table = QtWidgets.QTableWidget(0, 3)
+        self.summary_table.setHorizontalHeaderLabels(["study", "estimate", "se"])
+        self.summary_table.setAccessibleName("Summary table: study, estimate, standard error")
+        self.summary_table.horizontalHeader().setStretchLastSection(True)
+        layout.addWidget(self.summary_table)
+        row = QtWidgets.QHBoxLayout()
+        add = QtWidgets.QPushButton("Add &row")
+        add.clicked.connect(lambda: self.add_summary_row("", "", ""))
+        remove = QtWidgets.QPushButton("Remo&ve row")
+        remove.clicked.connect(lambda: self.summary_table.removeRow(self.summary_table.currentRow()))
+        load = QtWidgets.QPushButton("&Load a summary file…")
+        load.clicked.connect(self._load_summary)
+        row.addWidget(add)
+        row.addWidget(remove)
+        row.addWidget(load)
+        row.addStretch(1)
+        layout.addLayout(row)
+        self.tabs.addTab(tab, "Su&mmary table")
+
+    def _mode_changed(self) -> None:
+        self.model_box.setEnabled(self.tabs.currentIndex() != 2)
+
+    def add_files(self) -> None:
+        paths, _ = QtWidgets.QFileDialog.getOpenFileNames(self, "Add site files", "", TABLE_FILTER)
+        for p in paths:
+            self.file_list.addItem(p)
+
+    def _browse_by_file(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "File with all sites", "", TABLE_FILTER)
+        if path:
+            self.by_file.setText(path)
+
+    def use_demo(self) -> None:
+        from desktop.session import demo_input
+
+        self.tabs.setCurrentIndex(1)
+        self.by_file.setText(str(demo_input()))
+        self.by_column.setText("study")
+        self.analysis.setCurrentIndex(0)
+        self.time.setText("time_cvd_years")
+        self.event.setText("cvd")
+        self.exposure.setText("sbp")
+        self.adjust.setText("age, totchol, hdl")
+        self.per.setValue(10.0)
+
+    def add_summary_row(self, study: str, estimate: Any, se: Any) -> None:
+        r = self.summary_table.rowCount()
+        self.summary_table.insertRow(r)
+        for c, value in enumerate((study, estimate, se)):
+            self.summary_table.setItem(r, c, QtWidgets.QTableWidgetItem(str(value)))
+
+    def _load_summary(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Summary table", "", TABLE_FILTER)
+        if not path:
+            return
+        try:
+            from engine.meta import read_summary
+
+            table = read_summary(path)
+        except Exception as err:  # noqa: BLE001 - shown to the user
+            _warn(self, err)
+            return
+        self.summary_table.setRowCount(0)
+        for row in table.itertuples(index=False):
+            self.add_summary_row(row.study, row.estimate, row.se)
+
+    # -- pooling ------------------------------------------------------------------------
+    def config(self) -> Any:
+        """The MetaConfig for the current inputs; raises ValueError with a readable message."""
+        from engine.meta import MetaConfig
+
+        out = self._workdir / "latest"
+        method = self.method.currentData()
+        mode = self.tabs.currentIndex()
+        if mode == 2:
+            return MetaConfig(out=out, summary=self._write_summary(), method=method)
+        model = dict(
+            analysis=self.analysis.currentData(),
+            time=self.time.text().strip() or None,
+            event=self.event.text().strip() or None,
+            outcome=self.outcome.text().strip() or None,
+            exposure=self.exposure.text().strip() or None,
+            adjust=tuple(a.strip() for a in self.adjust.text().split(",") if a.strip()),
+            per=float(self.per.value()),
+            method=method,
+        )
+        if mode == 0:
+            files = tuple(Path(self.file_list.item(i).text()) for i in range(self.file_list.count()))
+            if len(files) < 2:
+                raise ValueError("Add at least two site files.")
+            return MetaConfig(out=out, files=files, **model)
+        if not self.by_file.text().strip() or not self.by_column.text().strip():
+            raise ValueError("Choose the file and name the column that tells the sites apart.")
+        return MetaConfig(out=out, files=(Path(self.by_file.text().strip()),),
+                          by=self.by_column.text().strip(), **model)
+
+    def _write_summary(self) -> Path:
+        rows = []
+        for r in range(self.summary_table.rowCount()):
+            cells = [self.summary_table.item(r, c) for c in range(3)]
+            values = [c.text().strip() if c is not None else "" for c in cells]
+            if not any(values):
+                continue
+            try:
+                float(values[1]), float(values[2])
+            except ValueError:
+                raise ValueError(f"Row {r + 1}: the estimate and the standard error must be "
+                                 "numbers.") from None
+            rows.append(values)
+        if len(rows) < 2:
+            raise ValueError("Enter at least two studies (study, estimate, se).")
+        import csv
+
+        path = self._workdir / "summary.csv"
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["study", "estimate", "se"])
+            writer.writerows(rows)
+        return path
+
+    def pool(self) -> None:
+        if self.task is not None and self.task.is_running:
+            return
+        try:
+            config = self.config()
+        except Exception as err:  # noqa: BLE001 - ValueError / InputError: shown
+            _warn(self, err)
+            return
+        from engine.meta import run_meta
+
+        self.bar.setValue(0)
+        self.bar.setVisible(True)
+        self.pool_button.setEnabled(False)
+        self.task = Task(lambda progress, cancel: run_meta(config, progress, cancel), parent=self)
+        self.task.progress.connect(self._progress)
+        self.task.result.connect(self.show_result)
+        self.task.error.connect(self._failed)
+        self.task.finished.connect(self._stopped)
+        self.task.start()
+
+    def _progress(self, fraction: float, text: str) -> None:
+        self.bar.setValue(int(fraction * 1000))
+        self.bar.setFormat(f"%p%  {text}")
+
+    def _stopped(self) -> None:
+        self.bar.setVisible(False)
+        self.pool_button.setEnabled(True)
+
+    def _failed(self, err: BaseException) -> None:
+        _warn(self, err)
+
+    def show_result(self, run: Any) -> None:
+        from engine.meta import effect_label
+        from engine.plots_stats import forest_figure
+        from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
+
+        self.run = run
+        res = run.primary
+        exp = run.config.shows_ratio()
+        f = (lambda v: __import__("math").exp(v)) if exp else (lambda v: v)
+        self.result_label.setText(
+            f"<b>Pooled ({res.method.upper()}, k = {res.k}): {f(res.estimate):.3f} "
+            f"(95% CI {f(res.ci_low):.3f} to {f(res.ci_high):.3f})</b>, p = {res.p:.3g}<br>"
+            f"Between-site variance τ² = {res.tau2:.4g}; I² = {res.I2:.1f}%; "
+            f"Q = {res.Q:.2f} on {res.Q_df} df (p = {res.Q_p:.3g})."
+            + ("<br>" + "<br>".join(run.notes) if run.notes else ""))
+        figure = forest_figure(run.sets, exponentiate=exp, xlabel=effect_label(run.config))
+        if self.canvas is not None:
+            self.plot_box.removeWidget(self.canvas)
+            self.canvas.deleteLater()
+        self.canvas = FigureCanvasQTAgg(figure)
+        self.canvas.setAccessibleName("Forest plot")
+        self.plot_box.addWidget(self.canvas)
+        frame = res.to_frame()
+        self.studies.clear()
+        self.studies.setColumnCount(len(frame.columns))
+        self.studies.setHorizontalHeaderLabels([str(c) for c in frame.columns])
+        self.studies.setRowCount(len(frame))
+        for r, values in enumerate(frame.itertuples(index=False)):
+            for c, v in enumerate(values):
+                text = f"{v:.4g}" if isinstance(v, float) else str(v)
+                self.studies.setItem(r, c, QtWidgets.QTableWidgetItem(text))
+        self.studies.resizeColumnsToContents()
+        self.export_button.setEnabled(True)
+
+    def export(self, folder: str | None = None) -> Path | None:
+        """Copy forest.pdf and meta.json (atomically) into a folder the user picks."""
+        if self.run is None:
+            return None
+        if not folder:
+            settings = QSettings()
+            folder = QtWidgets.QFileDialog.getExistingDirectory(
+                self, "Folder for forest.pdf and meta.json", str(settings.value("meta/folder", "")))
+            if not folder:
+                return None
+            settings.setValue("meta/folder", folder)
+        from engine.export import atomic_write_bytes
+
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        for src in (self.run.forest_pdf, self.run.meta_json):
+            atomic_write_bytes(out / src.name, Path(src).read_bytes())
+        self.result_label.setText(self.result_label.text() + f"<br>Saved to {out}.")
+        return out
+
+    def shutdown(self) -> None:
+        """Stop a running pooling and delete the private working folder (at program exit)."""
+        if self.task is not None:
+            self.task.shutdown()
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+def _line(placeholder: str, name: str) -> QtWidgets.QLineEdit:
+    edit = QtWidgets.QLineEdit()
+    edit.setPlaceholderText(placeholder)
+    edit.setAccessibleName(name)
+    edit.setToolTip(placeholder[0].upper() + placeholder[1:])
+    return edit
+
+
+def _warn(parent: QtWidgets.QWidget, err: BaseException) -> None:
+    QMessageBox.warning(parent, "latent-synth: meta-analysis", str(err) or type(err).__name__)

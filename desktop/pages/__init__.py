@@ -1,0 +1,1 @@
+"""The wizard's pages, one module each (thin: collect settings, start a task, render)."""

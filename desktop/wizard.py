@@ -1,0 +1,238 @@
+"""The main window: seven wizard pages on a QStackedWidget with Back / Next, plus menus.
+
+::
+
+    1 Import ─► 2 Columns ─► 3 Settings ─► 4 Train and audit ─► 5 Privacy ─► 6 Fidelity ─► 7 Export
+    inspect_table  prepare                   synthesize            release_at                 write_outputs
+
+Analysis ▸ Meta-analysis opens :class:`desktop.meta_window.MetaWindow`; Help ▸ About lists
+versions and licences. Window geometry and page settings are kept with QSettings. Heavy
+libraries (pandas, torch, lifelines, statsmodels, matplotlib) load only when first needed.
+"""
+
+from __future__ import annotations
+
+import platform
+from typing import Any
+
+from desktop.pages.base import Page
+from desktop.pages.columns_page import ColumnsPage
+from desktop.pages.export_page import ExportPage
+from desktop.pages.fidelity_page import FidelityPage
+from desktop.pages.import_page import ImportPage
+from desktop.pages.privacy_page import PrivacyPage
+from desktop.pages.settings_page import SettingsPage
+from desktop.pages.train_page import TrainPage
+from desktop.qt import QAction, QKeySequence, QMessageBox, QSettings, Qt, QtGui, QtWidgets, qt_version
+from desktop.session import Session
+from desktop.worker import shutdown_all
+
+PAGES = (ImportPage, ColumnsPage, SettingsPage, TrainPage, PrivacyPage, FidelityPage, ExportPage)
+LICENCES = (
+    ("torch", "BSD-3-Clause"), ("numpy", "BSD-3-Clause"), ("pandas", "BSD-3-Clause"),
+    ("scipy", "BSD-3-Clause"), ("lifelines", "MIT"), ("statsmodels", "BSD-3-Clause"),
+    ("matplotlib", "PSF-based (matplotlib licence)"), ("reportlab", "BSD"),
+    ("pyreadstat", "Apache-2.0"), ("openpyxl", "MIT"), ("pyarrow", "Apache-2.0"),
+    ("PySide6", "LGPL-3.0 (Qt for Python)"),
+)  # fmt: skip
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    """The latent-synth wizard."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setWindowTitle("latent-synth: privacy-protected synthetic data")
+        self.setAccessibleName("latent-synth main window")
+        self.session = Session()
+        self.meta_window: Any = None
+
+        central = QtWidgets.QWidget()
+        self.setCentralWidget(central)
+        outer = QtWidgets.QHBoxLayout(central)
+        self.steps = QtWidgets.QListWidget()
+        self.steps.setAccessibleName("Steps of the wizard")
+        self.steps.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.steps.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
+        self.steps.setFixedWidth(170)
+        self.steps.setStyleSheet(
+            "QListWidget { border: none; background: palette(window); font-size: 10.5pt; }"
+            "QListWidget::item { padding: 6px; }"
+            "QListWidget::item:selected { background: palette(highlight); color: palette(highlighted-text);"
+            " border-radius: 4px; }")
+        outer.addWidget(self.steps)
+        right = QtWidgets.QVBoxLayout()
+        outer.addLayout(right, 1)
+        self.title = QtWidgets.QLabel()
+        font = self.title.font()
+        font.setPointSizeF(font.pointSizeF() * 1.5)
+        font.setBold(True)
+        self.title.setFont(font)
+        self.subtitle = QtWidgets.QLabel()
+        self.subtitle.setWordWrap(True)
+        right.addWidget(self.title)
+        right.addWidget(self.subtitle)
+        self.stack = QtWidgets.QStackedWidget()
+        right.addWidget(self.stack, 1)
+        self.pages: list[Page] = []
+        for cls in PAGES:
+            page = cls(self.session, self.stack)
+            self.pages.append(page)
+            self.stack.addWidget(page)
+            self.steps.addItem(page.title)
+            page.complete_changed.connect(self._update_buttons)
+            page.advance_requested.connect(self._advance)
+            page.busy_changed.connect(self._update_buttons)
+
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.addStretch(1)
+        self.back_button = QtWidgets.QPushButton("< &Back")
+        self.back_button.setAccessibleName("Back")
+        self.back_button.setToolTip("Go to the previous step (Alt+B).")
+        self.back_button.clicked.connect(self.back)
+        self.next_button = QtWidgets.QPushButton("&Next >")
+        self.next_button.setAccessibleName("Next")
+        self.next_button.setToolTip("Check this step and go to the next one (Alt+N).")
+        self.next_button.setDefault(True)
+        self.next_button.clicked.connect(self.next)
+        buttons.addWidget(self.back_button)
+        buttons.addWidget(self.next_button)
+        right.addLayout(buttons)
+
+        self._build_menus()
+        self.statusBar().showMessage("Everything stays on this computer: no network connection is used.")
+        settings = QSettings()
+        geometry = settings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1180, 760)
+        self.go_to(0)
+
+    # -- menus --------------------------------------------------------------------------
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        open_action = QAction("&Open a table…", self)
+        open_action.setShortcut(QKeySequence.StandardKey.Open)
+        open_action.triggered.connect(self._open_file)
+        demo_action = QAction("Load the &demo cohort", self)
+        demo_action.triggered.connect(self._load_demo)
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        file_menu.addActions([open_action, demo_action])
+        file_menu.addSeparator()
+        file_menu.addAction(quit_action)
+        analysis = self.menuBar().addMenu("&Analysis")
+        meta_action = QAction("&Meta-analysis across sites…", self)
+        meta_action.setShortcut(QKeySequence("Ctrl+M"))
+        meta_action.setToolTip("Combine results from several sites into one estimate.")
+        meta_action.triggered.connect(self.open_meta)
+        analysis.addAction(meta_action)
+        help_menu = self.menuBar().addMenu("&Help")
+        about = QAction("&About latent-synth", self)
+        about.triggered.connect(self.about)
+        help_menu.addAction(about)
+        about_qt = QAction("About &Qt", self)
+        about_qt.triggered.connect(QtWidgets.QApplication.aboutQt)
+        help_menu.addAction(about_qt)
+
+    def _open_file(self) -> None:
+        self.go_to(0)
+        self.pages[0].choose_file()
+
+    def _load_demo(self) -> None:
+        self.go_to(0)
+        self.pages[0].load_demo()
+
+    def open_meta(self) -> Any:
+        from desktop.meta_window import MetaWindow
+
+        if self.meta_window is None:
+            self.meta_window = MetaWindow(self)
+            self.meta_window.setWindowFlag(Qt.WindowType.Window, True)
+        self.meta_window.show()
+        self.meta_window.raise_()
+        self.meta_window.activateWindow()
+        return self.meta_window
+
+    def about(self) -> None:
+        QMessageBox.about(self, "About latent-synth", about_html())
+
+    # -- navigation ---------------------------------------------------------------------
+    @property
+    def current(self) -> Page:
+        return self.pages[self.stack.currentIndex()]
+
+    def go_to(self, index: int) -> None:
+        index = max(0, min(index, len(self.pages) - 1))
+        self.stack.setCurrentIndex(index)
+        self.steps.setCurrentRow(index)
+        page = self.pages[index]
+        self.title.setText(page.title.split("  ", 1)[-1])
+        self.subtitle.setText(page.subtitle)
+        page.enter()
+        self._update_buttons()
+
+    def next(self) -> None:
+        page = self.current
+        if not self.next_button.isEnabled():
+            return
+        if page.leave():
+            self._advance()
+
+    def _advance(self) -> None:
+        sender = self.sender()
+        if isinstance(sender, Page) and sender is not self.current:
+            return
+        self.go_to(self.stack.currentIndex() + 1)
+
+    def back(self) -> None:
+        if self.current.is_busy():
+            return
+        self.go_to(self.stack.currentIndex() - 1)
+
+    def _update_buttons(self, *_: Any) -> None:
+        index = self.stack.currentIndex()
+        page = self.current
+        self.back_button.setEnabled(index > 0 and not page.is_busy())
+        last = index == len(self.pages) - 1
+        self.next_button.setEnabled(not last and page.is_complete() and not page.is_busy())
+
+    # -- closing ------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Cancel and join every worker thread (idempotent)."""
+        for page in self.pages:
+            page.shutdown()
+        if self.meta_window is not None:
+            self.meta_window.shutdown()
+        shutdown_all()
+
+    def closeEvent(self, event: QtGui.QCloseEvent) -> None:  # noqa: N802 - Qt naming
+        QSettings().setValue("window/geometry", self.saveGeometry())
+        self.shutdown()
+        super().closeEvent(event)
+
+
+def about_html() -> str:
+    """Versions and licences, read from package metadata (nothing heavy is imported)."""
+    from importlib import metadata
+
+    from engine import __version__
+
+    rows = []
+    for name, licence in LICENCES:
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            version = "not installed"
+        rows.append(f"<tr><td>{name}</td><td>{version}</td><td>{licence}</td></tr>")
+    return (
+        f"<h3>latent-synth {__version__}</h3>"
+        "<p>Privacy-protected synthetic copies of patient tables by Latent Noise Injection, with a "
+        "membership-inference audit and a PDF report. Licence: MIT.</p>"
+        "<p>Everything runs on this computer; the program makes no network connection.</p>"
+        f"<p>Python {platform.python_version()}; {qt_version()}</p>"
+        "<table cellspacing='6'><tr><th align='left'>Library</th><th align='left'>Version</th>"
+        "<th align='left'>Licence</th></tr>" + "".join(rows) + "</table>"
+    )

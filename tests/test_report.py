@@ -1,0 +1,312 @@
+"""Tests for the PDF report (engine.report*): content, output rules, determinism, rendering.
+
+No flow is trained: a fake run result (namespaces shaped like ``RunResult``) carries a small
+real table, a noisy shuffled copy as the synthetic table, and audit/release numbers of a
+realistic size. Release metrics, ε and fidelity come from the real engine functions.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+from pypdf import PdfReader
+
+from engine.report import build_report, render_report
+from engine.report_data import coarse_km_grid, level_shares, safe_count
+
+SEED = 48213957
+SHA = "9f2c4e7a1b3d5f60718293a4b5c6d7e8f9a0b1c2d3e4f5061728394a5b6c7d8e"
+
+
+def _real(n: int = 300, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    age = rng.normal(55, 6, n).round()
+    sbp = (120 + 0.5 * (age - 55) + rng.normal(0, 18, n)).round()
+    hazard = np.exp(0.02 * (sbp - 120) + 0.04 * (age - 55)) / 15
+    event_time = rng.exponential(1 / hazard)
+    censor = rng.uniform(5, 30, n)
+    return pd.DataFrame({
+        "time_cvd_years": np.minimum(event_time, censor).round(2),
+        "cvd": (event_time <= censor).astype(int),
+        "sex": rng.choice(["F", "M"], n),
+        "smoker": rng.choice(["no", "yes", "former"], n, p=[0.6, 0.37, 0.03]),
+        "age": age, "totchol": rng.normal(215, 40, n).round(), "hdl": rng.normal(55, 15, n).round(),
+        "sbp": sbp,
+    })  # fmt: skip
+
+
+def _synthetic(real: pd.DataFrame, seed: int = 1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    out = real.copy()
+    for c in ("age", "totchol", "hdl", "sbp"):
+        out[c] = (out[c] + rng.normal(0, 0.4 * real[c].std(), len(out))).round()
+    out["time_cvd_years"] = (out["time_cvd_years"] * rng.uniform(0.8, 1.2, len(out))).clip(0.01, 30).round(2)
+    return out.iloc[rng.permutation(len(out))].reset_index(drop=True)
+
+
+def _column(name: str, kind: str, action: str, reason: str) -> SimpleNamespace:
+    return SimpleNamespace(name=name, kind=kind, action=action, reason=reason)
+
+
+def _schema() -> SimpleNamespace:
+    cols = (
+        _column("participant_id", "identifier", "drop", "unique per row with an ID-like name"),
+        _column("time_cvd_years", "time", "synthesize", "follow-up time (chosen as the time column)"),
+        _column("cvd", "event", "synthesize", "event indicator ('1' means the event happened)"),
+        _column("sex", "binary", "synthesize", "two distinct values"),
+        _column("smoker", "categorical", "synthesize", "text with 3 levels"),
+        _column("age", "integer", "synthesize", "whole numbers"),
+        _column("totchol", "integer", "synthesize", "whole numbers"),
+        _column("hdl", "integer", "synthesize", "whole numbers"),
+        _column("sbp", "integer", "synthesize", "whole numbers"),
+        _column("visit_date", "date", "drop", "text that reads as dates"),
+    )
+    return SimpleNamespace(columns=cols, time="time_cvd_years", event="cvd")
+
+
+def _curve() -> list[SimpleNamespace]:
+    fpr = np.round(np.linspace(0, 1, 41), 4)
+    points = []
+    for w in [round(0.05 * i, 2) for i in range(20)]:
+        lift = 0.5 + 0.45 / (1 + np.exp(-(w - 0.82) * 25))
+        auc = round(float(lift), 4)
+        tpr = np.clip(fpr ** (1 / (1 + 4 * (auc - 0.5))), 0, 1)
+        points.append(SimpleNamespace(
+            w=w, auc=auc, auc_sd=0.006, auc_se=0.003, tpr_at_1pct_fpr=0.011 + (auc - 0.5) / 4,
+            tpr_at_01pct_fpr=0.001 + (auc - 0.5) / 8, density_auc=round(0.5 + (auc - 0.5) * 0.8, 4),
+            density_auc_sd=0.008, density_auc_se=0.004, repeats=4, refined=False,
+            roc_fpr=tuple(fpr.tolist()), roc_tpr=tuple(tpr.tolist()),
+        ))  # fmt: skip
+    return points
+
+
+def fake_result(verdict: str = "released", *, seed: int | None = SEED, n: int = 300) -> SimpleNamespace:
+    """A RunResult-shaped tree with realistic numbers (built in well under a second)."""
+    from engine.audit_release import epsilon_statement, release_metrics
+    from engine.stats import ModelSpec, fidelity_report
+
+    real = _real(n)
+    synth = _synthetic(real)
+    audit = SimpleNamespace(threshold=0.55, holdout_fraction=0.2, repeats=4, splits=1, curve=tuple(_curve()),
+                            selected_w=0.7, rule="the largest w such that, for it and every smaller candidate w, "
+                            "the mean membership AUC plus one standard error stays below 0.55 for both attacks",
+                            seconds=1.0, budget_exhausted=False)  # fmt: skip
+    config = SimpleNamespace(
+        input=Path("/nonexistent/cohort.csv"), input_label=None, auc_max=0.55, w=None,
+        w_grid=tuple(round(0.05 * i, 2) for i in range(20)), repeats=None, seed=seed, device="auto", fmt="csv",
+        budget="fast", analysis="cox", outcome=None, covariates=("age", "sbp", "sex"), allow_risky=False,
+        risk_acknowledged=False, protect_outliers=False, copies=1, time="time_cvd_years", event="cvd", drop=(),
+        missing_codes=("-99",),
+    )  # fmt: skip
+    table = SimpleNamespace(path=Path("/nonexistent/cohort.csv"), sha256=SHA, rows=n + 7,
+                            frame=pd.DataFrame(index=range(n + 7)))  # fmt: skip
+    prepared = SimpleNamespace(config=config, table=table, schema=_schema(), real=real,
+                               rows_dropped={"rows_in": n + 7, "rows_used": n, "rows_dropped": 7,
+                                             "missing_by_column": {"hdl": 4, "sbp": 3},
+                                             "reason": "rows with a missing value in a used column are left out"})  # fmt: skip
+    num = ["age", "totchol", "hdl", "sbp", "time_cvd_years"]
+    z_real = ((real[num] - real[num].mean()) / real[num].std()).to_numpy()
+    rng = np.random.default_rng(3)
+    paired = z_real * np.sqrt(0.7) + rng.standard_normal(z_real.shape) * np.sqrt(0.3)
+    metrics = release_metrics(z_real, paired, rng=rng).to_dict()
+    eps = epsilon_statement(rng.standard_normal((n, 5)), 0.7, delta=1.0 / n).to_dict()
+    release = {"w": 0.7, "rows": n, "copies": 1, "shuffled": True, "clipped": {"hdl": 0, "sbp": 4, "age": 12},
+               **metrics, "at_risk": 3, "epsilon": eps}  # fmt: skip
+    spec = ModelSpec("cox", time="time_cvd_years", event="cvd", covariates=("age", "sbp", "sex"), per={"sbp": 10})
+    fidelity = fidelity_report(real, synth, spec, [c for c in real.columns]).to_dict()
+    model = {"flows": 4, "hidden": 64, "layers": 1, "val_nll": 6.1234, "device": "cpu", "train_seconds": 3.2}
+    return SimpleNamespace(
+        config=config, prepared=prepared, audit=audit, model=model, release=release, synthetic=synth,
+        copies=(synth,), fidelity=fidelity, verdict=verdict, timings={"audit_seconds": 1.0},
+        started="2025-06-19T10:11:12+00:00", outputs={}, audit_json={}, history=tuple((i, 7.0, 7.1) for i in range(40)),
+    )  # fmt: skip
+
+
+def refused_result() -> SimpleNamespace:
+    r = fake_result("refused")
+    audit = replace_ns(r.audit, selected_w=None, curve=tuple(replace_ns(p, auc=p.auc + 0.08) for p in r.audit.curve))
+    return replace_ns(r, audit=audit, synthetic=None, copies=(), fidelity={}, model={},
+                      release={"w": None, "rows": 0, "refused": "no perturbation weight kept the membership AUC "
+                               "below 0.55; nothing was exported. Add --allow-risky to export at w = 0 anyway"})  # fmt: skip
+
+
+def replace_ns(ns: SimpleNamespace, **changes: object) -> SimpleNamespace:
+    return SimpleNamespace(**{**vars(ns), **changes})
+
+
+def _text(path: Path) -> str:
+    return "\n".join(page.extract_text() or "" for page in PdfReader(str(path)).pages)
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_report(fake_result(), tmp_path_factory.mktemp("rep") / "report.pdf")
+
+
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_report(refused_result(), tmp_path_factory.mktemp("ref") / "report.pdf")
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def test_safe_count_suppresses_below_ten_including_zero() -> None:
+    assert [safe_count(v) for v in (0, 1, 9, 9.6, 10, 1234)] == ["< 10", "< 10", "< 10", "< 10", "10", "1,234"]
+
+
+def test_level_shares_hide_small_levels() -> None:
+    rows = level_shares(pd.Series(["a"] * 50 + ["b"] * 3), pd.Series(["a"] * 53))
+    assert rows[1] == ("b", "< 10 rows", "< 10 rows")
+
+
+def test_km_grid_steps_hold_zero_or_ten_events() -> None:
+    real = _real(300)
+    grid = coarse_km_grid(real["time_cvd_years"].to_numpy(), real["cvd"].to_numpy())
+    events = real.loc[real["cvd"] == 1, "time_cvd_years"].to_numpy()
+    counts = np.histogram(events, bins=grid)[0]
+    assert grid[0] == 0 and ((counts == 0) | (counts >= 10)).all()
+    assert (real["time_cvd_years"] >= grid[-1]).sum() >= 10
+
+
+# ------------------------------------------------------------------------------ the PDF
+
+
+def test_first_page_has_verdict_w_auc_and_hash(released: Path) -> None:
+    first = PdfReader(str(released)).pages[0].extract_text()
+    assert "RELEASED" in first and "OVERRIDE" not in first
+    assert "0.70" in first  # chosen w
+    auc_at_w = next(p.auc for p in _curve() if p.w == 0.7)
+    assert f"{auc_at_w:.3f}" in first and "limit 0.55" in first
+    assert SHA in first.replace("\n", "")
+    assert "2025-06-19" in first and "closer" in first
+
+
+def test_all_sections_present(released: Path) -> None:
+    text = _text(released)
+    for heading in ("1. The data", "2. Privacy audit", "3. Does the synthetic table", "4. Method", "References",
+                    "Threat model", "Formal privacy statement", "Kaplan-Meier", "Correlations", "hazard ratio"):
+        assert heading in text, heading
+    assert "DerSimonian" in text and "Karr" in text and "van Breugel" in text
+    assert "participant_id" in text  # dropped column named with its reason
+
+
+def test_unicode_renders_from_embedded_font(released: Path) -> None:
+    reader = PdfReader(str(released))
+    fonts = set()
+    for page in reader.pages:
+        for f in page["/Resources"]["/Font"].values():
+            fonts.add(str(f.get_object()["/BaseFont"]))
+            assert "/FontFile2" in f.get_object()["/DescendantFonts"][0].get_object()["/FontDescriptor"] \
+                or f.get_object().get("/Subtype") != "/Type0"  # fmt: skip
+    assert any("DejaVuSans" in f for f in fonts)
+    text = _text(released)
+    assert "±" in text and "ε" in text and "✓" in text
+
+
+def test_small_counts_are_suppressed(released: Path) -> None:
+    text = _text(released)
+    assert "< 10" in text
+    # rows dropped (7), missing per column (4, 3), clipped (0, 4) and records at risk (3) never print raw
+    assert not re.search(r"Rows dropped \(a missing value in a used column\)\s*7\b", text)
+    assert not re.search(r"Missing values in hdl\s*4\b", text)
+    assert "3 of 300" not in text and "< 10 of 300" in text
+    assert re.search(r"age\s*12", text)  # a count of 10 or more is shown
+
+
+def test_seed_never_printed(released: Path) -> None:
+    text = _text(released)
+    assert str(SEED) not in text
+    assert "Seeded" in text and "the seed is not shown" in text
+    assert str(SEED).encode() not in released.read_bytes()
+
+
+def test_byte_identical_for_the_same_result(tmp_path: Path) -> None:
+    result = fake_result()
+    a = build_report(result, tmp_path / "a.pdf").read_bytes()
+    b = render_report(fake_result())
+    assert a == b
+    assert b"D:20250619000000" in a  # creation date fixed to the run's day
+
+
+def test_real_data_figures_are_raster_images(released: Path) -> None:
+    reader = PdfReader(str(released))
+    images = 0
+    for number, page in enumerate(reader.pages, 1):
+        xobjects = page["/Resources"].get("/XObject", {})
+        images += sum(1 for x in xobjects.values() if x.get_object()["/Subtype"] == "/Image")
+        content = page.get_contents().get_data().decode("latin-1")
+        paths = len(re.findall(r"\s(?:l|c|re)\n", content))
+        assert paths < 250, f"page {number} draws {paths} vector path segments (a vector plot of data?)"
+    # AUC curve, ROC, distances, box plots, Kaplan-Meier, correlations, forest plot
+    assert images >= 7
+
+
+def test_every_page_renders_and_is_not_blank(released: Path, refused: Path, tmp_path: Path) -> None:
+    if shutil.which("pdftoppm") is None:
+        pytest.skip("pdftoppm (poppler-utils) is not installed")
+    from matplotlib.image import imread
+
+    for pdf in (released, refused):
+        prefix = tmp_path / pdf.parent.name
+        subprocess.run(["pdftoppm", "-r", "40", "-png", str(pdf), str(prefix)], check=True, timeout=60)
+        pngs = sorted(tmp_path.glob(f"{pdf.parent.name}*.png"))
+        assert len(pngs) == len(PdfReader(str(pdf)).pages) >= 4
+        for png in pngs:
+            pixels = imread(str(png))[..., :3]
+            assert (pixels < 0.9).mean() > 0.005, f"{png.name} looks blank"
+
+
+def test_refused_report_states_the_reason(refused: Path) -> None:
+    first = PdfReader(str(refused)).pages[0].extract_text()
+    assert "REFUSED" in first and "no perturbation weight kept the membership AUC" in first
+    text = _text(refused)
+    assert "No synthetic table was made" in text and "could not be drawn" not in text
+
+
+def test_override_is_stated_with_the_acknowledgement(tmp_path: Path) -> None:
+    r = fake_result("released with override")
+    r = replace_ns(r, config=replace_ns(r.config, w=0.9, risk_acknowledged=True),
+                   release={**r.release, "w": 0.9})  # fmt: skip
+    first = PdfReader(str(build_report(r, tmp_path / "o.pdf"))).pages[0].extract_text()
+    assert "RELEASED WITH OVERRIDE" in first
+    assert "acknowledgement" in first and "0.90" in first and "not below the limit" in first
+
+
+def test_missing_pieces_degrade_to_sentences(tmp_path: Path) -> None:
+    path = build_report(SimpleNamespace(verdict="released", release={"w": 0.5}), tmp_path / "m.pdf")
+    text = _text(path)
+    assert "RELEASED" in text and "not available" in text
+
+
+def test_never_overwrites_the_input(tmp_path: Path) -> None:
+    from engine.errors import InputError
+
+    source = tmp_path / "cohort.csv"
+    source.write_text("x\n1\n")
+    r = fake_result()
+    r = replace_ns(r, config=replace_ns(r.config, input=source))
+    with pytest.raises(InputError):
+        build_report(r, source)
+    assert source.read_text() == "x\n1\n"
+
+
+def test_works_with_the_pipeline_dataclasses() -> None:
+    """The real RunResult/Prepared dataclasses carry the fake pieces as well."""
+    from engine.pipeline import Prepared, RunConfig, RunResult
+
+    f = fake_result()
+    cfg = RunConfig(input=Path("cohort.csv"), seed=SEED, time="time_cvd_years", event="cvd")
+    prep = Prepared(cfg, f.prepared.table, f.prepared.schema, f.prepared.real, f.prepared.rows_dropped, None)
+    result = RunResult(cfg, prep, f.audit, f.model, f.release, f.synthetic, f.copies, f.fidelity, "released",
+                       {}, f.started)  # fmt: skip
+    result = replace(result, history=f.history)
+    assert render_report(result)[:5] == b"%PDF-"
