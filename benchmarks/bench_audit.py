@@ -47,11 +47,19 @@ def bench_audit(n: int = 15000, d: int = 7) -> None:
     sigma = 0.5 * np.eye(d) + 0.5
     chol = np.linalg.cholesky(sigma)
     X = np.random.default_rng(0).standard_normal((n, d)) @ chol.T
-    secs, res = _timed(run_audit, X, X, lambda rows: ScaledMap(chol), config=AuditConfig(),
-                       rng=np.random.default_rng(1))
+    secs, res = _timed(
+        run_audit,
+        X,
+        X,
+        lambda rows: ScaledMap(chol),
+        config=AuditConfig(),
+        rng=np.random.default_rng(1),
+    )
     reps = [p.repeats for p in res.curve]
-    print(f"audit n={n} d={d}: {len(res.curve)} w values ({sum(p.refined for p in res.curve)} refined), "
-          f"repeats {min(reps)}-{max(reps)} (total {sum(reps)}), {secs:.1f} s, selected w = {res.selected_w}")
+    print(
+        f"audit n={n} d={d}: {len(res.curve)} w values ({sum(p.refined for p in res.curve)} refined), "
+        f"repeats {min(reps)}-{max(reps)} (total {sum(reps)}), {secs:.1f} s, selected w = {res.selected_w}"
+    )
 
 
 def bench_neighbours(n: int, d: int, sklearn_rows: int | None = None) -> None:
@@ -67,8 +75,10 @@ def bench_neighbours(n: int, d: int, sklearn_rows: int | None = None) -> None:
     scale = len(real) / len(q)
     note = "" if scale == 1 else f" (sklearn timed on {len(q)} queries, x{scale:.0f} extrapolated)"
     err = float(np.abs(sk_dist[:, 0] - dist[: len(q)]).max())
-    print(f"neighbours n={n} d={d}: ours {ours:.3f} s, sklearn brute {sk * scale:.2f} s, "
-          f"speed-up {sk * scale / ours:.1f}x, max |diff| {err:.1e}{note}")
+    print(
+        f"neighbours n={n} d={d}: ours {ours:.3f} s, sklearn brute {sk * scale:.2f} s, "
+        f"speed-up {sk * scale / ours:.1f}x, max |diff| {err:.1e}{note}"
+    )
 
 
 def bench_crossover(n: int = 15000) -> None:

@@ -60,12 +60,15 @@ class PlotWidget(QtWidgets.QWidget):
         self._canvas.draw_idle()
 
 
-def loss_curve(points: Sequence[tuple[float, float, float | None]]) -> Drawer:
-    """Training (and validation) loss per epoch; ``points`` are (epoch, train, val)."""
+def loss_curve(points: Sequence[tuple[int, float | None, float | None]]) -> Drawer:
+    """Training and validation loss per epoch; ``points`` are (epoch, train, val), either may be None.
+
+    Epochs of successive models (the audit's, then the final one) are drawn one after another.
+    """
 
     def draw(ax: Any) -> None:
         ax.set_title("Model training: loss per epoch (lower is better)", fontsize=9)
-        ax.set_xlabel("epoch", fontsize=8)
+        ax.set_xlabel("epoch (all models in order)", fontsize=8)
         ax.set_ylabel("negative log-likelihood", fontsize=8)
         ax.tick_params(labelsize=7)
         if not points:
@@ -73,13 +76,11 @@ def loss_curve(points: Sequence[tuple[float, float, float | None]]) -> Drawer:
                     transform=ax.transAxes, fontsize=8, color="grey")
             return
         xs = list(range(1, len(points) + 1))
-        ax.plot(xs, [p[1] for p in points], color="#1f77b4", lw=1.2, label="training")
-        vals = [p[2] for p in points]
-        if any(v is not None for v in vals):
-            ax.plot(xs, [float("nan") if v is None else v for v in vals], color="#ff7f0e",
-                    lw=1.2, label="validation")
-            ax.legend(fontsize=7)
-        ax.set_xlabel("training step (epochs, all models in order)", fontsize=8)
+        for index, label, color in ((1, "training", "#1f77b4"), (2, "validation", "#ff7f0e")):
+            ys = [float("nan") if p[index] is None else float(p[index]) for p in points]
+            if any(y == y for y in ys):
+                ax.plot(xs, ys, color=color, lw=1.2, label=label)
+        ax.legend(fontsize=7)
 
     return draw
 

@@ -103,7 +103,10 @@ class CurvePoint:
 
     def passes(self, threshold: float, attacks: tuple[str, ...] = ("distance", "density")) -> bool:
         """The named attacks' mean AUC + one SE all below the threshold."""
-        upper = {"distance": self.auc + self.auc_se, "density": self.density_auc + self.density_auc_se}
+        upper = {
+            "distance": self.auc + self.auc_se,
+            "density": self.density_auc + self.density_auc_se,
+        }
         return max(upper[a] for a in attacks) < threshold
 
     def to_dict(self) -> dict:
@@ -154,7 +157,9 @@ def membership_auc(member_scores: np.ndarray, nonmember_scores: np.ndarray) -> f
     return float((ranks[:n1].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 
 
-def roc_curve(member_scores: np.ndarray, nonmember_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def roc_curve(
+    member_scores: np.ndarray, nonmember_scores: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """ROC points (fpr, tpr) over all thresholds, ties as one diagonal step.
 
     Example:
@@ -247,10 +252,17 @@ def _summarise(w: float, acc: _Samples, refined: bool) -> CurvePoint:
     at = dict(zip(ROC_FPR, tpr, strict=False))
     step = max(1, len(ROC_FPR) // 50)
     return CurvePoint(
-        w=float(w), auc=auc, auc_sd=auc_sd, auc_se=auc_se,
-        tpr_at_1pct_fpr=float(at[0.01]), tpr_at_01pct_fpr=float(at[0.001]),
-        density_auc=dens, density_auc_sd=dens_sd, density_auc_se=dens_se,
-        repeats=len(acc.auc), refined=refined,
+        w=float(w),
+        auc=auc,
+        auc_sd=auc_sd,
+        auc_se=auc_se,
+        tpr_at_1pct_fpr=float(at[0.01]),
+        tpr_at_01pct_fpr=float(at[0.001]),
+        density_auc=dens,
+        density_auc_sd=dens_sd,
+        density_auc_se=dens_se,
+        repeats=len(acc.auc),
+        refined=refined,
         roc_fpr=tuple(float(x) for x in ROC_FPR[::step]),
         roc_tpr=tuple(float(x) for x in tpr[::step]),
     )
@@ -280,9 +292,13 @@ def select_w(
 def _validate(X_model: np.ndarray, X_dist: np.ndarray, config: AuditConfig) -> None:
     """Raise InputError for unusable inputs or options."""
     if X_model.ndim != 2 or X_dist.ndim != 2 or len(X_model) != len(X_dist):
-        raise InputError("audit: model-space and distance-space rows must be 2-D and equal in number")
+        raise InputError(
+            "audit: model-space and distance-space rows must be 2-D and equal in number"
+        )
     if len(X_model) < 50:
-        raise InputError(f"audit: {len(X_model)} rows are too few for a membership audit; need >= 50")
+        raise InputError(
+            f"audit: {len(X_model)} rows are too few for a membership audit; need >= 50"
+        )
     if not 0.0 < config.holdout_fraction < 1.0:
         raise InputError("audit: holdout fraction must lie strictly between 0 and 1")
     if not config.grid or any(not 0.0 <= w < 1.0 for w in config.grid):
@@ -342,10 +358,15 @@ def run_audit(
         selected = select_w(curve, config.threshold, config.select_on)
     progress(1.0, "audit: done")
     return AuditResult(
-        threshold=config.threshold, holdout_fraction=config.holdout_fraction,
-        repeats=min(p.repeats for p in curve), splits=len(splits), curve=tuple(curve),
-        selected_w=selected, rule=_rule_text(config.threshold, config.select_on),
-        seconds=time.perf_counter() - t0, budget_exhausted=over_budget,
+        threshold=config.threshold,
+        holdout_fraction=config.holdout_fraction,
+        repeats=min(p.repeats for p in curve),
+        splits=len(splits),
+        curve=tuple(curve),
+        selected_w=selected,
+        rule=_rule_text(config.threshold, config.select_on),
+        seconds=time.perf_counter() - t0,
+        budget_exhausted=over_budget,
     )
 
 
@@ -370,15 +391,19 @@ def _audit_w(split, w, X_dist, to_dist, config, rng, acc, t0, cancel) -> bool:
         if done >= minimum:
             if _over(t0, config):
                 return True
-            precise = max(_mean_sd_se(samples.auc[start:])[2], _mean_sd_se(samples.density[start:])[2])
+            precise = max(
+                _mean_sd_se(samples.auc[start:])[2], _mean_sd_se(samples.density[start:])[2]
+            )
             if precise < _SE_TARGET:
                 return False
 
 
 def _rule_text(threshold: float, attacks: tuple[str, ...]) -> str:
     """The selection rule in plain words."""
-    names = {"distance": "the distance to the closest synthetic row",
-             "density": "the density ratio synthetic/reference"}
+    names = {
+        "distance": "the distance to the closest synthetic row",
+        "density": "the density ratio synthetic/reference",
+    }
     which = " and ".join(names[a] for a in attacks)
     return (
         f"the largest w such that, for it and every smaller candidate w, the mean membership AUC "

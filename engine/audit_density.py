@@ -44,7 +44,9 @@ class GaussianKDE:
         self.points_ = white.astype(np.float32)
         self.norm2_ = (self.points_ * self.points_).sum(1)
         self.log_const_ = (
-            -math.log(n) - 0.5 * d * math.log(2 * math.pi) - float(np.log(np.diag(self.chol_)).sum())
+            -math.log(n)
+            - 0.5 * d * math.log(2 * math.pi)
+            - float(np.log(np.diag(self.chol_)).sum())
         )
         return self
 

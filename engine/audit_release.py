@@ -277,8 +277,15 @@ class EpsilonStatement:
     def to_dict(self) -> dict:
         """JSON-safe; an infinite epsilon (w = 1) is written as null."""
         value = self.value if math.isfinite(self.value) else None
-        return {"delta": self.delta, "C": self.C, "C_method": self.C_method, "value": value,
-                "w": self.w, "nature": self.nature, "sentence": self.sentence}
+        return {
+            "delta": self.delta,
+            "C": self.C,
+            "C_method": self.C_method,
+            "value": value,
+            "w": self.w,
+            "nature": self.nature,
+            "sentence": self.sentence,
+        }
 
 
 NATURE = (
@@ -339,7 +346,9 @@ def epsilon_statement(latent_codes: np.ndarray, w: float, delta: float) -> Epsil
     if w >= 1.0:
         value = math.inf
     else:
-        value = w * C**2 / (2 * (1 - w)) + C * math.sqrt(2 * w * math.log(1 / delta)) / math.sqrt(1 - w)
+        value = w * C**2 / (2 * (1 - w)) + C * math.sqrt(2 * w * math.log(1 / delta)) / math.sqrt(
+            1 - w
+        )
     text = (
         f"At w = {w:g} the injected noise gives local ({value:.3g}, {delta:.2g})-differential "
         f"privacy per record if the flow's latent codes of any two records lie at most "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import signal
 import sys
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from engine import __version__
-from engine.errors import Cancelled, InputError, LatentSynthError
+from engine.errors import Cancelled, InputError, LatentSynthError, PrivacyRefused
 from engine.progress import CancelToken, ProgressFn
 
 DEMO_STUDIES = (
@@ -43,7 +44,9 @@ def _float_list(text: str) -> tuple[float, ...]:
     try:
         return tuple(float(v) for v in text.replace(";", ",").split(",") if v.strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of numbers") from None
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not a comma-separated list of numbers"
+        ) from None
 
 
 def _name_list(text: str) -> tuple[str, ...]:
@@ -58,7 +61,9 @@ def _per(text: str) -> tuple[tuple[str, float], ...]:
         try:
             pairs.append((name, float(value)))
         except ValueError:
-            raise argparse.ArgumentTypeError(f"--per '{part}': use NUMBER or COLUMN=NUMBER") from None
+            raise argparse.ArgumentTypeError(
+                f"--per '{part}': use NUMBER or COLUMN=NUMBER"
+            ) from None
     return tuple(pairs)
 
 
@@ -69,7 +74,9 @@ def _bound(text: str) -> tuple[str, float | None, float | None]:
         lo, hi = rng.split(":", 1)
         return name, float(lo) if lo else None, float(hi) if hi else None
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--bounds '{text}': use COLUMN=LOW:HIGH, e.g. sbp=70:250") from None
+        raise argparse.ArgumentTypeError(
+            f"--bounds '{text}': use COLUMN=LOW:HIGH, e.g. sbp=70:250"
+        ) from None
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
@@ -77,25 +84,75 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     roles = p.add_argument_group("columns")
     roles.add_argument("--time", help="time-to-event column (survival analysis)")
     roles.add_argument("--event", help="event indicator column (0 = censored, 1 = event)")
-    roles.add_argument("--drop", action="append", default=[], help="exclude this column (repeatable); never exported")
-    roles.add_argument("--keep", action="append", default=[], help="synthesize a column that looks like an identifier")
-    roles.add_argument("--kind", action="append", default=[], metavar="COL=KIND", help="override a column's kind")
-    roles.add_argument("--bounds", action="append", default=[], type=_bound, metavar="COL=LO:HI", help="allowed range")
-    roles.add_argument("--missing", action="append", default=[], metavar="CODE", help="extra missing-value code, e.g. -999")
+    roles.add_argument(
+        "--drop",
+        action="append",
+        default=[],
+        help="exclude this column (repeatable); never exported",
+    )
+    roles.add_argument(
+        "--keep",
+        action="append",
+        default=[],
+        help="synthesize a column that looks like an identifier",
+    )
+    roles.add_argument(
+        "--kind", action="append", default=[], metavar="COL=KIND", help="override a column's kind"
+    )
+    roles.add_argument(
+        "--bounds",
+        action="append",
+        default=[],
+        type=_bound,
+        metavar="COL=LO:HI",
+        help="allowed range",
+    )
+    roles.add_argument(
+        "--missing",
+        action="append",
+        default=[],
+        metavar="CODE",
+        help="extra missing-value code, e.g. -999",
+    )
     roles.add_argument("--sheet", help="Excel sheet name or number (default: the first)")
     priv = p.add_argument_group("privacy")
-    priv.add_argument("--auc-max", type=float, default=0.55, help="membership-AUC limit (default 0.55)")
-    priv.add_argument("--w", type=float, help="force this perturbation weight (the audit still runs)")
+    priv.add_argument(
+        "--auc-max", type=float, default=0.55, help="membership-AUC limit (default 0.55)"
+    )
+    priv.add_argument(
+        "--w", type=float, help="force this perturbation weight (the audit still runs)"
+    )
     priv.add_argument("--w-grid", type=_float_list, help="candidate w values, e.g. 0,0.25,0.5,0.75")
-    priv.add_argument("--repeats", type=int, help="audit repeats per w (default: until the AUC's SE < 0.01)")
-    priv.add_argument("--allow-risky", action="store_true", help="export even if no w meets the limit (recorded)")
-    priv.add_argument("--protect-outliers", action="store_true", help="extra noise for records that stay recognisable")
-    priv.add_argument("--seed", type=int, help="reproducible run (otherwise noise comes from the OS's secure randomness)")
+    priv.add_argument(
+        "--repeats", type=int, help="audit repeats per w (default: until the AUC's SE < 0.01)"
+    )
+    priv.add_argument(
+        "--allow-risky", action="store_true", help="export even if no w meets the limit (recorded)"
+    )
+    priv.add_argument(
+        "--protect-outliers",
+        action="store_true",
+        help="extra noise for records that stay recognisable",
+    )
+    priv.add_argument(
+        "--seed",
+        type=int,
+        help="reproducible run (otherwise noise comes from the OS's secure randomness)",
+    )
     model = p.add_argument_group("model and output")
     model.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    model.add_argument("--budget", default="fast", choices=("fast", "default", "thorough"), help="model search effort")
-    model.add_argument("--format", dest="fmt", default="csv", choices=("csv", "xlsx", "parquet", "sav", "dta"))
-    model.add_argument("--copies", type=int, default=1, help="number of independent synthetic tables")
+    model.add_argument(
+        "--budget",
+        default="fast",
+        choices=("fast", "default", "thorough"),
+        help="model search effort",
+    )
+    model.add_argument(
+        "--format", dest="fmt", default="csv", choices=("csv", "xlsx", "parquet", "sav", "dta")
+    )
+    model.add_argument(
+        "--copies", type=int, default=1, help="number of independent synthetic tables"
+    )
     model.add_argument("--no-report", action="store_true", help="skip the PDF report")
     stats = p.add_argument_group("analysis (real vs synthetic)")
     stats.add_argument("--analysis", choices=("cox", "ols", "logistic"))
@@ -105,7 +162,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="latent-synth", description="Privacy-protected synthetic copies of patient tables.")
+    parser = _Parser(
+        prog="latent-synth", description="Privacy-protected synthetic copies of patient tables."
+    )
     parser.add_argument("--version", action="version", version=f"latent-synth {__version__}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
@@ -116,17 +175,33 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("input", type=str, help="CSV, TSV, Excel, Parquet, SAS, SPSS or Stata file")
     _add_run_options(run)
 
-    demo = sub.add_parser("demo", parents=[common], help="run the pipeline on the embedded, simulated demo cohort")
+    demo = sub.add_parser(
+        "demo", parents=[common], help="run the pipeline on the embedded, simulated demo cohort"
+    )
     which = demo.add_mutually_exclusive_group()
-    which.add_argument("--study", default=DEFAULT_DEMO_STUDY, choices=DEMO_STUDIES, help="one sub-study")
+    which.add_argument(
+        "--study", default=DEFAULT_DEMO_STUDY, choices=DEMO_STUDIES, help="one sub-study"
+    )
     which.add_argument("--all", action="store_true", help="every sub-study, then a meta-analysis")
     _add_run_options(demo)
 
-    meta = sub.add_parser("meta", parents=[common], help="DerSimonian-Laird meta-analysis across sites")
-    meta.add_argument("files", nargs="*", type=str, help="one file per site (or one file with --by)")
+    meta = sub.add_parser(
+        "meta", parents=[common], help="DerSimonian-Laird meta-analysis across sites"
+    )
+    meta.add_argument(
+        "files", nargs="*", type=str, help="one file per site (or one file with --by)"
+    )
     meta.add_argument("--out", required=True, type=Path)
-    meta.add_argument("--summary", type=str, help="summary table: study, estimate, se (or ci_low, ci_high)")
-    meta.add_argument("--synthetic", nargs="*", type=str, default=[], help="synthetic files, site by site, to compare")
+    meta.add_argument(
+        "--summary", type=str, help="summary table: study, estimate, se (or ci_low, ci_high)"
+    )
+    meta.add_argument(
+        "--synthetic",
+        nargs="*",
+        type=str,
+        default=[],
+        help="synthetic files, site by site, to compare",
+    )
     meta.add_argument("--by", help="split one file into sites by this column")
     meta.add_argument("--analysis", default="cox", choices=("cox", "ols", "logistic"))
     meta.add_argument("--time")
@@ -134,7 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     meta.add_argument("--outcome")
     meta.add_argument("--exposure")
     meta.add_argument("--adjust", type=_name_list, default=())
-    meta.add_argument("--per", type=float, default=1.0, help="effect per this many units, e.g. 10 (mmHg)")
+    meta.add_argument(
+        "--per", type=float, default=1.0, help="effect per this many units, e.g. 10 (mmHg)"
+    )
     meta.add_argument("--method", default="dl", choices=("dl", "fe", "hksj"))
     return parser
 
@@ -148,6 +225,8 @@ class TerminalProgress:
         self.last = 0.0
         self.tty = bool(self.enabled and sys.stderr.isatty())
         self.last_text = ""
+        self.last_stage = ""
+        self.last_line = 0.0
 
     def __call__(self, fraction: float, text: str) -> None:
         if not self.enabled:
@@ -158,14 +237,21 @@ class TerminalProgress:
         self.last = now
         elapsed = now - self.start
         left = elapsed / fraction * (1 - fraction) if fraction > 0.02 else None
-        eta = f"{int(left // 60)}:{int(left % 60):02d} left" if left is not None else "estimating time"
+        eta = (
+            f"{int(left // 60)}:{int(left % 60):02d} left"
+            if left is not None
+            else "estimating time"
+        )
         bar = "#" * int(fraction * 24)
         line = f"[{bar:<24}] {fraction * 100:5.1f}%  {eta:>15}  {text}"
         if self.tty:
             width = shutil.get_terminal_size((100, 20)).columns
             sys.stderr.write("\r" + line[: width - 1].ljust(width - 1))
-        elif text != self.last_text:
-            sys.stderr.write(line + "\n")
+        else:  # a log file: one line per stage, or every 10 seconds within a long stage
+            stage = re.sub(r"[0-9.]+", "#", text)
+            if stage != self.last_stage or now - self.last_line > 10 or fraction >= 1.0:
+                sys.stderr.write(line + "\n")
+                self.last_stage, self.last_line = stage, now
         self.last_text = text
         sys.stderr.flush()
 
@@ -245,6 +331,13 @@ def demo_input() -> Path:
     return Path(str(files("resources").joinpath("demo_cohort.csv")))
 
 
+def _scaled(progress: ProgressFn, start: float, share: float, prefix: str) -> ProgressFn:
+    def inner(fraction: float, text: str) -> None:
+        progress(start + fraction * share, prefix + text)
+
+    return inner
+
+
 def _demo(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> int:
     from engine.pipeline import run_pipeline
 
@@ -255,15 +348,27 @@ def _demo(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> 
     ns.time, ns.event = time_col, event_col
     if ns.analysis is None:
         ns.analysis, ns.per = "cox", ns.per or (("sbp", 10.0),)
+    share = 1.0 / (len(studies) + (1 if ns.all else 0))
+    released: list[str] = []
     for i, study in enumerate(studies):
         out = ns.out / study.replace(" ", "_") if ns.all else ns.out
         config = _config_from_args(
-            ns, source, out=out, subset=("study", study), input_label=f"demo cohort (simulated), {study}"
+            ns,
+            source,
+            out=out,
+            subset=("study", study),
+            input_label=f"demo cohort (simulated), {study}",
         )
-        share = 1.0 / (len(studies) + (1 if ns.all else 0))
-        sub = lambda f, t, i=i, s=study: progress((i + f) * share, f"{s}: {t}")  # noqa: E731
-        result = run_pipeline(config, sub, cancel)
+        try:
+            result = run_pipeline(config, _scaled(progress, i * share, share, f"{study}: "), cancel)
+        except PrivacyRefused as refusal:
+            if not ns.all:
+                raise
+            print(f"{study}: refused: {refusal}", file=sys.stderr)
+            continue
+        released.append(study)
         _print_summary(result, out)
+    studies = tuple(released)
     if ns.all:
         from engine.meta import MetaConfig, run_meta
 
@@ -281,7 +386,8 @@ def _demo(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> 
             per=10.0,
             method="dl",
         )
-        run_meta(meta_cfg, progress=lambda f, t: progress((len(studies) + f) * share, f"meta-analysis: {t}"), cancel=cancel)
+        meta_progress = _scaled(progress, 1.0 - share, share, "meta-analysis: ")
+        run_meta(meta_cfg, progress=meta_progress, cancel=cancel)
         print(f"meta-analysis written to {ns.out / 'meta'}")
     return 0
 
@@ -290,7 +396,9 @@ def _meta(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> 
     from engine.meta import MetaConfig, run_meta
 
     if not ns.files and ns.summary is None:
-        raise InputError("meta: give one file per site, one file with --by COLUMN, or --summary FILE")
+        raise InputError(
+            "meta: give one file per site, one file with --by COLUMN, or --summary FILE"
+        )
     config = MetaConfig(
         real_files=tuple(ns.files),
         synthetic_files=tuple(ns.synthetic),
@@ -328,7 +436,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if cancel.cancelled:  # a second Ctrl-C: stop now
             raise KeyboardInterrupt
         cancel.cancel()
-        sys.stderr.write("\nlatent-synth: cancelling at the next step (Ctrl-C again to stop at once)\n")
+        sys.stderr.write(
+            "\nlatent-synth: cancelling at the next step (Ctrl-C again to stop at once)\n"
+        )
 
     signal.signal(signal.SIGINT, on_sigint)
     handler = {"run": _run, "demo": _demo, "meta": _meta}[ns.command]
@@ -340,7 +450,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except LatentSynthError as err:
         progress.close()
-        print(f"latent-synth: {'refused' if err.exit_code == 3 else 'error'}: {err}", file=sys.stderr)
+        print(
+            f"latent-synth: {'refused' if err.exit_code == 3 else 'error'}: {err}", file=sys.stderr
+        )
         return err.exit_code
     except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
         progress.close()

@@ -42,7 +42,9 @@ class LatentMap(Protocol):
 def _check_weight(w: float | np.ndarray) -> None:
     arr = np.asarray(w, dtype=float)
     if not np.all((arr >= 0.0) & (arr <= 1.0)):
-        raise InputError(f"perturbation weight w={w} is outside 0..1; choose a value between 0 and 1")
+        raise InputError(
+            f"perturbation weight w={w} is outside 0..1; choose a value between 0 and 1"
+        )
 
 
 def perturb_latent(Z: np.ndarray, w: float | np.ndarray, rng: np.random.Generator) -> np.ndarray:

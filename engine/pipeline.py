@@ -79,7 +79,9 @@ class RunConfig:
             raise InputError(f"--w {self.w}: the perturbation weight must be between 0 and 1")
         bad = [v for v in self.w_grid if not 0.0 <= v < 1.0]
         if bad or not self.w_grid:
-            raise InputError(f"--w-grid: values must lie in 0..1 (1 excluded); got {list(self.w_grid)}")
+            raise InputError(
+                f"--w-grid: values must lie in 0..1 (1 excluded); got {list(self.w_grid)}"
+            )
         if self.fmt not in FORMATS:
             raise InputError(f"--format {self.fmt}: choose one of {', '.join(FORMATS)}")
         if self.budget not in BUDGETS:
@@ -185,7 +187,9 @@ class _FlowFitter:
         return self.last
 
 
-def _audit(prep: Prepared, rng: np.random.Generator, progress: ProgressFn, cancel: CancelToken) -> Any:
+def _audit(
+    prep: Prepared, rng: np.random.Generator, progress: ProgressFn, cancel: CancelToken
+) -> Any:
     from engine.audit import AuditConfig, run_audit
 
     cfg = prep.config
@@ -472,7 +476,11 @@ def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progre
     for i, frame in enumerate(result.copies):
         name = f"synthetic.{cfg.fmt}" if i == 0 else f"synthetic_{i + 1}.{cfg.fmt}"
         path = write_table(
-            frame, out / name, cfg.fmt, column_meta=result.prepared.table.column_meta, forbid=input_path
+            frame,
+            out / name,
+            cfg.fmt,
+            column_meta=result.prepared.table.column_meta,
+            forbid=input_path,
         )
         outputs[name] = sha256_file(path)
     if result.synthetic is not None:

@@ -57,10 +57,13 @@ def data() -> np.ndarray:
 
 def lni(X: np.ndarray, w: float, rng: np.random.Generator) -> np.ndarray:
     m = GaussianMap()
-    return m.from_latent(math.sqrt(w) * m.to_latent(X) + math.sqrt(1 - w) * rng.standard_normal(X.shape))
+    return m.from_latent(
+        math.sqrt(w) * m.to_latent(X) + math.sqrt(1 - w) * rng.standard_normal(X.shape)
+    )
 
 
 # --- AUC -------------------------------------------------------------------------------------
+
 
 def test_auc_counts_ties_one_half() -> None:
     # pairs: (3>1) (3>2) (3=3)->.5 (2>1) (2=2)->.5 (2<3) => (1+1+.5+1+.5+0)/6
@@ -81,6 +84,7 @@ def test_roc_area_matches_auc() -> None:
 
 
 # --- the paper's simulation ------------------------------------------------------------------
+
 
 def test_distance_auc_reproduces_the_paper(data: np.ndarray) -> None:
     cfg = AuditConfig(grid=(0.0, 0.75, 0.975), splits=8, repeats=1, refine=False)
@@ -131,10 +135,13 @@ def test_cancel_and_bad_input(data: np.ndarray) -> None:
     with pytest.raises(InputError):
         run_audit(data[:10], data[:10], fit_gaussian, rng=np.random.default_rng(0))
     with pytest.raises(InputError):
-        run_audit(data, data, fit_gaussian, config=AuditConfig(grid=(1.0,)), rng=np.random.default_rng(0))
+        run_audit(
+            data, data, fit_gaussian, config=AuditConfig(grid=(1.0,)), rng=np.random.default_rng(0)
+        )
 
 
 # --- release metrics -------------------------------------------------------------------------
+
 
 def test_release_metrics_on_the_gaussian_simulation(data: np.ndarray) -> None:
     rng = np.random.default_rng(9)
@@ -181,6 +188,7 @@ def test_histogram_never_shows_small_counts() -> None:
 
 # --- nearest neighbours ----------------------------------------------------------------------
 
+
 def test_brute_force_equals_the_tree_at_d50() -> None:
     rng = np.random.default_rng(4)
     ref = rng.standard_normal((3000, 50))
@@ -208,6 +216,7 @@ def test_count_closer_brute_matches_tree() -> None:
 
 
 # --- protection, epsilon ---------------------------------------------------------------------
+
 
 def test_protect_outliers_removes_every_at_risk_record(data: np.ndarray) -> None:
     rng = np.random.default_rng(8)

@@ -41,7 +41,12 @@ def _cohort(n: int = 600, seed: int = 1) -> pd.DataFrame:
 def _run_cli(args: list[str]) -> subprocess.CompletedProcess:
     env = {**os.environ, "MPLBACKEND": "Agg"}
     return subprocess.run(
-        [sys.executable, "-m", "engine", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
+        [sys.executable, "-m", "engine", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
     )
 
 
@@ -56,7 +61,21 @@ def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, pd.
     data.to_csv(src, index=False)
     before = hashlib.sha256(src.read_bytes()).hexdigest()
     out = folder / "out"
-    code = main(["run", str(src), "--out", str(out), "--time", "time", "--event", "event", "--seed", "987654321", *FAST])
+    code = main(
+        [
+            "run",
+            str(src),
+            "--out",
+            str(out),
+            "--time",
+            "time",
+            "--event",
+            "event",
+            "--seed",
+            "987654321",
+            *FAST,
+        ]
+    )
     assert code == 0
     assert hashlib.sha256(src.read_bytes()).hexdigest() == before, "the input file was modified"
     return src, out, data
@@ -69,7 +88,9 @@ def test_run_writes_contract_files_and_keys(small_run: tuple[Path, Path, pd.Data
         assert key in audit
     assert audit["input"]["sha256"] == hashlib.sha256(src.read_bytes()).hexdigest()
     assert audit["input"]["rows"] == 600 and audit["input"]["rows_used"] == 600
-    assert {"flows", "hidden", "layers", "val_nll", "device", "train_seconds"} <= set(audit["model"])
+    assert {"flows", "hidden", "layers", "val_nll", "device", "train_seconds"} <= set(
+        audit["model"]
+    )
     assert [p["w"] for p in audit["audit"]["curve"]][:3] == [0.0, 0.5, 0.8]
     assert all(0.0 <= p["auc"] <= 1.0 for p in audit["audit"]["curve"])
     release = audit["release"]
@@ -104,7 +125,18 @@ def test_rows_are_shuffled_at_w1(tmp_path: Path) -> None:
     src = tmp_path / "c.csv"
     data.to_csv(src, index=False)
     code = main(
-        ["run", str(src), "--out", str(tmp_path / "o"), "--w", "1", "--allow-risky", "--seed", "5", *FAST]
+        [
+            "run",
+            str(src),
+            "--out",
+            str(tmp_path / "o"),
+            "--w",
+            "1",
+            "--allow-risky",
+            "--seed",
+            "5",
+            *FAST,
+        ]
     )
     assert code == 0
     synth = pd.read_csv(tmp_path / "o" / "synthetic.csv")
@@ -169,7 +201,10 @@ def test_inf_and_empty_column_are_handled(tmp_path: Path) -> None:
     data["unused"] = np.nan
     src = tmp_path / "c.csv"
     data.to_csv(src, index=False)
-    code = main(["run", str(src), "--out", str(tmp_path / "o"), "--seed", "2", *FAST])
+    # --allow-risky: this test is about the inf value and the empty column, not the audit
+    code = main(
+        ["run", str(src), "--out", str(tmp_path / "o"), "--seed", "2", "--allow-risky", *FAST]
+    )
     assert code == 0
     audit = json.loads((tmp_path / "o" / "audit.json").read_text())
     assert audit["input"]["rows_used"] == 299

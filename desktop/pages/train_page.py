@@ -19,18 +19,21 @@ from desktop.qt import QMessageBox, QTimer, QtWidgets
 from desktop.worker import eta_text
 
 _NUM = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
-EPOCH = re.compile(r"epoch\s*(\d+)", re.I)
-LOSS = re.compile(r"(?:train(?:ing)?[ _]?)?(?:loss|nll)\s*[=:]?\s*" + _NUM, re.I)
-VAL = re.compile(r"val(?:idation)?[ _]?(?:loss|nll)?\s*[=:]?\s*" + _NUM, re.I)
+EPOCH = re.compile(r"\bepoch\s*\d+", re.I)
+VAL = re.compile(r"val(?:idation)?[ _]?(?:loss|nll)\s*[=:]?\s*" + _NUM, re.I)
+TRAIN = re.compile(r"train(?:ing)?[ _]?(?:loss|nll)\s*[=:]?\s*" + _NUM, re.I)
+ANY_LOSS = re.compile(r"(?:loss|nll)\s*[=:]?\s*" + _NUM, re.I)
 W_DONE = re.compile(r"\bw\s*=\s*(\d*\.?\d+)", re.I)
 AUC = re.compile(r"\bauc\s*[=:]?\s*(\d*\.\d+)", re.I)
 
 
-def parse_progress(text: str) -> tuple[tuple[float, float | None] | None, tuple[float, float | None] | None]:
-    """(loss point, audit point) found in one progress text, each possibly None.
+def parse_progress(text: str) -> tuple[tuple[float | None, float | None] | None, tuple[float, float | None] | None]:
+    """(loss point (training, validation), audit point (w, AUC)) found in one progress text.
 
     Example:
-        >>> parse_progress("training: epoch 3/40, loss 1.25, val 1.31")
+        >>> parse_progress("training flow: epoch 3/300, validation loss 8.05")
+        ((None, 8.05), None)
+        >>> parse_progress("epoch 3: training loss 1.25, validation loss 1.31")
         ((1.25, 1.31), None)
         >>> parse_progress("audit: w = 0.3 (split 1)")
         (None, (0.3, None))
@@ -39,10 +42,12 @@ def parse_progress(text: str) -> tuple[tuple[float, float | None] | None, tuple[
     """
     loss_point = audit_point = None
     if EPOCH.search(text):
-        loss = LOSS.search(text)
-        if loss:
-            val = VAL.search(text[loss.end():])
-            loss_point = (float(loss.group(1)), float(val.group(1)) if val else None)
+        val, train = VAL.search(text), TRAIN.search(text)
+        if train is None and val is None:
+            train = ANY_LOSS.search(text)
+        if train is not None or val is not None:
+            loss_point = (float(train.group(1)) if train else None,
+                          float(val.group(1)) if val else None)
     if "audit" in text.lower():
         w = W_DONE.search(text)
         if w:
@@ -88,7 +93,7 @@ class TrainPage(Page):
         plots.addWidget(self.loss_plot, 1)
         plots.addWidget(self.auc_plot, 1)
         layout.addLayout(plots, 1)
-        self.losses: list[tuple[int, float, float | None]] = []
+        self.losses: list[tuple[int, float | None, float | None]] = []
         self.audited: dict[float, float | None] = {}
         self._dirty = False
         self._redraw = QTimer(self)
@@ -143,8 +148,9 @@ class TrainPage(Page):
 
     # -- progress -----------------------------------------------------------------------
     def on_progress(self, fraction: float, text: str) -> None:
-        self._fraction = fraction
-        self.bar.setValue(int(round(fraction * 1000)))
+        # the engine's nested sub-ranges can step back a little: show the furthest point reached
+        self._fraction = max(self._fraction, fraction)
+        self.bar.setValue(int(round(self._fraction * 1000)))
         self.stage.setText(_stage_text(text))
         self._update_eta()
 
