@@ -150,8 +150,10 @@ def styles() -> dict[str, Any]:
         "mono": ParagraphStyle("mono", parent=base, fontName=FONT_MONO, fontSize=7.6, leading=10, spaceAfter=0),
         "title": ParagraphStyle("title", parent=base, fontName=FONT_BOLD, fontSize=16, leading=20, spaceAfter=2),
         "subtitle": ParagraphStyle("subtitle", parent=base, fontSize=10, leading=13, textColor=colors.HexColor(GREY)),
-        "h1": ParagraphStyle("h1", parent=base, fontName=FONT_BOLD, fontSize=13.5, leading=17, spaceBefore=2, spaceAfter=6),
-        "h2": ParagraphStyle("h2", parent=base, fontName=FONT_BOLD, fontSize=10.5, leading=14, spaceBefore=8, spaceAfter=4),
+        "h1": ParagraphStyle("h1", parent=base, fontName=FONT_BOLD, fontSize=13.5, leading=17, spaceBefore=2, spaceAfter=6,
+                             keepWithNext=1),
+        "h2": ParagraphStyle("h2", parent=base, fontName=FONT_BOLD, fontSize=10.5, leading=14, spaceBefore=8, spaceAfter=4,
+                             keepWithNext=1),
         "verdict": ParagraphStyle("verdict", parent=base, fontName=FONT_BOLD, fontSize=24, leading=29,
                                   textColor=colors.white, alignment=1),
         "meaning": ParagraphStyle("meaning", parent=base, fontSize=10, leading=13, alignment=1, spaceAfter=0,
@@ -349,6 +351,12 @@ def key_rows(result: Any) -> list[list[Any]]:
     rows.append([f"Distance attack AUC {at}", attack_line(pick(point, "auc"), pick(point, "auc_se"), limit)])
     rows.append([f"Density attack AUC {at}", attack_line(pick(point, "density_auc"), _se(point, "density"), limit)])
     prep = pick(result, "prepared")
+    cols = list(pick(prep, "schema", "columns", default=()) or ())
+    if cols:
+        used = [c for c in cols if pick(c, "action") == "synthesize"]
+        dropped = [text(pick(c, "name")) for c in cols if pick(c, "action") != "synthesize"]
+        rows.append(["Columns", f"{len(used)} synthesized; {len(dropped)} dropped and never exported"
+                     + (f" ({', '.join(dropped[:8])}{', …' if len(dropped) > 8 else ''})" if dropped else "")])
     rows.append(["Rows", f"in the file: {safe_count(pick(prep, 'table', 'rows'))}; used (complete cases): "
                          f"{safe_count(_len(pick(prep, 'real')))}; released: "
                          f"{safe_count(pick(release, 'rows')) if w is not None else 'none'}"])  # fmt: skip

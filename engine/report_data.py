@@ -116,14 +116,14 @@ def sci(value: Any, digits: int = 2) -> str:
     """Scientific notation with a Unicode times sign and superscript exponent (``1.2 × 10⁻⁴``).
 
     Example:
-        >>> sci(0.000123), sci(0.5)
-        ('1.23 × 10⁻⁴', '0.50')
+        >>> sci(0.000123), sci(0.5), sci(107.72)
+        ('1.23 × 10⁻⁴', '0.50', '108')
     """
     v = finite(value)
     if v is None:
         return NOT_AVAILABLE
     if v == 0 or 1e-2 <= abs(v) < 1e4:
-        return f"{v:.{digits}f}"
+        return f"{v:.{digits + 1}g}" if abs(v) >= 1 else f"{v:.{digits}f}"
     exp = math.floor(math.log10(abs(v)))
     sup = str(exp).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
     return f"{v / 10**exp:.{digits}f} × 10{sup}"

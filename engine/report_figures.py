@@ -52,12 +52,23 @@ def _png(draw: Any, width: float, height: float, *args: Any) -> bytes:
 
     with matplotlib.rc_context(rc=matplotlib.rcParamsDefault):
         matplotlib.rcParams.update({"font.family": "DejaVu Sans", "font.size": 8,
-                                    "axes.titlesize": 9, "svg.hashsalt": "latent-synth"})  # fmt: skip
+                                    "axes.titlesize": 9, "legend.frameon": True,
+                                    "legend.framealpha": 1.0, "legend.edgecolor": "white"})  # fmt: skip
         fig = _figure(width, height)
         draw(fig, *args)
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
-    return buf.getvalue()
+        fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None}, facecolor="white")
+    return _opaque(buf.getvalue())
+
+
+def _opaque(png: bytes) -> bytes:
+    """Drop the alpha channel (an SMask in the PDF, drawn with edge artefacts by some viewers)."""
+    from PIL import Image
+
+    out = io.BytesIO()
+    with Image.open(io.BytesIO(png)) as im:
+        im.convert("RGB").save(out, format="PNG", optimize=False)
+    return out.getvalue()
 
 
 def auc_curve_png(points: Sequence[tuple[float, ...]], threshold: float, chosen_w: float | None) -> bytes:
@@ -83,7 +94,7 @@ def auc_curve_png(points: Sequence[tuple[float, ...]], threshold: float, chosen_
         ax.set_xlim(-0.02, 1.0)
         ax.set_xlabel("perturbation weight w  (0 = pure noise, 1 = real data unchanged)")
         ax.set_ylabel("membership AUC (0.5 = attacker guesses)")
-        ax.legend(loc="upper left", fontsize=7, frameon=False)
+        ax.legend(loc="upper left", fontsize=7)
         ax.grid(alpha=0.3)
         _margins(fig, 0.55, 0.15, 0.45, 0.1)
 
@@ -97,14 +108,14 @@ def roc_png(curves: Sequence[tuple[str, np.ndarray, np.ndarray]]) -> bytes:
         ax = fig.add_subplot(1, 1, 1)
         colours = ["#9ecae1", "#4292c6", REAL, "#08306b", "#000000"]
         for i, (label, f, t) in enumerate(curves):
-            ax.plot(f, t, color=colours[i % len(colours)], lw=1.4, label=label, drawstyle="steps-post")
+            ax.plot(f, t, color=colours[i % len(colours)], lw=1.4, label=label)
         ax.plot([0, 1], [0, 1], color="0.6", lw=0.8, ls="--", label="guessing")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
         ax.set_aspect("equal")
         ax.set_xlabel("false-positive rate (non-members called members)")
         ax.set_ylabel("true-positive rate")
-        ax.legend(loc="lower right", fontsize=7, frameon=False)
+        ax.legend(loc="lower right", fontsize=7)
         ax.grid(alpha=0.3)
         _margins(fig, 0.5, 0.1, 0.45, 0.1)
 
@@ -130,7 +141,7 @@ def distance_hist_png(own: dict[str, Any], nearest: dict[str, Any]) -> bytes:
             ax.stairs(density, edges, color=colour, alpha=0.15, fill=True)
         ax.set_xlabel("distance on the standardized scale")
         ax.set_ylabel("share of records (density)")
-        ax.legend(loc="upper right", fontsize=7, frameon=False)
+        ax.legend(loc="upper right", fontsize=7)
         ax.grid(alpha=0.3)
         _margins(fig, 0.55, 0.15, 0.42, 0.1)
 
@@ -139,8 +150,8 @@ def distance_hist_png(own: dict[str, Any], nearest: dict[str, Any]) -> bytes:
 
 def boxplots_png(rows: Sequence[tuple[str, BoxStats | None, BoxStats | None]]) -> bytes:
     """Figure 14: per variable, a real and a synthetic box (quartiles; whiskers 5th-95th)."""
-    cols = min(4, max(1, len(rows)))
-    nrows = max(1, math.ceil(len(rows) / cols))
+    nrows = max(1, math.ceil(len(rows) / 5))
+    cols = max(1, math.ceil(len(rows) / nrows))
 
     def draw(fig: Any) -> None:
         for i, (name, real, synth) in enumerate(rows):
@@ -173,7 +184,7 @@ def km_png(km: KMCurves, time_label: str) -> bytes:
         ax.set_xlim(0, km.times[-1])
         ax.set_xlabel(_short(time_label, 40))
         ax.set_ylabel("share without the event")
-        ax.legend(loc="lower left", fontsize=7, frameon=False)
+        ax.legend(loc="lower left", fontsize=7)
         ax.grid(alpha=0.3)
         _margins(fig, 0.5, 0.12, 0.45, 0.1)
 
@@ -197,10 +208,12 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
                 for j in range(k):
                     if np.isfinite(m[i, j]):
                         ax.text(j, i, f"{m[i, j]:+.2f}", ha="center", va="center", fontsize=6)
-        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="synthetic − real")
-        _margins(fig, 0.85, 0.1, 0.85, 0.1)
+        _margins(fig, 0.85, 0.75, 0.85, 0.1)
+        box = ax.get_position()
+        cax = fig.add_axes((box.x1 + 0.03, box.y0, 0.04, box.height))
+        fig.colorbar(image, cax=cax, label="synthetic − real")
 
-    side = min(4.0, 2.2 + 0.22 * k)
+    side = min(4.2, 2.4 + 0.22 * k)
     return _png(draw, side + 0.6, side)
 
 
@@ -219,15 +232,30 @@ def forest_png(rows: Sequence[tuple[str, float, float, float, float, float, floa
                             capsize=2, label="synthetic" if i == 0 else None)  # fmt: skip
         ax.axvline(1.0 if log else 0.0, color="0.5", lw=0.8)
         if log:
-            ax.set_xscale("log")
+            _ratio_axis(ax, [v for r in rows for v in r[1:] if np.isfinite(v) and v > 0])
         ax.set_yticks([n - i for i in range(n)], [_short(r[0], 22) for r in rows], fontsize=7)
         ax.set_ylim(0.4, n + 0.6)
         ax.set_xlabel(label)
-        ax.legend(loc="best", fontsize=7, frameon=False)
+        ax.legend(loc="best", fontsize=7)
         ax.grid(axis="x", alpha=0.3)
         _margins(fig, 1.6, 0.15, 0.45, 0.1)
 
     return _png(draw, 6.4, 0.9 + 0.42 * max(1, len(rows)))
+
+
+NICE_RATIOS = (0.1, 0.2, 0.25, 0.33, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 10.0)
+
+
+def _ratio_axis(ax: Any, values: list[float]) -> None:
+    """Log scale with plain tick labels (0.8, 1, 1.25) instead of powers of ten."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    ax.set_xscale("log")
+    lo, hi = (min(values), max(values)) if values else (0.5, 2.0)
+    ticks = [t for t in NICE_RATIOS if lo / 1.05 <= t <= hi * 1.05] or [1.0]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_locator(NullLocator())
 
 
 def _margins(fig: Any, left: float, right: float, bottom: float, top: float, **space: float) -> None:

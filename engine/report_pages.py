@@ -55,8 +55,8 @@ def _side_by_side(left: Any, right: list[Any], width: float, split: float = 0.52
     from reportlab.platypus import Table, TableStyle
 
     t = Table([[left, right]], colWidths=[split * width, (1 - split) * width], hAlign="LEFT")
-    t.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP"), ("LEFTPADDING", (0, 0), (-1, -1), 0),
-                           ("RIGHTPADDING", (0, 0), (0, 0), 8)]))  # fmt: skip
+    t.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP"), ("LEFTPADDING", (0, 0), (0, 0), 0),
+                           ("RIGHTPADDING", (0, 0), (0, 0), 10), ("LEFTPADDING", (1, 0), (1, 0), 4)]))  # fmt: skip
     return t
 
 
@@ -186,7 +186,7 @@ def _roc_block(audit: Any, holdout: int | None, w: Any, st: dict[str, Any], widt
                   f"reflects at least {THRESHOLD} non-members.", st)]  # fmt: skip
     if not curves:
         return _side_by_side(_p("ROC curves were not stored by the audit.", st), explain, width)
-    return _side_by_side(_figure(lambda: figs.roc_png(curves), 0.5 * width, st), explain, width)
+    return _side_by_side(_figure(lambda: figs.roc_png(curves), 0.52 * width - 10, st), explain, width)
 
 
 # ------------------------------------------------------------------------------ utility
@@ -270,7 +270,7 @@ def _km_block(result: Any, real: Any, synth: Any, fidelity: dict[str, Any], st: 
     if kmf:
         text_parts.append(_p(f"Largest gap between the curves: {fmt(pick(kmf, 'max_abs_difference'), 3)}; log-rank "
                              f"test real vs synthetic p = {fmt(pick(kmf, 'logrank_p'), 3)}.", st))  # fmt: skip
-    return [_side_by_side(_figure(lambda: figs.km_png(km, str(time_col)), 0.5 * width, st), text_parts, width)]
+    return [_side_by_side(_figure(lambda: figs.km_png(km, str(time_col)), 0.52 * width - 10, st), text_parts, width)]
 
 
 def _correlation_block(fidelity: dict[str, Any], st: dict[str, Any], width: float) -> list[Any]:
@@ -282,7 +282,7 @@ def _correlation_block(fidelity: dict[str, Any], st: dict[str, Any], width: floa
                _p("Each cell is the synthetic table's Pearson correlation minus the real table's for that pair of "
                   "columns. White means the same; the stronger the colour, the larger the difference.", st),
                _p(f"Largest absolute difference: {fmt(pick(corr, 'max_abs_difference'), 3)}.", st)]  # fmt: skip
-    return [_side_by_side(_figure(lambda: figs.corr_diff_png(cols, diff), 0.52 * width, st), explain, width)]
+    return [_side_by_side(_figure(lambda: figs.corr_diff_png(cols, diff), 0.52 * width - 10, st), explain, width)]
 
 
 def _regression_block(fidelity: dict[str, Any], real: Any, st: dict[str, Any], width: float) -> list[Any]:
@@ -399,7 +399,7 @@ def settings_rows(cfg: Any) -> list[list[str]]:
         return text(_short_num(v))
 
     fields = [("AUC limit", "auc_max"), ("Forced w", "w"), ("Candidate w values", "w_grid"),
-              ("Audit repeats", "repeats"), ("Time column", "time"), ("Event column", "event"),
+              ("Audit repeats (empty: automatic, until the AUC's standard error is below 0.01)", "repeats"), ("Time column", "time"), ("Event column", "event"),
               ("Dropped by the user", "drop"), ("Missing-value codes", "missing_codes"), ("Analysis", "analysis"),
               ("Outcome", "outcome"), ("Covariates", "covariates"), ("Allow risky (override)", "allow_risky"),
               ("Risk acknowledged in the wizard", "risk_acknowledged"), ("Protect outliers", "protect_outliers"),

@@ -160,18 +160,26 @@ def epsilon_paragraphs(eps: dict[str, Any] | None, w: Any, rows: Any) -> list[st
             f"added to each record's hidden code gives local (ε, δ)-differential privacy per record with "
             f"ε = {sci(value) if value is not None else 'infinite (no noise at w = 1)'} at δ = "
             f"{sci(pick(eps, 'delta'))} (δ = 1/n). It uses the latent sensitivity C = {fmt(pick(eps, 'C'), 2)}, "
-            f"the largest distance between two records' hidden codes ({pick(eps, 'C_method', default='method not recorded')}, "
+            f"the largest distance between two records' hidden codes ({text_escape(pick(eps, 'C_method', default='method not recorded'))}, "
             "measured on this data).")  # fmt: skip
     nature = pick(eps, "nature", default="an estimate from the data, not a proven bound")
     size = finite_eps(value)
     strength = ("This ε is large: as a formal guarantee it is weak, and it should not be read as strong "
                 "protection on its own." if size is None or size > 10 else
                 "This ε is moderate; read it together with the audit.")  # fmt: skip
-    body = (f"This number is {nature}. The theorem assumes a spectrally normalized network and a compact "
-            f"data domain, and C is taken from the observed records rather than proven for all possible "
-            f"records. {strength} The operational control is the empirical membership audit above; both "
-            "are reported so the checker can weigh them.")  # fmt: skip
+    assumptions = "" if "spectral" in str(nature) else (
+        " The theorem assumes a spectrally normalized network and a compact data domain.")
+    body = (f"This number is {text_escape(nature)}.{assumptions} C is measured on the observed records, not proven "
+            f"for every possible record. {strength} The operational control is the empirical membership "
+            "audit above; both are reported so the checker can weigh them.")  # fmt: skip
     return [head, body]
+
+
+def text_escape(value: Any) -> str:
+    """Escape text for a reportlab Paragraph."""
+    from xml.sax.saxutils import escape
+
+    return escape(str(value))
 
 
 def finite_eps(value: Any) -> float | None:

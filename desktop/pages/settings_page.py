@@ -263,3 +263,6 @@ class SettingsPage(Page):
 
     def is_complete(self) -> bool:
         return self.session.prepared is not None
+
+    def is_busy(self) -> bool:
+        return False  # the only task here is the GPU check: it never blocks Next

@@ -1,0 +1,186 @@
+"""The wizard driven like a user: import to export on the demo cohort, bad files, cancel, risk.
+
+The real engine runs on 300 rows of the demo cohort's Framingham M study with a three-value
+w grid (a few seconds of training). Waits are ``qtbot.waitUntil`` on GUI state or GUI-thread
+signals, never sleeps.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+pytest.importorskip("PySide6")
+
+from gui_conftest import (  # noqa: E402,F401
+    DEMO_FIELDS,
+    _no_leaked_threads,
+    _private_qsettings,
+    fast_settings,
+    load,
+    messages,
+    small_demo,
+    window,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_window_shows_in_under_three_seconds_without_heavy_imports():
+    code = (
+        "import time, sys; t0 = time.perf_counter()\n"
+        "from desktop.qt import QApplication\n"
+        "app = QApplication([])\n"
+        "from desktop.wizard import MainWindow\n"
+        "w = MainWindow(); w.show(); app.processEvents()\n"
+        "print(time.perf_counter() - t0)\n"
+        "heavy = [m for m in ('torch', 'pandas', 'matplotlib', 'lifelines', 'statsmodels') if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+        "w.close()\n"
+    )
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=60, check=True).stdout.split("\n")
+    seconds, heavy = float(out[0]), out[1]
+    assert seconds < 3.0, f"window took {seconds:.2f} s"
+    assert heavy == "", f"imported at start: {heavy}"
+
+
+def test_a_bad_file_shows_a_message_and_nothing_crashes(window, qtbot, messages, tmp_path):
+    page = window.pages[0]
+    load(window, qtbot, tmp_path / "does_not_exist.csv")
+    assert messages and messages[-1][0] == "warning"
+    assert "does_not_exist.csv" in messages[-1][1]
+    empty = tmp_path / "empty.csv"
+    empty.write_bytes(b"")
+    load(window, qtbot, empty)
+    assert "empty" in messages[-1][1]
+    garbage = tmp_path / "table.xlsx"
+    garbage.write_bytes(b"this is not a workbook")
+    load(window, qtbot, garbage)
+    assert len(messages) == 3
+    assert not page.is_complete() and not window.next_button.isEnabled()
+    assert window.isVisible()
+
+
+def test_demo_button_previews_and_columns_drop_identifiers(window, qtbot, messages):
+    page = window.pages[0]
+    qtbot.mouseClick(page.demo_button, qtbot_button())
+    qtbot.waitUntil(lambda: page.is_complete(), timeout=30000)
+    assert page.preview.rowCount() > 0 and "Framingham M" in page.file_label.text()
+    window.next()
+    columns = window.pages[1]
+    roles = columns.roles()
+    assert roles["participant_id"] == "drop"
+    assert roles["time_cvd_years"] == "time" and roles["cvd"] == "event"
+    columns.set_role("cvd", "covariate")
+    columns.set_role("age", "event")  # not binary: refused before Next
+    window.next()
+    assert messages and "must have exactly two values" in messages[-1][1]
+    assert window.stack.currentIndex() == 1
+
+
+@pytest.mark.disable_socket
+def test_whole_wizard_from_import_to_export_with_a_raised_w(window, qtbot, messages, small_demo,
+                                                            tmp_path):
+    from pytest_socket import disable_socket
+
+    disable_socket()  # no network, whatever the marker handling
+    load(window, qtbot, small_demo, **DEMO_FIELDS)
+    window.next()  # -> Columns
+    columns = window.pages[1]
+    columns.set_bounds("sbp", "70", "260")
+    window.next()  # prepare() on a worker, then Settings
+    qtbot.waitUntil(lambda: window.stack.currentIndex() == 2, timeout=30000)
+    settings = window.pages[2]
+    assert settings.auc.value() == pytest.approx(0.55)
+    assert settings.analysis.currentData() == "cox" and settings.exposure.currentText() == "sbp"
+    fast_settings(window)
+    window.next()  # -> Train: starts at once
+    train = window.pages[3]
+    assert window.stack.currentIndex() == 3 and train.is_busy()
+    qtbot.waitUntil(lambda: window.session.result is not None, timeout=110000)
+    assert train.bar.value() == 1000 and train.losses
+    result = window.session.result
+    assert result.verdict in ("released", "refused")
+    selected = result.audit.selected_w
+    assert selected is not None, "300 demo rows should pass the 0.55 limit at some w"
+    qtbot.waitUntil(lambda: window.next_button.isEnabled(), timeout=5000)
+    window.next()  # -> Privacy
+
+    privacy = window.pages[4]
+    raised = round(min(selected + 0.1, 0.95), 2)
+    privacy.w_spin.setValue(raised)
+    assert privacy.ack.isEnabled()
+    privacy.apply_w()  # without the acknowledgement: refused, nothing runs
+    assert messages[-1][0] == "warning" and "acknowledgement" in messages[-1][1]
+    assert not privacy.is_busy()
+    privacy.ack.setChecked(True)
+    privacy.apply_w()  # confirmation dialog answered Yes by the fixture
+    assert messages[-1][0] == "question"
+    qtbot.waitUntil(lambda: window.session.result is not result and not privacy.is_busy(),
+                    timeout=110000)
+    released = window.session.result
+    assert released.release["w"] == pytest.approx(raised)
+    assert released.config.risk_acknowledged and released.verdict == "released with override"
+    assert "acknowledged" in privacy.summary.text()
+    window.next()  # -> Fidelity
+    fidelity = window.pages[5]
+    assert fidelity.marginals.rowCount() >= 4 and fidelity.model.rowCount() >= 1
+    window.next()  # -> Export
+    export = window.pages[6]
+    out = tmp_path / "export"
+    export.folder.setText(str(out))
+    export.export()
+    qtbot.waitUntil(lambda: window.session.written is not None, timeout=60000)
+    for name in ("synthetic.csv", "report.pdf", "audit.json", "results.json"):
+        assert (out / name).is_file(), name
+    audit = json.loads((out / "audit.json").read_text())
+    assert audit["audit"]["selected_w"] == pytest.approx(selected)
+    assert audit["release"]["w"] == pytest.approx(raised)
+    assert audit["settings"]["risk_acknowledged"] is True
+    assert "participant_id" not in (out / "synthetic.csv").read_text().splitlines()[0]
+    assert export.open_button.isEnabled()
+
+
+def test_cancel_during_training_stops_within_two_seconds_and_writes_nothing(window, qtbot, small_demo,
+                                                                           tmp_path):
+    load(window, qtbot, small_demo, **DEMO_FIELDS)
+    window.next()
+    qtbot.waitUntil(lambda: window.stack.currentIndex() == 1, timeout=5000)
+    window.next()
+    qtbot.waitUntil(lambda: window.stack.currentIndex() == 2, timeout=30000)
+    fast_settings(window)
+    before = sorted(p.name for p in small_demo.parent.iterdir())
+    window.next()
+    train = window.pages[3]
+    qtbot.waitUntil(lambda: len(train.losses) >= 2, timeout=60000)  # training has started
+    t0 = time.monotonic()
+    qtbot.mouseClick(train.cancel_button, qtbot_button())
+    qtbot.waitUntil(lambda: not train.is_busy(), timeout=2000)
+    assert time.monotonic() - t0 < 2.0
+    assert window.session.result is None and "Cancelled" in train.stage.text()
+    assert sorted(p.name for p in small_demo.parent.iterdir()) == before
+    assert not window.next_button.isEnabled()
+
+
+def test_about_box_lists_versions_and_licences(window, messages):
+    window.about()
+    kind, text = messages[-1]
+    assert kind == "about" and "latent-synth" in text and "LGPL" in text and "Python" in text
+
+
+def qtbot_button():
+    from desktop.qt import Qt
+
+    return Qt.MouseButton.LeftButton
