@@ -58,7 +58,7 @@ class MetaWindow(QtWidgets.QMainWindow):
         for key, text in ANALYSES:
             self.analysis.addItem(text, key)
         self.analysis.setAccessibleName("Per-site model")
-        form.addRow("&Model:", self.analysis)
+        form.addRow("Mo&del:", self.analysis)
         self.time = _line("time column, e.g. time_cvd_years", "Survival time column")
         self.event = _line("event column (0/1), e.g. cvd", "Event column")
         self.outcome = _line("outcome column (linear / logistic)", "Outcome column")
@@ -74,7 +74,7 @@ class MetaWindow(QtWidgets.QMainWindow):
         form.addRow("O&utcome:", self.outcome)
         form.addRow("E&xposure:", self.exposure)
         form.addRow("Ad&just for:", self.adjust)
-        form.addRow("Effect &per:", self.per)
+        form.addRow("Effect per u&nits:", self.per)
         left.addWidget(self.model_box)
 
         left.addWidget(heading("3. Pooling method"))
@@ -82,8 +82,10 @@ class MetaWindow(QtWidgets.QMainWindow):
         for key, text in METHODS:
             self.method.addItem(text, key)
         self.method.setAccessibleName("Pooling method")
-        self.method.setToolTip("Random effects (DerSimonian-Laird) allows the true effect to differ "
-                               "between sites; HKSJ gives wider, safer intervals with few sites.")
+        self.method.setToolTip(
+            "Random effects (DerSimonian-Laird) allows the true effect to differ "
+            "between sites; HKSJ gives wider, safer intervals with few sites."
+        )
         left.addWidget(self.method)
         row = QtWidgets.QHBoxLayout()
         self.pool_button = QtWidgets.QPushButton("&Pool")
@@ -107,8 +109,10 @@ class MetaWindow(QtWidgets.QMainWindow):
         self.result_label = note("Nothing pooled yet.")
         self.result_label.setAccessibleName("Pooled result")
         right.addWidget(self.result_label)
-        self.plot_box = QtWidgets.QVBoxLayout()
-        right.addLayout(self.plot_box, 1)
+        self.plot_scroll = QtWidgets.QScrollArea()
+        self.plot_scroll.setWidgetResizable(False)
+        self.plot_scroll.setAccessibleName("Forest plot area")
+        right.addWidget(self.plot_scroll, 1)
         self.canvas: Any = None
         self.studies = QtWidgets.QTableWidget()
         self.studies.setAccessibleName("Per-site estimates and weights")
@@ -129,9 +133,13 @@ class MetaWindow(QtWidgets.QMainWindow):
         row = QtWidgets.QHBoxLayout()
         add = QtWidgets.QPushButton("&Add files…")
         add.clicked.connect(self.add_files)
-        remove = QtWidgets.QPushButton("&Remove")
-        remove.clicked.connect(lambda: [self.file_list.takeItem(self.file_list.row(i))
-                                        for i in self.file_list.selectedItems()])
+        remove = QtWidgets.QPushButton("Remo&ve")
+        remove.clicked.connect(
+            lambda: [
+                self.file_list.takeItem(self.file_list.row(i))
+                for i in self.file_list.selectedItems()
+            ]
+        )
         row.addWidget(add)
         row.addWidget(remove)
         row.addStretch(1)
@@ -150,17 +158,20 @@ class MetaWindow(QtWidgets.QMainWindow):
         form.addRow("File:", row)
         self.by_column = _line("site column, e.g. study", "Site column")
         form.addRow("&Site column:", self.by_column)
-        demo = QtWidgets.QPushButton("Use the &demo cohort")
-        demo.setToolTip("The simulated demo cohort, 12 sub-studies, Cox model of CVD on blood pressure.")
+        demo = QtWidgets.QPushButton("Use the demo co&hort")
+        demo.setToolTip(
+            "The simulated demo cohort, 12 sub-studies, Cox model of CVD on blood pressure."
+        )
         demo.clicked.connect(self.use_demo)
         form.addRow("", demo)
-        self.tabs.addTab(tab, "One file, &site column")
+        self.tabs.addTab(tab, "One file, site c&olumn")
 
     def _build_summary_tab(self) -> None:
         tab = QtWidgets.QWidget()
         layout = QtWidgets.QVBoxLayout(tab)
-        layout.addWidget(note("One row per study: its estimate (e.g. a log hazard ratio) and "
-                              "standard error."))
+        layout.addWidget(
+            note("One row per study: its estimate (e.g. a log hazard ratio) and standard error.")
+        )
         self.summary_table = QtWidgets.QTableWidget(0, 3)
         self.summary_table.setHorizontalHeaderLabels(["study", "estimate", "se"])
         self.summary_table.setAccessibleName("Summary table: study, estimate, standard error")
@@ -169,8 +180,10 @@ class MetaWindow(QtWidgets.QMainWindow):
         row = QtWidgets.QHBoxLayout()
         add = QtWidgets.QPushButton("Add &row")
         add.clicked.connect(lambda: self.add_summary_row("", "", ""))
-        remove = QtWidgets.QPushButton("Remo&ve row")
-        remove.clicked.connect(lambda: self.summary_table.removeRow(self.summary_table.currentRow()))
+        remove = QtWidgets.QPushButton("Remove ro&w")
+        remove.clicked.connect(
+            lambda: self.summary_table.removeRow(self.summary_table.currentRow())
+        )
         load = QtWidgets.QPushButton("&Load a summary file…")
         load.clicked.connect(self._load_summary)
         row.addWidget(add)
@@ -189,7 +202,9 @@ class MetaWindow(QtWidgets.QMainWindow):
             self.file_list.addItem(p)
 
     def _browse_by_file(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "File with all sites", "", TABLE_FILTER)
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self, "File with all sites", "", TABLE_FILTER
+        )
         if path:
             self.by_file.setText(path)
 
@@ -248,14 +263,20 @@ class MetaWindow(QtWidgets.QMainWindow):
             method=method,
         )
         if mode == 0:
-            files = tuple(Path(self.file_list.item(i).text()) for i in range(self.file_list.count()))
+            files = tuple(
+                Path(self.file_list.item(i).text()) for i in range(self.file_list.count())
+            )
             if len(files) < 2:
                 raise ValueError("Add at least two site files.")
             return MetaConfig(out=out, files=files, **model)
         if not self.by_file.text().strip() or not self.by_column.text().strip():
             raise ValueError("Choose the file and name the column that tells the sites apart.")
-        return MetaConfig(out=out, files=(Path(self.by_file.text().strip()),),
-                          by=self.by_column.text().strip(), **model)
+        return MetaConfig(
+            out=out,
+            files=(Path(self.by_file.text().strip()),),
+            by=self.by_column.text().strip(),
+            **model,
+        )
 
     def _write_summary(self) -> Path:
         rows = []
@@ -267,8 +288,9 @@ class MetaWindow(QtWidgets.QMainWindow):
             try:
                 float(values[1]), float(values[2])
             except ValueError:
-                raise ValueError(f"Row {r + 1}: the estimate and the standard error must be "
-                                 "numbers.") from None
+                raise ValueError(
+                    f"Row {r + 1}: the estimate and the standard error must be numbers."
+                ) from None
             rows.append(values)
         if len(rows) < 2:
             raise ValueError("Enter at least two studies (study, estimate, se).")
@@ -313,9 +335,10 @@ class MetaWindow(QtWidgets.QMainWindow):
         _warn(self, err)
 
     def show_result(self, run: Any) -> None:
+        from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
+
         from engine.meta import effect_label
         from engine.plots_stats import forest_figure
-        from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
 
         self.run = run
         res = run.primary
@@ -326,14 +349,16 @@ class MetaWindow(QtWidgets.QMainWindow):
             f"(95% CI {f(res.ci_low):.3f} to {f(res.ci_high):.3f})</b>, p = {res.p:.3g}<br>"
             f"Between-site variance τ² = {res.tau2:.4g}; I² = {res.I2:.1f}%; "
             f"Q = {res.Q:.2f} on {res.Q_df} df (p = {res.Q_p:.3g})."
-            + ("<br>" + "<br>".join(run.notes) if run.notes else ""))
+            + ("<br>" + "<br>".join(run.notes) if run.notes else "")
+        )
         figure = forest_figure(run.sets, exponentiate=exp, xlabel=effect_label(run.config))
-        if self.canvas is not None:
-            self.plot_box.removeWidget(self.canvas)
-            self.canvas.deleteLater()
+        width_in, height_in = figure.get_size_inches()
+        room = max(self.plot_scroll.viewport().width() - 4, 300)
+        figure.set_dpi(max(55.0, min(100.0, room / width_in)))
         self.canvas = FigureCanvasQTAgg(figure)
         self.canvas.setAccessibleName("Forest plot")
-        self.plot_box.addWidget(self.canvas)
+        self.canvas.setFixedSize(int(width_in * figure.dpi), int(height_in * figure.dpi))
+        self.plot_scroll.setWidget(self.canvas)  # the previous canvas is deleted
         frame = res.to_frame()
         self.studies.clear()
         self.studies.setColumnCount(len(frame.columns))
@@ -353,7 +378,8 @@ class MetaWindow(QtWidgets.QMainWindow):
         if not folder:
             settings = QSettings()
             folder = QtWidgets.QFileDialog.getExistingDirectory(
-                self, "Folder for forest.pdf and meta.json", str(settings.value("meta/folder", "")))
+                self, "Folder for forest.pdf and meta.json", str(settings.value("meta/folder", ""))
+            )
             if not folder:
                 return None
             settings.setValue("meta/folder", folder)

@@ -17,8 +17,9 @@ Drawer = Callable[[Any], None]
 class PlotWidget(QtWidgets.QWidget):
     """A lazily created matplotlib canvas; ``draw(fn)`` clears the axes and calls ``fn(ax)``."""
 
-    def __init__(self, accessible_name: str, parent: QtWidgets.QWidget | None = None,
-                 height: float = 2.6) -> None:
+    def __init__(
+        self, accessible_name: str, parent: QtWidgets.QWidget | None = None, height: float = 2.6
+    ) -> None:
         super().__init__(parent)
         self.setAccessibleName(accessible_name)
         self._height = height
@@ -72,8 +73,16 @@ def loss_curve(points: Sequence[tuple[int, float | None, float | None]]) -> Draw
         ax.set_ylabel("negative log-likelihood", fontsize=8)
         ax.tick_params(labelsize=7)
         if not points:
-            ax.text(0.5, 0.5, "waiting for the first epoch", ha="center", va="center",
-                    transform=ax.transAxes, fontsize=8, color="grey")
+            ax.text(
+                0.5,
+                0.5,
+                "waiting for the first epoch",
+                ha="center",
+                va="center",
+                transform=ax.transAxes,
+                fontsize=8,
+                color="grey",
+            )
             return
         xs = list(range(1, len(points) + 1))
         for index, label, color in ((1, "training", "#1f77b4"), (2, "validation", "#ff7f0e")):
@@ -85,8 +94,12 @@ def loss_curve(points: Sequence[tuple[int, float | None, float | None]]) -> Draw
     return draw
 
 
-def auc_curve(points: Sequence[tuple[float, float, float]], limit: float,
-              chosen: float | None = None, candidate: float | None = None) -> Drawer:
+def auc_curve(
+    points: Sequence[tuple[float, float, float]],
+    limit: float,
+    chosen: float | None = None,
+    candidate: float | None = None,
+) -> Drawer:
     """Membership AUC against w with its limit; ``points`` are (w, auc, sd)."""
 
     def draw(ax: Any) -> None:
@@ -99,20 +112,38 @@ def auc_curve(points: Sequence[tuple[float, float, float]], limit: float,
         ax.axhline(0.5, color="grey", ls=":", lw=0.8)
         if points:
             pts = sorted(points)
-            ws, aucs, sds = zip(*pts)
-            ax.errorbar(ws, aucs, yerr=sds, marker="o", ms=3, lw=1.2, capsize=2,
-                        color="#1f77b4", label="AUC (mean ± sd)")
-            top = max(max(a + s for a, s in zip(aucs, sds)), limit) + 0.02
+            ws, aucs, sds = zip(*pts, strict=True)
+            ax.errorbar(
+                ws,
+                aucs,
+                yerr=sds,
+                marker="o",
+                ms=3,
+                lw=1.2,
+                capsize=2,
+                color="#1f77b4",
+                label="AUC (mean ± sd)",
+            )
+            top = max(max(a + s for a, s in zip(aucs, sds, strict=True)), limit) + 0.02
             ax.set_ylim(min(0.45, min(aucs) - 0.02), top)
         else:
             ax.set_ylim(0.45, limit + 0.1)
-            ax.text(0.5, 0.5, "waiting for the audit", ha="center", va="center",
-                    transform=ax.transAxes, fontsize=8, color="grey")
+            ax.text(
+                0.5,
+                0.3,
+                "waiting for the audit",
+                ha="center",
+                va="center",
+                transform=ax.transAxes,
+                fontsize=8,
+                color="grey",
+            )
         if chosen is not None:
             ax.axvline(chosen, color="#2ca02c", lw=1.2, label=f"chosen w = {chosen:.2f}")
         if candidate is not None and chosen is not None and abs(candidate - chosen) > 1e-9:
-            ax.axvline(candidate, color="#9467bd", lw=1.2, ls="-.",
-                       label=f"your w = {candidate:.2f}")
+            ax.axvline(
+                candidate, color="#9467bd", lw=1.2, ls="-.", label=f"your w = {candidate:.2f}"
+            )
         ax.legend(fontsize=7, loc="upper left")
 
     return draw
@@ -128,8 +159,16 @@ def km_curves(km: dict[str, Any]) -> Drawer:
         ax.tick_params(labelsize=7)
         series = _km_series(km)
         if not series:
-            ax.text(0.5, 0.5, "no survival columns in this analysis", ha="center",
-                    va="center", transform=ax.transAxes, fontsize=8, color="grey")
+            ax.text(
+                0.5,
+                0.5,
+                "no survival columns in this analysis",
+                ha="center",
+                va="center",
+                transform=ax.transAxes,
+                fontsize=8,
+                color="grey",
+            )
             return
         colors = {"real": "#1f77b4", "synthetic": "#ff7f0e"}
         for label, (t, s) in series.items():
@@ -148,34 +187,8 @@ def _km_series(km: Any) -> dict[str, tuple[list[float], list[float]]]:
     for label, key in (("real", "real_survival"), ("synthetic", "synth_survival")):
         values = km.get(key) or km.get(label)
         if values and len(values) == len(grid):
-            pairs = [(float(t), float(v)) for t, v in zip(grid, values) if v is not None]
+            pairs = [
+                (float(t), float(v)) for t, v in zip(grid, values, strict=True) if v is not None
+            ]
             out[label] = ([p[0] for p in pairs], [p[1] for p in pairs])
     return out
-
-
-def forest(studies: Sequence[tuple[str, float, float, float]], pooled: tuple[float, float, float],
-           label: str, exp: bool = False) -> Drawer:
-    """Forest plot; each study is (name, estimate, ci_low, ci_high); pooled likewise."""
-    import math
-
-    def tr(x: float) -> float:
-        return math.exp(x) if exp else x
-
-    def draw(ax: Any) -> None:
-        n = len(studies)
-        for i, (name, est, lo, hi) in enumerate(studies):
-            y = n - i
-            ax.plot([tr(lo), tr(hi)], [y, y], color="black", lw=1)
-            ax.plot([tr(est)], [y], "s", color="#1f77b4", ms=5)
-        est, lo, hi = pooled
-        ax.fill([tr(lo), tr(est), tr(hi), tr(est)], [0, 0.25, 0, -0.25], color="#d62728")
-        ax.axvline(tr(0.0), color="grey", ls=":", lw=0.8)
-        ax.set_yticks([n - i for i in range(n)] + [0])
-        ax.set_yticklabels([s[0] for s in studies] + ["pooled"], fontsize=7)
-        ax.tick_params(labelsize=7)
-        ax.set_xlabel(label, fontsize=8)
-        ax.set_title("Forest plot", fontsize=9)
-        if exp:
-            ax.set_xscale("log")
-
-    return draw

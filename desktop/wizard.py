@@ -23,7 +23,16 @@ from desktop.pages.import_page import ImportPage
 from desktop.pages.privacy_page import PrivacyPage
 from desktop.pages.settings_page import SettingsPage
 from desktop.pages.train_page import TrainPage
-from desktop.qt import QAction, QKeySequence, QMessageBox, QSettings, Qt, QtGui, QtWidgets, qt_version
+from desktop.qt import (
+    QAction,
+    QKeySequence,
+    QMessageBox,
+    QSettings,
+    Qt,
+    QtGui,
+    QtWidgets,
+    qt_version,
+)
 from desktop.session import Session
 from desktop.worker import shutdown_all
 
@@ -59,7 +68,8 @@ class MainWindow(QtWidgets.QMainWindow):
             "QListWidget { border: none; background: palette(window); font-size: 10.5pt; }"
             "QListWidget::item { padding: 6px; }"
             "QListWidget::item:selected { background: palette(highlight); color: palette(highlighted-text);"
-            " border-radius: 4px; }")
+            " border-radius: 4px; }"
+        )
         outer.addWidget(self.steps)
         right = QtWidgets.QVBoxLayout()
         outer.addLayout(right, 1)
@@ -100,7 +110,9 @@ class MainWindow(QtWidgets.QMainWindow):
         right.addLayout(buttons)
 
         self._build_menus()
-        self.statusBar().showMessage("Everything stays on this computer: no network connection is used.")
+        self.statusBar().showMessage(
+            "Everything stays on this computer: no network connection is used."
+        )
         settings = QSettings()
         geometry = settings.value("window/geometry")
         if geometry is not None:

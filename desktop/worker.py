@@ -147,7 +147,9 @@ class Task(QObject):
         Task.running_tasks.discard(self)
         if err is None:
             self.result.emit(result)
-        elif isinstance(err, Cancelled) or (self.token.cancelled and isinstance(err, KeyboardInterrupt)):
+        elif isinstance(err, Cancelled) or (
+            self.token.cancelled and isinstance(err, KeyboardInterrupt)
+        ):
             self.cancelled.emit()
         else:
             self.error.emit(err)

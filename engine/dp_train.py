@@ -53,6 +53,14 @@ from engine.flow import FlowConfig, TrainedFlow, resolve_device
 from engine.flow_maf import MAF
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
+try:  # one intra-op thread for these small networks (engine/flow.py measured why)
+    from engine.flow import cpu_threads
+except ImportError:  # pragma: no cover - older flow module
+    import contextlib
+
+    def cpu_threads(device: str, n: int = 1) -> Any:  # type: ignore[misc]
+        return contextlib.nullcontext()
+
 GRAD_CHUNK = 1024
 _REPORT_EVERY = 25
 
@@ -228,23 +236,33 @@ def train_dp_flow(
     opt = _optimizer(model, dp)
     Xt = torch.as_tensor(X, dtype=torch.float32, device=dev)
     start = time.perf_counter()
-    for step in range(1, dp.steps + 1):
-        if step % _REPORT_EVERY == 0:
-            cancel.raise_if_cancelled()
-            progress(step / dp.steps, f"DP training: step {step}/{dp.steps} (sigma {sigma:.2f})")
-        model.power_iteration_()  # weights only: post-processing (module docstring)
-        batch = Xt[(torch.rand(n, generator=gen) < rate).to(dev)]
-        noisy = noisy_mean_gradient(model, batch, clip=dp.clip, sigma=sigma,
-                                    expected_batch=rate * n, gen=gen)
-        for name, p in model.named_parameters():
-            p.grad = noisy[name] if name in noisy else None
-        opt.step()
-    model.exact_spectral_()
+    with cpu_threads(dev):
+        for step in range(1, dp.steps + 1):
+            if step % _REPORT_EVERY == 0:
+                cancel.raise_if_cancelled()
+                progress(step / dp.steps, f"DP training: step {step}/{dp.steps} (sigma {sigma:.2f})")
+            _dp_step(model, opt, Xt, rate=rate, clip=dp.clip, sigma=sigma, gen=gen)
+        model.exact_spectral_()
     guarantee = DPGuarantee.for_training(sigma, delta, rate, dp.steps, dp.clip)
     progress(1.0, f"DP training: done, epsilon {guarantee.epsilon:.2f}")
     return DPTrainedFlow(model=model.eval(), config=dp.flow_config(), val_nll=math.nan,
                          train_seconds=time.perf_counter() - start, epochs=0, device=dev,
                          history=[], guarantee=guarantee, dp_config=dp)
+
+
+def _dp_step(
+    model: MAF, opt: torch.optim.Optimizer, Xt: torch.Tensor, *, rate: float, clip: float,
+    sigma: float, gen: torch.Generator,
+) -> None:
+    """One DP-SGD step: power iteration (weights only), Poisson sample, noisy mean, update."""
+    model.power_iteration_()  # reads no record: post-processing (module docstring)
+    n = len(Xt)
+    batch = Xt[(torch.rand(n, generator=gen) < rate).to(Xt.device)]
+    noisy = noisy_mean_gradient(model, batch, clip=clip, sigma=sigma, expected_batch=rate * n,
+                                gen=gen)
+    for name, p in model.named_parameters():
+        p.grad = noisy[name] if name in noisy else None
+    opt.step()
 
 
 def _resolve_config(

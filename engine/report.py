@@ -37,13 +37,19 @@ from __future__ import annotations
 import io
 import time
 import traceback
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
 from engine.report_data import NOT_AVAILABLE, fmt, pick, safe_count, sci
-from engine.report_text import closer_sentence, override_sentence, rank_sentence, risk_sentence, verdict_words
+from engine.report_text import (
+    closer_sentence,
+    override_sentence,
+    rank_sentence,
+    risk_sentence,
+    verdict_words,
+)
 
 FONT = "DejaVuSans"
 FONT_BOLD = "DejaVuSans-Bold"
@@ -90,13 +96,28 @@ def render_report(result: Any) -> bytes:
     info = header_info(result)
     buf = io.BytesIO()
     doc = SimpleDocTemplate(
-        buf, pagesize=A4, leftMargin=1.8 * cm, rightMargin=1.8 * cm, topMargin=1.7 * cm,
-        bottomMargin=1.6 * cm, title=f"Privacy report: {info['input']}", author="latent-synth",
-        subject="Synthetic data release: privacy audit and fidelity", creator=f"latent-synth {info['version']}",
-        producer="latent-synth (reportlab)", invariant=1, initialFontName=FONT,
-    )  # fmt: skip
+        buf,
+        pagesize=A4,
+        leftMargin=1.8 * cm,
+        rightMargin=1.8 * cm,
+        topMargin=1.7 * cm,
+        bottomMargin=1.6 * cm,
+        title=f"Privacy report: {info['input']}",
+        author="latent-synth",
+        subject="Synthetic data release: privacy audit and fidelity",
+        creator=f"latent-synth {info['version']}",
+        producer="latent-synth (reportlab)",
+        invariant=1,
+        initialFontName=FONT,
+    )
     story: list[Any] = []
-    sections = (summary_page, data_page, pages.privacy_section, pages.utility_section, pages.method_section)
+    sections = (
+        summary_page,
+        data_page,
+        pages.privacy_section,
+        pages.utility_section,
+        pages.method_section,
+    )
     for i, section in enumerate(sections):
         if i:
             story.append(PageBreak())
@@ -113,9 +134,13 @@ def guarded(section: Any, result: Any, st: dict[str, Any], width: float) -> list
         return list(section(result, st, width))
     except Exception as err:  # noqa: BLE001 - the report must still be written
         where = traceback.extract_tb(err.__traceback__)[-1]
-        return [Paragraph(f"This part of the report could not be drawn ({escape(type(err).__name__)} in "
-                          f"{escape(Path(where.filename).name)}:{where.lineno}); the numbers are in audit.json.",
-                          st["warn"])]  # fmt: skip
+        return [
+            Paragraph(
+                f"This part of the report could not be drawn ({escape(type(err).__name__)} in "
+                f"{escape(Path(where.filename).name)}:{where.lineno}); the numbers are in audit.json.",
+                st["warn"],
+            )
+        ]
 
 
 # ------------------------------------------------------------------------------ fonts and styles
@@ -132,8 +157,13 @@ def register_fonts() -> None:
     folder = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
     for name, file in _FONT_FILES.items():
         pdfmetrics.registerFont(TTFont(name, str(folder / file)))
-    pdfmetrics.registerFontFamily(FONT, normal=FONT, bold=FONT_BOLD, italic="DejaVuSans-Oblique",
-                                  boldItalic="DejaVuSans-BoldOblique")  # fmt: skip
+    pdfmetrics.registerFontFamily(
+        FONT,
+        normal=FONT,
+        bold=FONT_BOLD,
+        italic="DejaVuSans-Oblique",
+        boldItalic="DejaVuSans-BoldOblique",
+    )
 
 
 def styles() -> dict[str, Any]:
@@ -144,41 +174,114 @@ def styles() -> dict[str, Any]:
     base = ParagraphStyle("body", fontName=FONT, fontSize=9.2, leading=12.4, spaceAfter=4)
     return {
         "body": base,
-        "small": ParagraphStyle("small", parent=base, fontSize=7.8, leading=10, textColor=colors.HexColor(GREY)),
+        "small": ParagraphStyle(
+            "small", parent=base, fontSize=7.8, leading=10, textColor=colors.HexColor(GREY)
+        ),
         "cell": ParagraphStyle("cell", parent=base, fontSize=8.2, leading=10.2, spaceAfter=0),
-        "cellb": ParagraphStyle("cellb", parent=base, fontName=FONT_BOLD, fontSize=8.2, leading=10.2, spaceAfter=0),
-        "mono": ParagraphStyle("mono", parent=base, fontName=FONT_MONO, fontSize=7.6, leading=10, spaceAfter=0),
-        "title": ParagraphStyle("title", parent=base, fontName=FONT_BOLD, fontSize=16, leading=20, spaceAfter=2),
-        "subtitle": ParagraphStyle("subtitle", parent=base, fontSize=10, leading=13, textColor=colors.HexColor(GREY)),
-        "h1": ParagraphStyle("h1", parent=base, fontName=FONT_BOLD, fontSize=13.5, leading=17, spaceBefore=2, spaceAfter=6,
-                             keepWithNext=1),
-        "h2": ParagraphStyle("h2", parent=base, fontName=FONT_BOLD, fontSize=10.5, leading=14, spaceBefore=8, spaceAfter=4,
-                             keepWithNext=1),
-        "verdict": ParagraphStyle("verdict", parent=base, fontName=FONT_BOLD, fontSize=24, leading=29,
-                                  textColor=colors.white, alignment=1),
-        "meaning": ParagraphStyle("meaning", parent=base, fontSize=10, leading=13, alignment=1, spaceAfter=0,
-                                  textColor=colors.white),
-        "warn": ParagraphStyle("warn", parent=base, textColor=colors.HexColor(RED), fontName=FONT_BOLD),
-        "caption": ParagraphStyle("caption", parent=base, fontSize=7.8, leading=10, textColor=colors.HexColor(GREY),
-                                  spaceAfter=8),
-    }  # fmt: skip
+        "cellb": ParagraphStyle(
+            "cellb", parent=base, fontName=FONT_BOLD, fontSize=8.2, leading=10.2, spaceAfter=0
+        ),
+        "mono": ParagraphStyle(
+            "mono", parent=base, fontName=FONT_MONO, fontSize=7.6, leading=10, spaceAfter=0
+        ),
+        "title": ParagraphStyle(
+            "title", parent=base, fontName=FONT_BOLD, fontSize=16, leading=20, spaceAfter=2
+        ),
+        "subtitle": ParagraphStyle(
+            "subtitle", parent=base, fontSize=10, leading=13, textColor=colors.HexColor(GREY)
+        ),
+        "h1": ParagraphStyle(
+            "h1",
+            parent=base,
+            fontName=FONT_BOLD,
+            fontSize=13.5,
+            leading=17,
+            spaceBefore=2,
+            spaceAfter=6,
+            keepWithNext=1,
+        ),
+        "h2": ParagraphStyle(
+            "h2",
+            parent=base,
+            fontName=FONT_BOLD,
+            fontSize=10.5,
+            leading=14,
+            spaceBefore=8,
+            spaceAfter=4,
+            keepWithNext=1,
+        ),
+        "h2split": ParagraphStyle(
+            "h2split",
+            parent=base,
+            fontName=FONT_BOLD,
+            fontSize=10.5,
+            leading=14,
+            spaceBefore=8,
+            spaceAfter=4,
+        ),
+        "verdict": ParagraphStyle(
+            "verdict",
+            parent=base,
+            fontName=FONT_BOLD,
+            fontSize=24,
+            leading=29,
+            textColor=colors.white,
+            alignment=1,
+        ),
+        "meaning": ParagraphStyle(
+            "meaning",
+            parent=base,
+            fontSize=10,
+            leading=13,
+            alignment=1,
+            spaceAfter=0,
+            textColor=colors.white,
+        ),
+        "warn": ParagraphStyle(
+            "warn", parent=base, textColor=colors.HexColor(RED), fontName=FONT_BOLD
+        ),
+        "caption": ParagraphStyle(
+            "caption",
+            parent=base,
+            fontSize=7.8,
+            leading=10,
+            textColor=colors.HexColor(GREY),
+            spaceAfter=8,
+        ),
+    }
 
 
-def table(rows: list[list[Any]], widths: list[float], *, header: bool = True, highlight: int | None = None) -> Any:
+def table(
+    rows: list[list[Any]], widths: list[float], *, header: bool = True, highlight: int | None = None
+) -> Any:
     """A light grid table; strings are wrapped into cell paragraphs."""
     from reportlab.lib import colors
     from reportlab.platypus import Paragraph, Table, TableStyle
 
     st = styles()
-    cells = [[c if not isinstance(c, str) else Paragraph(c, st["cellb" if header and r == 0 else "cell"])
-              for c in row] for r, row in enumerate(rows)]  # fmt: skip
+    cells = [
+        [
+            c
+            if not isinstance(c, str)
+            else Paragraph(c, st["cellb" if header and r == 0 else "cell"])
+            for c in row
+        ]
+        for r, row in enumerate(rows)
+    ]
     t = Table(cells, colWidths=widths, repeatRows=1 if header else 0, hAlign="LEFT")
-    style = [("VALIGN", (0, 0), (-1, -1), "TOP"), ("LINEBELOW", (0, 0), (-1, -1), 0.3, colors.HexColor("#bbbbbb")),
-             ("TOPPADDING", (0, 0), (-1, -1), 2.2), ("BOTTOMPADDING", (0, 0), (-1, -1), 2.2),
-             ("LEFTPADDING", (0, 0), (-1, -1), 3), ("RIGHTPADDING", (0, 0), (-1, -1), 3)]  # fmt: skip
+    style = [
+        ("VALIGN", (0, 0), (-1, -1), "TOP"),
+        ("LINEBELOW", (0, 0), (-1, -1), 0.3, colors.HexColor("#bbbbbb")),
+        ("TOPPADDING", (0, 0), (-1, -1), 2.2),
+        ("BOTTOMPADDING", (0, 0), (-1, -1), 2.2),
+        ("LEFTPADDING", (0, 0), (-1, -1), 3),
+        ("RIGHTPADDING", (0, 0), (-1, -1), 3),
+    ]
     if header:
-        style += [("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#e8eef5")),
-                  ("LINEBELOW", (0, 0), (-1, 0), 0.8, colors.HexColor("#1f4e79"))]  # fmt: skip
+        style += [
+            ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#e8eef5")),
+            ("LINEBELOW", (0, 0), (-1, 0), 0.8, colors.HexColor("#1f4e79")),
+        ]
     if highlight is not None:
         style.append(("BACKGROUND", (0, highlight), (-1, highlight), colors.HexColor("#fff2cc")))
     t.setStyle(TableStyle(style))
@@ -208,13 +311,17 @@ def header_info(result: Any) -> dict[str, str]:
 
     started = str(pick(result, "started", default=""))
     return {
-        "input": str(pick(result, "config", "input_label") or getattr(pick(result, "prepared", "table", "path"), "name", None)
-                     or getattr(pick(result, "config", "input"), "name", None) or NOT_AVAILABLE),
+        "input": str(
+            pick(result, "config", "input_label")
+            or getattr(pick(result, "prepared", "table", "path"), "name", None)
+            or getattr(pick(result, "config", "input"), "name", None)
+            or NOT_AVAILABLE
+        ),
         "sha256": str(pick(result, "prepared", "table", "sha256", default=NOT_AVAILABLE)),
         "date": started[:10] if len(started) >= 10 else NOT_AVAILABLE,
         "version": str(__version__),
         "verdict": verdict_words(pick(result, "verdict"))[0],
-    }  # fmt: skip
+    }
 
 
 class _DayStamp:
@@ -222,7 +329,7 @@ class _DayStamp:
 
     def __init__(self, day: str) -> None:
         try:
-            t = datetime.strptime(day, "%Y-%m-%d").timestamp()
+            t = datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp()
         except ValueError:
             t = 946684800.0  # reportlab's invariant date, 2000-01-01
         lt = time.gmtime(t)
@@ -260,7 +367,11 @@ def numbered_canvas(info: dict[str, str]) -> Any:
             colour = GREEN if info["verdict"] == "RELEASED" else RED
             self.setFont(FONT, 7.5)
             self.setFillColor(colors.HexColor(GREY))
-            self.drawString(1.8 * cm, height - 1.1 * cm, f"latent-synth {info['version']} · privacy report · {info['input']}")
+            self.drawString(
+                1.8 * cm,
+                height - 1.1 * cm,
+                f"latent-synth {info['version']} · privacy report · {info['input']}",
+            )
             self.setFont(FONT_BOLD, 7.5)
             self.setFillColor(colors.HexColor(colour))
             self.drawRightString(width - 1.8 * cm, height - 1.1 * cm, f"Verdict: {info['verdict']}")
@@ -292,8 +403,11 @@ def attack_line(mean: Any, se: Any, limit: Any) -> str:
         return NOT_AVAILABLE
     upper = float(mean) + float(se or 0.0)
     ok = limit is not None and upper < float(limit)
-    mark = f'<font color="{GREEN}"><b>{CHECK} below the limit</b></font>' if ok else \
-        f'<font color="{RED}"><b>{CROSS} not below the limit</b></font>'  # fmt: skip
+    mark = (
+        f'<font color="{GREEN}"><b>{CHECK} below the limit</b></font>'
+        if ok
+        else f'<font color="{RED}"><b>{CROSS} not below the limit</b></font>'
+    )
     spread = f" ± {fmt(se)}" if se is not None else ""
     return f"<b>{fmt(mean)}</b>{spread} (limit {fmt(limit, 2)}) {mark}"
 
@@ -304,14 +418,30 @@ def summary_page(result: Any, st: dict[str, Any], width: float) -> list[Any]:
     from reportlab.platypus import Paragraph, Spacer, Table, TableStyle
 
     info = header_info(result)
-    cfg, audit, release = pick(result, "config"), pick(result, "audit"), pick(result, "release", default={})
+    cfg, audit, release = (
+        pick(result, "config"),
+        pick(result, "audit"),
+        pick(result, "release", default={}),
+    )
     headline, colour, meaning = verdict_words(pick(result, "verdict"))
-    out: list[Any] = [Paragraph("Synthetic data release: privacy report", st["title"]),
-                      Paragraph(f"Input: {text(info['input'])}", st["subtitle"]), Spacer(1, 8)]  # fmt: skip
-    banner = Table([[Paragraph(headline, st["verdict"])], [Paragraph(text(meaning), st["meaning"])]],
-                   colWidths=[width])  # fmt: skip
-    banner.setStyle(TableStyle([("BACKGROUND", (0, 0), (-1, -1), colors.HexColor(colour)),
-                                ("TOPPADDING", (0, 0), (-1, -1), 6), ("BOTTOMPADDING", (0, 0), (-1, -1), 7)]))
+    out: list[Any] = [
+        Paragraph("Synthetic data release: privacy report", st["title"]),
+        Paragraph(f"Input: {text(info['input'])}", st["subtitle"]),
+        Spacer(1, 8),
+    ]
+    banner = Table(
+        [[Paragraph(headline, st["verdict"])], [Paragraph(text(meaning), st["meaning"])]],
+        colWidths=[width],
+    )
+    banner.setStyle(
+        TableStyle(
+            [
+                ("BACKGROUND", (0, 0), (-1, -1), colors.HexColor(colour)),
+                ("TOPPADDING", (0, 0), (-1, -1), 6),
+                ("BOTTOMPADDING", (0, 0), (-1, -1), 7),
+            ]
+        )
+    )
     out += [banner, Spacer(1, 6)]
     verdict = str(pick(result, "verdict", default=""))
     w = pick(release, "w")
@@ -320,56 +450,106 @@ def summary_page(result: Any, st: dict[str, Any], width: float) -> list[Any]:
     if verdict == "refused":
         reason = pick(release, "refused", default="the audit found no safe perturbation weight")
         out.append(Paragraph(f"<b>Reason:</b> {text(reason)}", st["warn"]))
-    out += [Paragraph("Key numbers", st["h2"]), table(key_rows(result), [0.34 * width, 0.66 * width], header=False)]
-    out += [Paragraph("Provenance", st["h2"]), table(provenance_rows(result, info, st), [0.34 * width, 0.66 * width],
-                                                     header=False)]  # fmt: skip
+    out += [
+        Paragraph("Key numbers", st["h2"]),
+        table(key_rows(result), [0.34 * width, 0.66 * width], header=False),
+    ]
+    out += [
+        Paragraph("Provenance", st["h2"]),
+        table(provenance_rows(result, info, st), [0.34 * width, 0.66 * width], header=False),
+    ]
     out.append(Spacer(1, 6))
-    out.append(Paragraph(
-        "How to read this: the <b>membership AUC</b> measures how well an attacker who holds real records can "
-        "tell whether a person's record was used to make the synthetic table; 0.5 means no better than a coin "
-        "toss, 1.0 means certain. <b>w</b> is the share of the real record kept in the model's hidden space "
-        "(0 = pure noise, 1 = the real record unchanged). Counts below 10 are shown as “&lt; 10”. Later pages give "
-        "the data handling, the full audit, the formal ε statement, the threat model and the fidelity checks.",
-        st["small"]))  # fmt: skip
+    out.append(
+        Paragraph(
+            "How to read this: the <b>membership AUC</b> measures how well an attacker who holds real records can "
+            "tell whether a person's record was used to make the synthetic table; 0.5 means no better than a coin "
+            "toss, 1.0 means certain. <b>w</b> is the share of the real record kept in the model's hidden space "
+            "(0 = pure noise, 1 = the real record unchanged). Counts below 10 are shown as “&lt; 10”. Later pages give "
+            "the data handling, the full audit, the formal ε statement, the threat model and the fidelity checks.",
+            st["small"],
+        )
+    )
     return out
 
 
 def key_rows(result: Any) -> list[list[Any]]:
     """Chosen w, both attacks vs the limit, rows, closer probability and rank in words."""
-    cfg, audit, release = pick(result, "config"), pick(result, "audit"), pick(result, "release", default={})
-    limit = pick(audit, "threshold") if pick(audit, "threshold") is not None else pick(cfg, "auc_max")
+    cfg, audit, release = (
+        pick(result, "config"),
+        pick(result, "audit"),
+        pick(result, "release", default={}),
+    )
+    limit = (
+        pick(audit, "threshold") if pick(audit, "threshold") is not None else pick(cfg, "auc_max")
+    )
     w = pick(release, "w")
     point = curve_point(audit, w)
     if w is None:
-        w_text = "none: no perturbation weight met the limit" if audit is not None else NOT_AVAILABLE
-        at = f"lowest tested w = {fmt(pick(point, 'w'), 2)}" if point is not None else ""
+        w_text = (
+            "none: no perturbation weight met the limit" if audit is not None else NOT_AVAILABLE
+        )
+        at = f"at the lowest tested w ({fmt(pick(point, 'w'), 2)})" if point is not None else ""
     else:
-        how = "forced by the user (--w)" if pick(cfg, "w") is not None else "the largest w that met the limit"
+        how = (
+            "forced by the user (--w)"
+            if pick(cfg, "w") is not None
+            else "the largest w that met the limit"
+        )
         w_text = f"<b>{fmt(w, 2)}</b> ({how})"
         at = f"at w = {fmt(pick(point, 'w'), 2)}" if point is not None else ""
     rows: list[list[Any]] = [["Perturbation weight w", w_text]]
-    rows.append([f"Distance attack AUC {at}", attack_line(pick(point, "auc"), pick(point, "auc_se"), limit)])
-    rows.append([f"Density attack AUC {at}", attack_line(pick(point, "density_auc"), _se(point, "density"), limit)])
+    rows.append(
+        [f"Distance attack AUC {at}", attack_line(pick(point, "auc"), pick(point, "auc_se"), limit)]
+    )
+    rows.append(
+        [
+            f"Density attack AUC {at}",
+            attack_line(pick(point, "density_auc"), _se(point, "density"), limit),
+        ]
+    )
     prep = pick(result, "prepared")
     cols = list(pick(prep, "schema", "columns", default=()) or ())
     if cols:
         used = [c for c in cols if pick(c, "action") == "synthesize"]
         dropped = [text(pick(c, "name")) for c in cols if pick(c, "action") != "synthesize"]
-        rows.append(["Columns", f"{len(used)} synthesized; {len(dropped)} dropped and never exported"
-                     + (f" ({', '.join(dropped[:8])}{', …' if len(dropped) > 8 else ''})" if dropped else "")])
-    rows.append(["Rows", f"in the file: {safe_count(pick(prep, 'table', 'rows'))}; used (complete cases): "
-                         f"{safe_count(_len(pick(prep, 'real')))}; released: "
-                         f"{safe_count(pick(release, 'rows')) if w is not None else 'none'}"])  # fmt: skip
+        rows.append(
+            [
+                "Columns",
+                f"{len(used)} synthesized; {len(dropped)} dropped and never exported"
+                + (
+                    f" ({', '.join(dropped[:8])}{', …' if len(dropped) > 8 else ''})"
+                    if dropped
+                    else ""
+                ),
+            ]
+        )
+    rows.append(
+        [
+            "Rows",
+            f"in the file: {safe_count(pick(prep, 'table', 'rows'))}; used (complete cases): "
+            f"{safe_count(_len(pick(prep, 'real')))}; released: "
+            f"{safe_count(pick(release, 'rows')) if w is not None else 'none'}",
+        ]
+    )
     if w is not None:
-        rows.append(["How close is a synthetic row to its own real record?",
-                     text(closer_sentence(pick(release, "closer_probability"))) + "<br/>"
-                     + text(rank_sentence(pick(release, "median_rank"), pick(release, "exact")))])  # fmt: skip
+        rows.append(
+            [
+                "How close is a synthetic row to its own real record?",
+                text(closer_sentence(pick(release, "closer_probability")))
+                + "<br/>"
+                + text(rank_sentence(pick(release, "median_rank"), pick(release, "exact"))),
+            ]
+        )
         rows.append(["Per-record risk", text(risk_sentence(release))])
         eps = pick(release, "epsilon", default={})
-        rows.append(["Formal bound (Theorem 2)",
-                     f"local ε = {sci(pick(eps, 'value'))} at δ = {sci(pick(eps, 'delta'))}; an estimate under "
-                     "assumptions, weak when large; the audit above is the operational control (see the "
-                     "privacy section)."])  # fmt: skip
+        rows.append(
+            [
+                "Formal bound (Theorem 2)",
+                f"local ε = {sci(pick(eps, 'value'))} at δ = {sci(pick(eps, 'delta'))}; an estimate under "
+                "assumptions, weak when large; the audit above is the operational control (see the "
+                "privacy section).",
+            ]
+        )
     return rows
 
 
@@ -390,8 +570,11 @@ def provenance_rows(result: Any, info: dict[str, str], st: dict[str, Any]) -> li
     from reportlab.platypus import Paragraph
 
     cfg = pick(result, "config")
-    seeded = "yes (reproducible audit; the seed is not shown)" if pick(cfg, "seed") is not None else \
-        "no (noise from the operating system's secure randomness)"  # fmt: skip
+    seeded = (
+        "yes (reproducible audit; the seed is not shown)"
+        if pick(cfg, "seed") is not None
+        else "no (noise from the operating system's secure randomness)"
+    )
     return [
         ["Input", text(info["input"])],
         ["Input SHA-256", Paragraph(text(info["sha256"]), st["mono"])],
@@ -417,28 +600,49 @@ def data_page(result: Any, st: dict[str, Any], width: float) -> list[Any]:
     out.append(Paragraph("Columns used (modelled and exported)", st["h2"]))
     if used:
         rows = [["column", "kind", "how it was recognised"]]
-        rows += [[text(pick(c, "name")), text(pick(c, "kind")), text(pick(c, "reason", default=""))] for c in used]
+        rows += [
+            [text(pick(c, "name")), text(pick(c, "kind")), text(pick(c, "reason", default=""))]
+            for c in used
+        ]
         out.append(table(rows, [0.25 * width, 0.13 * width, 0.62 * width]))
     else:
         out.append(Paragraph("The column list is not available.", st["body"]))
     out.append(Paragraph("Columns dropped (never modelled, never exported)", st["h2"]))
-    if dropped:
+    if not cols:
+        out.append(Paragraph("Not available.", st["body"]))
+    elif dropped:
         rows = [["column", "kind", "why it was dropped"]]
-        rows += [[text(pick(c, "name")), text(pick(c, "kind")), text(pick(c, "reason", default=""))] for c in dropped]
+        rows += [
+            [text(pick(c, "name")), text(pick(c, "kind")), text(pick(c, "reason", default=""))]
+            for c in dropped
+        ]
         out.append(table(rows, [0.25 * width, 0.13 * width, 0.62 * width]))
     else:
         out.append(Paragraph("None: every column of the input was used.", st["body"]))
-    out += [Paragraph("Rows", st["h2"]), table(row_rows(result), [0.6 * width, 0.4 * width], header=False)]
+    out += [
+        Paragraph("Rows", st["h2"]),
+        table(row_rows(result), [0.6 * width, 0.4 * width], header=False),
+    ]
     out += [Paragraph("Values clipped to the allowed range", st["h2"])]
     clipped = pick(result, "release", "clipped", default={}) or {}
     if clipped:
-        out.append(Paragraph("A synthetic value outside a column's allowed range (the observed range unless "
-                             "given) is set to the nearest bound. Counts of synthetic values per column:",
-                             st["body"]))  # fmt: skip
-        rows = [["column", "values clipped"]] + [[text(k), safe_count(v)] for k, v in sorted(clipped.items())]
+        out.append(
+            Paragraph(
+                "A synthetic value outside a column's allowed range (the observed range unless "
+                "given) is set to the nearest bound. Counts of synthetic values per column:",
+                st["body"],
+            )
+        )
+        rows = [["column", "values clipped"]] + [
+            [text(k), safe_count(v)] for k, v in sorted(clipped.items())
+        ]
         out.append(table(rows, [0.4 * width, 0.25 * width]))
     else:
-        out.append(Paragraph("No clipping was recorded (no synthetic table, or no bounded column).", st["body"]))
+        out.append(
+            Paragraph(
+                "No clipping was recorded (no synthetic table, or no bounded column).", st["body"]
+            )
+        )
     return out
 
 
@@ -452,7 +656,12 @@ def row_rows(result: Any) -> list[list[Any]]:
     dropped = pick(prep, "rows_dropped", default={}) or {}
     if isinstance(dropped, dict):
         if "rows_dropped" in dropped:
-            rows.append(["Rows dropped (a missing value in a used column)", safe_count(dropped["rows_dropped"])])
+            rows.append(
+                [
+                    "Rows dropped (a missing value in a used column)",
+                    safe_count(dropped["rows_dropped"]),
+                ]
+            )
         by_column = dropped.get("missing_by_column") or {}
         for col, n in by_column.items() if isinstance(by_column, dict) else ():
             rows.append([f"Missing values in {text(col)}", safe_count(n)])
@@ -460,10 +669,23 @@ def row_rows(result: Any) -> list[list[Any]]:
             if key in ("rows_in", "rows_used", "rows_dropped", "missing_by_column", "reason"):
                 continue
             if isinstance(value, (int, float)) and not isinstance(value, bool):
-                rows.append([f"Rows dropped: {text(str(key).replace('_', ' '))}", safe_count(value)])
-    rows.append(["Rows used to train and audit (complete cases)", safe_count(_len(pick(prep, "real")))])
-    reason = pick(dropped, "reason", default="rows with a missing value in a used column are left out "
-                                              "(complete cases, as in the paper)")
-    rows.append(["Why rows are dropped", text(str(reason)[:1].upper() + str(reason)[1:]) + "; a missing value "
-                 "in a dropped column (e.g. an identifier) does not count."])  # fmt: skip
+                rows.append(
+                    [f"Rows dropped: {text(str(key).replace('_', ' '))}", safe_count(value)]
+                )
+    rows.append(
+        ["Rows used to train and audit (complete cases)", safe_count(_len(pick(prep, "real")))]
+    )
+    reason = pick(
+        dropped,
+        "reason",
+        default="rows with a missing value in a used column are left out "
+        "(complete cases, as in the paper)",
+    )
+    rows.append(
+        [
+            "Why rows are dropped",
+            text(str(reason)[:1].upper() + str(reason)[1:]) + "; a missing value "
+            "in a dropped column (e.g. an identifier) does not count.",
+        ]
+    )
     return rows

@@ -145,8 +145,15 @@ class BoxStats:
 
     def to_bxp(self) -> dict[str, Any]:
         """The dict ``matplotlib.axes.Axes.bxp`` draws (whiskers at the 5th/95th percentile)."""
-        return {"label": self.label, "whislo": self.q05, "q1": self.q25, "med": self.median,
-                "q3": self.q75, "whishi": self.q95, "fliers": []}  # fmt: skip
+        return {
+            "label": self.label,
+            "whislo": self.q05,
+            "q1": self.q25,
+            "med": self.median,
+            "q3": self.q75,
+            "whishi": self.q95,
+            "fliers": [],
+        }
 
 
 def box_stats(values: Any, label: str) -> BoxStats | None:
@@ -216,7 +223,7 @@ def nice_floor(x: float) -> float:
     if x <= 0 or not math.isfinite(x):
         return 0.0
     step = 10 ** (math.floor(math.log10(x)) - 1)
-    return math.floor(x / step) * step
+    return float(round(math.floor(x / step) * step, 12))
 
 
 def coarse_km_grid(time: np.ndarray, event: np.ndarray, *, intervals: int = 12) -> np.ndarray:
@@ -251,7 +258,9 @@ def coarse_km_grid(time: np.ndarray, event: np.ndarray, *, intervals: int = 12) 
     return np.array(edges, dtype=float)
 
 
-def km_curves(real: pd.DataFrame, synth: pd.DataFrame | None, time: str, event: str) -> KMCurves | None:
+def km_curves(
+    real: pd.DataFrame, synth: pd.DataFrame | None, time: str, event: str
+) -> KMCurves | None:
     """Kaplan-Meier survival of real and synthetic on :func:`coarse_km_grid` of the real table.
 
     Example:
@@ -277,13 +286,17 @@ def km_curves(real: pd.DataFrame, synth: pd.DataFrame | None, time: str, event: 
         d = df[[time, event]].dropna().astype(float)
         km = KaplanMeierFitter().fit(d[time].to_numpy(), d[event].to_numpy())
         curves.append(tuple(float(v) for v in km.survival_function_at_times(grid).to_numpy()))
-    note = (f"Survival read at {len(grid)} times from 0 to {grid[-1]:g} (where at least "
-            f"{THRESHOLD} real records are still followed up); every drop of the real curve "
-            f"reflects no event or at least {THRESHOLD} events.")  # fmt: skip
+    note = (
+        f"Survival read at {len(grid)} times from 0 to {grid[-1]:g} (where at least "
+        f"{THRESHOLD} real records are still followed up); every drop of the real curve "
+        f"reflects no event or at least {THRESHOLD} events."
+    )
     return KMCurves(tuple(float(g) for g in grid), curves[0], curves[1], note)
 
 
-def roc_on_grid(roc: Any, non_members: int | None, points: int = 50) -> tuple[np.ndarray, np.ndarray] | None:
+def roc_on_grid(
+    roc: Any, non_members: int | None, points: int = 50
+) -> tuple[np.ndarray, np.ndarray] | None:
     """An ROC curve re-read on a false-positive-rate grid whose steps hold >= 10 non-members.
 
     ``roc`` may be ``{"fpr": [...], "tpr": [...]}``, a pair ``(fpr, tpr)`` or an object with
@@ -328,5 +341,10 @@ def numeric_columns(real: pd.DataFrame | None, names: Sequence[str]) -> list[str
     """The names among ``names`` that are numeric in ``real`` (order kept)."""
     if real is None:
         return []
-    return [c for c in names if c in real.columns and pd.api.types.is_numeric_dtype(real[c])
-            and not pd.api.types.is_bool_dtype(real[c])]  # fmt: skip
+    return [
+        c
+        for c in names
+        if c in real.columns
+        and pd.api.types.is_numeric_dtype(real[c])
+        and not pd.api.types.is_bool_dtype(real[c])
+    ]

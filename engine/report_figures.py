@@ -51,9 +51,16 @@ def _png(draw: Any, width: float, height: float, *args: Any) -> bytes:
     import matplotlib
 
     with matplotlib.rc_context(rc=matplotlib.rcParamsDefault):
-        matplotlib.rcParams.update({"font.family": "DejaVu Sans", "font.size": 8,
-                                    "axes.titlesize": 9, "legend.frameon": True,
-                                    "legend.framealpha": 1.0, "legend.edgecolor": "white"})  # fmt: skip
+        matplotlib.rcParams.update(
+            {
+                "font.family": "DejaVu Sans",
+                "font.size": 8,
+                "axes.titlesize": 9,
+                "legend.frameon": True,
+                "legend.framealpha": 1.0,
+                "legend.edgecolor": "white",
+            }
+        )
         fig = _figure(width, height)
         draw(fig, *args)
         buf = io.BytesIO()
@@ -71,7 +78,9 @@ def _opaque(png: bytes) -> bytes:
     return out.getvalue()
 
 
-def auc_curve_png(points: Sequence[tuple[float, ...]], threshold: float, chosen_w: float | None) -> bytes:
+def auc_curve_png(
+    points: Sequence[tuple[float, ...]], threshold: float, chosen_w: float | None
+) -> bytes:
     """Membership AUC against w for both attacks, with the limit and the chosen w.
 
     ``points``: (w, distance AUC, its SD, density AUC or NaN, its SD or NaN) per grid value.
@@ -80,11 +89,29 @@ def auc_curve_png(points: Sequence[tuple[float, ...]], threshold: float, chosen_
     def draw(fig: Any) -> None:
         ax = fig.add_subplot(1, 1, 1)
         p = np.array(points, dtype=float).reshape(-1, 5)
-        ax.errorbar(p[:, 0], p[:, 1], yerr=np.nan_to_num(p[:, 2]), color=REAL, marker="o", ms=3,
-                    capsize=2, lw=1.2, label="distance attack (nearest synthetic row)")  # fmt: skip
+        ax.errorbar(
+            p[:, 0],
+            p[:, 1],
+            yerr=np.nan_to_num(p[:, 2]),
+            color=REAL,
+            marker="o",
+            ms=3,
+            capsize=2,
+            lw=1.2,
+            label="distance attack (nearest synthetic row)",
+        )
         if np.isfinite(p[:, 3]).any():
-            ax.errorbar(p[:, 0], p[:, 3], yerr=np.nan_to_num(p[:, 4]), color=DENSITY, marker="s",
-                        ms=3, capsize=2, lw=1.2, label="density attack (DOMIAS-style)")  # fmt: skip
+            ax.errorbar(
+                p[:, 0],
+                p[:, 3],
+                yerr=np.nan_to_num(p[:, 4]),
+                color=DENSITY,
+                marker="s",
+                ms=3,
+                capsize=2,
+                lw=1.2,
+                label="density attack (DOMIAS-style)",
+            )
         ax.axhline(threshold, color=LIMIT, ls="--", lw=1, label=f"limit {threshold:g}")
         if chosen_w is not None:
             ax.axvline(chosen_w, color="0.3", ls=":", lw=1.2, label=f"chosen w = {chosen_w:.2f}")
@@ -130,8 +157,10 @@ def distance_hist_png(own: dict[str, Any], nearest: dict[str, Any]) -> bytes:
 
     def draw(fig: Any) -> None:
         ax = fig.add_subplot(1, 1, 1)
-        for hist, colour, label in ((own, SYNTH, "real row to its own synthetic row"),
-                                    (nearest, REAL, "real row to the nearest other real row")):  # fmt: skip
+        for hist, colour, label in (
+            (own, SYNTH, "real row to its own synthetic row"),
+            (nearest, REAL, "real row to the nearest other real row"),
+        ):
             edges = np.asarray(hist.get("edges", []), dtype=float)
             counts = np.asarray(hist.get("counts", []), dtype=float)
             if len(edges) != len(counts) + 1 or counts.sum() <= 0:
@@ -156,11 +185,20 @@ def boxplots_png(rows: Sequence[tuple[str, BoxStats | None, BoxStats | None]]) -
     def draw(fig: Any) -> None:
         for i, (name, real, synth) in enumerate(rows):
             ax = fig.add_subplot(nrows, cols, i + 1)
-            stats = [b.to_bxp() for b in (real, synth) if b is not None]
-            if stats:
-                art = ax.bxp(stats, showfliers=False, patch_artist=True, widths=0.55,
-                             medianprops={"color": "black", "lw": 1.2})  # fmt: skip
-                for patch, colour in zip(art["boxes"], [REAL, SYNTH]):
+            pairs = [
+                (b.to_bxp(), colour)
+                for b, colour in ((real, REAL), (synth, SYNTH))
+                if b is not None
+            ]
+            if pairs:
+                art = ax.bxp(
+                    [p[0] for p in pairs],
+                    showfliers=False,
+                    patch_artist=True,
+                    widths=0.55,
+                    medianprops={"color": "black", "lw": 1.2},
+                )
+                for patch, (_, colour) in zip(art["boxes"], pairs, strict=True):
                     patch.set_facecolor(colour)
                     patch.set_alpha(0.55)
             ax.set_title(_short(name, 24))
@@ -178,7 +216,15 @@ def km_png(km: KMCurves, time_label: str) -> bytes:
         ax = fig.add_subplot(1, 1, 1)
         ax.step(km.times, km.real, where="post", color=REAL, lw=1.6, label="real")
         if np.isfinite(np.asarray(km.synthetic, dtype=float)).any():
-            ax.step(km.times, km.synthetic, where="post", color=SYNTH, lw=1.6, ls="--", label="synthetic")
+            ax.step(
+                km.times,
+                km.synthetic,
+                where="post",
+                color=SYNTH,
+                lw=1.6,
+                ls="--",
+                label="synthetic",
+            )
         low = min(np.nanmin(np.asarray(km.real + km.synthetic, dtype=float)), 1.0)
         ax.set_ylim(max(0.0, low - 0.05), 1.01)
         ax.set_xlim(0, km.times[-1])
@@ -207,7 +253,16 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
             for i in range(k):
                 for j in range(k):
                     if np.isfinite(m[i, j]):
-                        ax.text(j, i, f"{m[i, j]:+.2f}", ha="center", va="center", fontsize=6)
+                        light = abs(m[i, j]) > 0.6 * lim
+                        ax.text(
+                            j,
+                            i,
+                            f"{m[i, j]:+.2f}",
+                            ha="center",
+                            va="center",
+                            fontsize=6,
+                            color="white" if light else "black",
+                        )
         _margins(fig, 0.85, 0.75, 0.85, 0.1)
         box = ax.get_position()
         cax = fig.add_axes((box.x1 + 0.03, box.y0, 0.04, box.height))
@@ -217,7 +272,9 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
     return _png(draw, side + 0.6, side)
 
 
-def forest_png(rows: Sequence[tuple[str, float, float, float, float, float, float]], label: str, log: bool) -> bytes:
+def forest_png(
+    rows: Sequence[tuple[str, float, float, float, float, float, float]], label: str, log: bool
+) -> bytes:
     """Forest plot: per coefficient the real and the synthetic estimate with 95 % CI."""
 
     def draw(fig: Any) -> None:
@@ -225,11 +282,27 @@ def forest_png(rows: Sequence[tuple[str, float, float, float, float, float, floa
         n = len(rows)
         for i, (_, re, rl, rh, se, sl, sh) in enumerate(rows):
             y = n - i
-            ax.errorbar([re], [y + 0.15], xerr=[[re - rl], [rh - re]], fmt="o", color=REAL, ms=4, capsize=2,
-                        label="real" if i == 0 else None)  # fmt: skip
+            ax.errorbar(
+                [re],
+                [y + 0.15],
+                xerr=[[re - rl], [rh - re]],
+                fmt="o",
+                color=REAL,
+                ms=4,
+                capsize=2,
+                label="real" if i == 0 else None,
+            )
             if np.isfinite(se):
-                ax.errorbar([se], [y - 0.15], xerr=[[se - sl], [sh - se]], fmt="s", color=SYNTH, ms=4,
-                            capsize=2, label="synthetic" if i == 0 else None)  # fmt: skip
+                ax.errorbar(
+                    [se],
+                    [y - 0.15],
+                    xerr=[[se - sl], [sh - se]],
+                    fmt="s",
+                    color=SYNTH,
+                    ms=4,
+                    capsize=2,
+                    label="synthetic" if i == 0 else None,
+                )
         ax.axvline(1.0 if log else 0.0, color="0.5", lw=0.8)
         if log:
             _ratio_axis(ax, [v for r in rows for v in r[1:] if np.isfinite(v) and v > 0])
@@ -243,7 +316,25 @@ def forest_png(rows: Sequence[tuple[str, float, float, float, float, float, floa
     return _png(draw, 6.4, 0.9 + 0.42 * max(1, len(rows)))
 
 
-NICE_RATIOS = (0.1, 0.2, 0.25, 0.33, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 10.0)
+NICE_RATIOS = (
+    0.1,
+    0.2,
+    0.25,
+    0.33,
+    0.5,
+    0.67,
+    0.8,
+    0.9,
+    1.0,
+    1.1,
+    1.25,
+    1.5,
+    2.0,
+    3.0,
+    4.0,
+    5.0,
+    10.0,
+)
 
 
 def _ratio_axis(ax: Any, values: list[float]) -> None:
@@ -258,10 +349,14 @@ def _ratio_axis(ax: Any, values: list[float]) -> None:
     ax.xaxis.set_minor_locator(NullLocator())
 
 
-def _margins(fig: Any, left: float, right: float, bottom: float, top: float, **space: float) -> None:
+def _margins(
+    fig: Any, left: float, right: float, bottom: float, top: float, **space: float
+) -> None:
     """Fixed margins in inches (``tight_layout`` costs ~0.3 s a figure and is not needed)."""
     w, h = fig.get_size_inches()
-    fig.subplots_adjust(left=left / w, right=1 - right / w, bottom=bottom / h, top=1 - top / h, **space)
+    fig.subplots_adjust(
+        left=left / w, right=1 - right / w, bottom=bottom / h, top=1 - top / h, **space
+    )
 
 
 def _short(text: str, n: int) -> str:

@@ -49,15 +49,33 @@ THREAT_MODEL: tuple[str, ...] = (
     "distributions, correlations and regression results, which the report compares with the real "
     "data. The row order carries no link back to the real table.",
     "<b>What a recipient cannot learn (as measured).</b> The membership audit plays an attacker who "
-    "holds real records and tries to tell who was used to make the synthetic data. At the chosen w "
-    "both attacks do little better than a coin toss (AUC close to 0.5). Exact copies of real rows "
-    "are counted and reported.",
+    "holds real records and tries to tell who was used to make the synthetic data. {audit_outcome} "
+    "Exact copies of real rows are counted and reported.",
     "<b>What this does not cover.</b> If an attacker learned the model or the noise, a single synthetic "
     "row could reveal as much as the model itself (privacy-amplification paper, section 3), so both "
     "must stay hidden. Records far from everyone else (outliers) are the hardest to protect; the "
     "per-record risk count shows how many there are. Attacks other than the two tested may do better; "
     "the AUC is an estimate with a margin of error.",
 )
+
+
+AUDIT_OUTCOME = {
+    "released": "At the released w both attacks stayed below the AUC limit, i.e. close to a coin toss.",
+    "released with override": "At the released w the attacks did better than the AUC limit allows "
+    "(see page 1): a recipient has a better-than-allowed chance of telling who was in the data.",
+    "refused": "No tested w kept both attacks below the AUC limit, so nothing was released.",
+}
+
+
+def threat_model(verdict: str | None) -> list[str]:
+    """The threat-model paragraphs, with the audit's outcome for this verdict.
+
+    Example:
+        >>> "nothing was released" in threat_model("refused")[2]
+        True
+    """
+    outcome = AUDIT_OUTCOME.get(str(verdict), "The audit's outcome was not recorded.")
+    return [par.replace("{audit_outcome}", outcome) for par in THREAT_MODEL]
 
 
 def verdict_words(verdict: str | None) -> tuple[str, str, str]:
@@ -69,12 +87,23 @@ def verdict_words(verdict: str | None) -> tuple[str, str, str]:
     """
     v = (verdict or "").strip().lower()
     if v == "released":
-        return ("RELEASED", "#1a7f37", "The audit met the privacy limit; the synthetic table was exported.")
+        return (
+            "RELEASED",
+            "#1a7f37",
+            "The audit met the privacy limit; the synthetic table was exported.",
+        )
     if v == "refused":
-        return ("REFUSED", "#c00000", "No perturbation weight met the privacy limit; nothing was exported.")
+        return (
+            "REFUSED",
+            "#c00000",
+            "No perturbation weight met the privacy limit; nothing was exported.",
+        )
     if v == "released with override":
-        return ("RELEASED WITH OVERRIDE", "#c00000",
-                "The privacy limit was NOT met at the exported w; the user chose to export anyway.")  # fmt: skip
+        return (
+            "RELEASED WITH OVERRIDE",
+            "#c00000",
+            "The privacy limit was NOT met at the exported w; the user chose to export anyway.",
+        )
     return ((verdict or "UNKNOWN").upper(), "#c00000", "The run did not record a known verdict.")
 
 
@@ -88,10 +117,16 @@ def override_sentence(config: Any, audit: Any, w: Any) -> str:
     if pick(config, "w") is not None:
         how.append(f"a forced perturbation weight (w = {fmt(pick(config, 'w'), 2)})")
     selected = pick(audit, "selected_w")
-    limit = "no tested w met it" if selected is None else f"the largest w that met it was {fmt(selected, 2)}"
-    return (f"Override: exported at w = {fmt(w, 2)} by {' and '.join(how) or 'an override'}. "
-            f"The AUC limit was {fmt(pick(config, 'auc_max'), 2)}; {limit}. The output checker should "
-            "treat this table as carrying a higher membership risk than the limit allows.")  # fmt: skip
+    limit = (
+        "no tested w met it"
+        if selected is None
+        else f"the largest w that met it was {fmt(selected, 2)}"
+    )
+    return (
+        f"Override: exported at w = {fmt(w, 2)} by {' and '.join(how) or 'an override'}. "
+        f"The AUC limit was {fmt(pick(config, 'auc_max'), 2)}; {limit}. The output checker should "
+        "treat this table as carrying a higher membership risk than the limit allows."
+    )
 
 
 def closer_sentence(closer_probability: Any) -> str:
@@ -103,10 +138,12 @@ def closer_sentence(closer_probability: Any) -> str:
     """
     if closer_probability is None:
         return "The closer probability was not computed."
-    return (f"On average, {percent(closer_probability)} of the other real people lie closer to a "
-            "person's real record than that person's own synthetic row does (closer probability "
-            f"{fmt(closer_probability)}; 0.5 would mean the synthetic row is no closer than a random "
-            "other person, 0 that it is always the nearest).")  # fmt: skip
+    return (
+        f"On average, {percent(closer_probability)} of the other real people lie closer to a "
+        "person's real record than that person's own synthetic row does (closer probability "
+        f"{fmt(closer_probability)}; 0.5 would mean the synthetic row is no closer than a random "
+        "other person, 0 that it is always the nearest)."
+    )
 
 
 def rank_sentence(median_rank: Any, exact: Any = True) -> str:
@@ -121,27 +158,44 @@ def rank_sentence(median_rank: Any, exact: Any = True) -> str:
     r = float(median_rank)
     shown = f"{r:.0f}" if r == int(r) else f"{r:.1f}"
     tail = "" if exact in (True, None) else " (estimated from a random sample of records)"
-    return (f"For the typical person, {shown} other real people lie closer to their record than their "
-            f"own synthetic row (median rank {shown}{tail}), so by distance alone the synthetic row "
-            "points at a crowd, not at one person.")  # fmt: skip
+    return (
+        f"For the typical person, {shown} other real people lie closer to their record than their "
+        f"own synthetic row (median rank {shown}{tail}), so by distance alone the synthetic row "
+        "points at a crowd, not at one person."
+    )
 
 
 def risk_sentence(release: dict[str, Any]) -> str:
     """Per-record risk counts (each via :func:`safe_count`)."""
     k = pick(release, "k_risk", default=5)
-    text = (f"Records whose own synthetic row lies among their {k} nearest real neighbours: "
-            f"{safe_count(pick(release, 'at_risk'))} of {safe_count(pick(release, 'rows'))}.")  # fmt: skip
-    share = pick(release, "share_within_1e6")
-    rows = pick(release, "rows")
-    if share is not None and rows:
-        copies = float(share) * float(rows)
-        text += (" No synthetic row equals a real row (within 10⁻⁶)." if copies == 0 else
-                 f" Synthetic rows equal to a real row (within 10⁻⁶): {safe_count(copies)}.")  # fmt: skip
+    at_risk, rows = pick(release, "at_risk"), pick(release, "rows")
+    if at_risk is None:
+        return "Per-record risk was not computed."
+    share = ""
+    if at_risk is not None and rows and float(at_risk) >= 10:
+        share = f" ({percent(float(at_risk) / float(rows))})"
+    text = (
+        f"Records whose own synthetic row lies among their {k} nearest real neighbours: "
+        f"{safe_count(at_risk)} of {safe_count(rows)}{share}: such a synthetic row stays close to its "
+        "source record."
+    )
+    if not pick(release, "protect_outliers"):
+        text += " The option --protect-outliers adds noise to these records only."
+    exact_share = pick(release, "share_within_1e6")
+    if exact_share is not None and rows:
+        copies = float(exact_share) * float(rows)
+        text += (
+            " No synthetic row equals a real row (within 10⁻⁶)."
+            if copies == 0
+            else f" Synthetic rows equal to a real row (within 10⁻⁶): {safe_count(copies)}."
+        )
     protect = pick(release, "protect_outliers")
     if protect:
-        text += (f" Outlier protection lowered the noise weight for {safe_count(pick(protect, 'records_with_lower_w'))}"
-                 f" records; records at risk before: {safe_count(pick(protect, 'at_risk_before'))}, after: "
-                 f"{safe_count(pick(protect, 'at_risk_after'))}.")  # fmt: skip
+        text += (
+            f" Outlier protection added noise (a lower w) for {safe_count(pick(protect, 'records_with_lower_w'))}"
+            f" records; records at risk before it: {safe_count(pick(protect, 'at_risk_before'))}, after: "
+            f"{safe_count(pick(protect, 'at_risk_after'))}."
+        )
     return text
 
 
@@ -154,24 +208,36 @@ def epsilon_paragraphs(eps: dict[str, Any] | None, w: Any, rows: Any) -> list[st
         True
     """
     if not eps:
-        return ["No formal privacy statement was computed for this run (no synthetic table was made)."]
+        return [
+            "No formal privacy statement was computed for this run (no synthetic table was made)."
+        ]
     value = pick(eps, "value")
-    head = (f"<b>Formal bound (Theorem 2 of Shen &amp; Tian 2025).</b> At w = {fmt(w, 2)} the noise "
-            f"added to each record's hidden code gives local (ε, δ)-differential privacy per record with "
-            f"ε = {sci(value) if value is not None else 'infinite (no noise at w = 1)'} at δ = "
-            f"{sci(pick(eps, 'delta'))} (δ = 1/n). It uses the latent sensitivity C = {fmt(pick(eps, 'C'), 2)}, "
-            f"the largest distance between two records' hidden codes ({text_escape(pick(eps, 'C_method', default='method not recorded'))}, "
-            "measured on this data).")  # fmt: skip
+    head = (
+        f"<b>Formal bound (Theorem 2 of Shen &amp; Tian 2025).</b> At w = {fmt(w, 2)} the noise "
+        f"added to each record's hidden code gives local (ε, δ)-differential privacy per record with "
+        f"ε = {sci(value) if value is not None else 'infinite (no noise at w = 1)'} at δ = "
+        f"{sci(pick(eps, 'delta'))} (δ = 1/n). It uses the latent sensitivity C = {fmt(pick(eps, 'C'), 2)}, "
+        f"the largest distance between two records' hidden codes ({text_escape(pick(eps, 'C_method', default='method not recorded'))}, "
+        "measured on this data)."
+    )
     nature = pick(eps, "nature", default="an estimate from the data, not a proven bound")
     size = finite_eps(value)
-    strength = ("This ε is large: as a formal guarantee it is weak, and it should not be read as strong "
-                "protection on its own." if size is None or size > 10 else
-                "This ε is moderate; read it together with the audit.")  # fmt: skip
-    assumptions = "" if "spectral" in str(nature) else (
-        " The theorem assumes a spectrally normalized network and a compact data domain.")
-    body = (f"This number is {text_escape(nature)}.{assumptions} C is measured on the observed records, not proven "
-            f"for every possible record. {strength} The operational control is the empirical membership "
-            "audit above; both are reported so the checker can weigh them.")  # fmt: skip
+    strength = (
+        "This ε is large: as a formal guarantee it is weak, and it should not be read as strong "
+        "protection on its own."
+        if size is None or size > 10
+        else "This ε is moderate; read it together with the audit."
+    )
+    assumptions = (
+        ""
+        if "spectral" in str(nature)
+        else (" The theorem assumes a spectrally normalized network and a compact data domain.")
+    )
+    body = (
+        f"This number is {text_escape(nature)}.{assumptions} C is measured on the observed records, not proven "
+        f"for every possible record. {strength} The operational control is the empirical membership "
+        "audit above; both are reported so the checker can weigh them."
+    )
     return [head, body]
 
 

@@ -18,6 +18,17 @@ import pytest  # noqa: E402
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
+__all__ = [
+    "DEMO_FIELDS",
+    "_no_leaked_threads",
+    "_private_qsettings",
+    "fast_settings",
+    "load",
+    "messages",
+    "small_demo",
+    "window",
+]
+
 SMALL_ROWS = 300
 DEMO_FIELDS = dict(
     time="time_cvd_years",

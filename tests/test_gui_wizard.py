@@ -22,16 +22,8 @@ import pytest  # noqa: E402
 
 pytest.importorskip("PySide6")
 
-from gui_conftest import (  # noqa: E402,F401
-    DEMO_FIELDS,
-    _no_leaked_threads,
-    _private_qsettings,
-    fast_settings,
-    load,
-    messages,
-    small_demo,
-    window,
-)
+from gui_conftest import *  # noqa: E402,F403 (fixtures shared by the GUI tests)
+from gui_conftest import DEMO_FIELDS, fast_settings, load  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,8 +41,15 @@ def test_window_shows_in_under_three_seconds_without_heavy_imports():
         "w.close()\n"
     )
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=60, check=True).stdout.split("\n")
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.split("\n")
     seconds, heavy = float(out[0]), out[1]
     assert seconds < 3.0, f"window took {seconds:.2f} s"
     assert heavy == "", f"imported at start: {heavy}"
@@ -91,11 +90,15 @@ def test_demo_button_previews_and_columns_drop_identifiers(window, qtbot, messag
 
 
 @pytest.mark.disable_socket
-def test_whole_wizard_from_import_to_export_with_a_raised_w(window, qtbot, messages, small_demo,
-                                                            tmp_path):
-    from pytest_socket import disable_socket
+def test_whole_wizard_from_import_to_export_with_a_raised_w(
+    window, qtbot, messages, small_demo, tmp_path
+):
+    import socket
 
-    disable_socket()  # no network, whatever the marker handling
+    from pytest_socket import SocketBlockedError
+
+    with pytest.raises(SocketBlockedError):  # the marker really blocks the network here
+        socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     load(window, qtbot, small_demo, **DEMO_FIELDS)
     window.next()  # -> Columns
     columns = window.pages[1]
@@ -119,6 +122,8 @@ def test_whole_wizard_from_import_to_export_with_a_raised_w(window, qtbot, messa
     window.next()  # -> Privacy
 
     privacy = window.pages[4]
+    privacy.w_spin.setValue(max(selected - 0.1, 0.0))  # lowering: always allowed
+    assert not privacy.ack.isEnabled()
     raised = round(min(selected + 0.1, 0.95), 2)
     privacy.w_spin.setValue(raised)
     assert privacy.ack.isEnabled()
@@ -128,8 +133,9 @@ def test_whole_wizard_from_import_to_export_with_a_raised_w(window, qtbot, messa
     privacy.ack.setChecked(True)
     privacy.apply_w()  # confirmation dialog answered Yes by the fixture
     assert messages[-1][0] == "question"
-    qtbot.waitUntil(lambda: window.session.result is not result and not privacy.is_busy(),
-                    timeout=110000)
+    qtbot.waitUntil(
+        lambda: window.session.result is not result and not privacy.is_busy(), timeout=110000
+    )
     released = window.session.result
     assert released.release["w"] == pytest.approx(raised)
     assert released.config.risk_acknowledged and released.verdict == "released with override"
@@ -153,8 +159,9 @@ def test_whole_wizard_from_import_to_export_with_a_raised_w(window, qtbot, messa
     assert export.open_button.isEnabled()
 
 
-def test_cancel_during_training_stops_within_two_seconds_and_writes_nothing(window, qtbot, small_demo,
-                                                                           tmp_path):
+def test_cancel_during_training_stops_within_two_seconds_and_writes_nothing(
+    window, qtbot, small_demo, tmp_path
+):
     load(window, qtbot, small_demo, **DEMO_FIELDS)
     window.next()
     qtbot.waitUntil(lambda: window.stack.currentIndex() == 1, timeout=5000)

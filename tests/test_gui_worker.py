@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 
 pytest.importorskip("PySide6")
 
-from gui_conftest import _no_leaked_threads, _private_qsettings  # noqa: E402,F401
+from gui_conftest import *  # noqa: E402,F403 (fixtures shared by the GUI tests)
 
 from desktop.qt import QThread  # noqa: E402
 from desktop.worker import Task, eta_text  # noqa: E402
@@ -21,8 +21,15 @@ from engine.errors import InputError  # noqa: E402
 
 
 def _collect(task):
-    got = {"progress": [], "log": [], "result": [], "error": [], "cancelled": 0, "finished": 0,
-           "threads": set()}
+    got = {
+        "progress": [],
+        "log": [],
+        "result": [],
+        "error": [],
+        "cancelled": 0,
+        "finished": 0,
+        "threads": set(),
+    }
     gui = QThread.currentThread()
 
     def note_thread():

@@ -48,9 +48,13 @@ class Page(QtWidgets.QWidget):
     def advance(self) -> None:
         self.advance_requested.emit()
 
-    def run_task(self, fn: Callable[[Any, Any], Any], on_result: Callable[[Any], None],
-                 on_error: Callable[[BaseException], None] | None = None,
-                 on_progress: Callable[[float, str], None] | None = None) -> Task:
+    def run_task(
+        self,
+        fn: Callable[[Any, Any], Any],
+        on_result: Callable[[Any], None],
+        on_error: Callable[[BaseException], None] | None = None,
+        on_progress: Callable[[float, str], None] | None = None,
+    ) -> Task:
         """Start ``fn(progress, cancel)`` on a worker; the callbacks run on the GUI thread."""
         task = Task(fn, parent=self)
         task.result.connect(on_result)
@@ -78,8 +82,10 @@ class Page(QtWidgets.QWidget):
         if isinstance(err, (LatentSynthError, OSError)):
             text = str(err)
         else:
-            text = (f"Something went wrong inside the program ({type(err).__name__}: {err}). "
-                    "Nothing was written. Please report this message.")
+            text = (
+                f"Something went wrong inside the program ({type(err).__name__}: {err}). "
+                "Nothing was written. Please report this message."
+            )
         QMessageBox.warning(self, f"latent-synth: {self.title}", text)
 
     def shutdown(self) -> None:

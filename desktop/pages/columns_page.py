@@ -15,8 +15,16 @@ from desktop.pages.base import Page, note
 from desktop.qt import QMessageBox, Qt, QtWidgets
 
 ROLES = ("covariate", "time", "event", "drop")
-COVARIATE_KINDS = ("continuous", "integer", "binary", "categorical", "identifier", "date", "text",
-                   "constant")
+COVARIATE_KINDS = (
+    "continuous",
+    "integer",
+    "binary",
+    "categorical",
+    "identifier",
+    "date",
+    "text",
+    "constant",
+)
 COL_NAME, COL_KIND, COL_ROLE, COL_LOW, COL_HIGH, COL_MISSING, COL_REASON = range(7)
 ROLE_TIPS = {
     "covariate": "Synthesized as an ordinary variable.",
@@ -28,22 +36,30 @@ ROLE_TIPS = {
 
 class ColumnsPage(Page):
     title = "2  Columns"
-    subtitle = ("Check how each column will be treated. Identifiers are dropped so they never leave "
-                "the secure environment.")
+    subtitle = (
+        "Check how each column will be treated. Identifiers are dropped so they never leave "
+        "the secure environment."
+    )
 
     def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(session, parent)
         layout = QtWidgets.QVBoxLayout(self)
-        layout.addWidget(note(
-            "Role: <i>time</i> and <i>event</i> mark a survival outcome; <i>drop</i> leaves a column "
-            "out entirely. Bounds: the synthetic values are kept inside these limits (leave empty "
-            "to use the observed range)."))
+        layout.addWidget(
+            note(
+                "Role: <i>time</i> and <i>event</i> mark a survival outcome; <i>drop</i> leaves a column "
+                "out entirely. Bounds: the synthetic values are kept inside these limits (leave empty "
+                "to use the observed range)."
+            )
+        )
         self.table = QtWidgets.QTableWidget(0, 7)
         self.table.setHorizontalHeaderLabels(
-            ["Column", "Kind", "Role", "Lower bound", "Upper bound", "Missing", "Why"])
+            ["Column", "Kind", "Role", "Lower bound", "Upper bound", "Missing", "Why"]
+        )
         self.table.setAccessibleName("Columns and their roles")
-        self.table.setToolTip("One row per column of your table. Change the kind, role or bounds "
-                              "where the program guessed wrong.")
+        self.table.setToolTip(
+            "One row per column of your table. Change the kind, role or bounds "
+            "where the program guessed wrong."
+        )
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.verticalHeader().setVisible(False)
         layout.addWidget(self.table, 1)
@@ -96,7 +112,9 @@ class ColumnsPage(Page):
             for col, value in ((COL_LOW, spec.lower), (COL_HIGH, spec.upper)):
                 item = QtWidgets.QTableWidgetItem("" if value is None else f"{value:g}")
                 item.setData(Qt.ItemDataRole.UserRole, "" if value is None else f"{value:g}")
-                item.setToolTip("Synthetic values are clipped to this limit. Empty: the observed range.")
+                item.setToolTip(
+                    "Synthetic values are clipped to this limit. Empty: the observed range."
+                )
                 self.table.setItem(row, col, item)
             missing = QtWidgets.QTableWidgetItem(str(spec.n_missing))
             missing.setFlags(missing.flags() & ~Qt.ItemFlag.ItemIsEditable)
@@ -115,13 +133,16 @@ class ColumnsPage(Page):
         kept = len(roles) - len(dropped)
         self.summary.setText(
             f"{kept} columns will be synthesized; {len(dropped)} dropped"
-            + (f" ({', '.join(dropped)})." if dropped else "."))
+            + (f" ({', '.join(dropped)})." if dropped else ".")
+        )
 
     # -- reading the choices ------------------------------------------------------------
     def roles(self) -> dict[str, str]:
         out = {}
         for row in range(self.table.rowCount()):
-            out[self.table.item(row, COL_NAME).text()] = self.table.cellWidget(row, COL_ROLE).currentText()
+            out[self.table.item(row, COL_NAME).text()] = self.table.cellWidget(
+                row, COL_ROLE
+            ).currentText()
         return out
 
     def set_role(self, name: str, role: str) -> None:
@@ -149,14 +170,17 @@ class ColumnsPage(Page):
         if len(times) > 1 or len(events) > 1:
             raise ValueError("Choose at most one time column and one event column.")
         if bool(times) != bool(events):
-            raise ValueError("A survival outcome needs both a time column and an event column "
-                             "(or set neither).")
+            raise ValueError(
+                "A survival outcome needs both a time column and an event column (or set neither)."
+            )
         time = times[0] if times else None
         event = events[0] if events else None
         if event is not None and frame[event].dropna().nunique() != 2:
             values = ", ".join(map(str, frame[event].dropna().unique()[:6]))
-            raise ValueError(f"The event column '{event}' must have exactly two values "
-                             f"(e.g. 0 = no event, 1 = event); it has: {values}.")
+            raise ValueError(
+                f"The event column '{event}' must have exactly two values "
+                f"(e.g. 0 = no event, 1 = event); it has: {values}."
+            )
         if time is not None:
             import pandas as pd
 
@@ -179,15 +203,25 @@ class ColumnsPage(Page):
                 if kind_box.currentText() != kind_box.property("inferred"):
                     kinds.append((name, kind_box.currentText()))
             low, high = (self._bound(row, col, name) for col in (COL_LOW, COL_HIGH))
-            edited = any(self.table.item(row, c).text().strip()
-                         != self.table.item(row, c).data(Qt.ItemDataRole.UserRole)
-                         for c in (COL_LOW, COL_HIGH))
+            edited = any(
+                self.table.item(row, c).text().strip()
+                != self.table.item(row, c).data(Qt.ItemDataRole.UserRole)
+                for c in (COL_LOW, COL_HIGH)
+            )
             if edited:
                 if low is not None and high is not None and not low < high:
-                    raise ValueError(f"Column '{name}': the lower bound must be below the upper bound.")
+                    raise ValueError(
+                        f"Column '{name}': the lower bound must be below the upper bound."
+                    )
                 bounds.append((name, low, high))
-        return {"time": time, "event": event, "drop": tuple(drop), "keep": tuple(keep),
-                "kinds": tuple(kinds), "bounds": tuple(bounds)}
+        return {
+            "time": time,
+            "event": event,
+            "drop": tuple(drop),
+            "keep": tuple(keep),
+            "kinds": tuple(kinds),
+            "bounds": tuple(bounds),
+        }
 
     def _bound(self, row: int, col: int, name: str) -> float | None:
         text = self.table.item(row, col).text().strip()
@@ -212,14 +246,18 @@ class ColumnsPage(Page):
             QMessageBox.warning(self, "latent-synth: columns", str(err))
             return False
         self.session.update(**fields)
-        if self.session.prepared is not None and self.session.prepared.config == self.session.config():
+        if (
+            self.session.prepared is not None
+            and self.session.prepared.config == self.session.config()
+        ):
             return True
         from engine.pipeline import prepare
 
         config = self.session.config()
         self.status.setVisible(True)
-        self.run_task(lambda progress, cancel: prepare(config, progress), self._prepared,
-                      self._failed)
+        self.run_task(
+            lambda progress, cancel: prepare(config, progress), self._prepared, self._failed
+        )
         return False
 
     def _prepared(self, prepared: Any) -> None:

@@ -49,17 +49,21 @@ class ExportPage(Page):
             self.fmt.addItem(text, key)
         self.fmt.setCurrentIndex(max(self.fmt.findData(settings.value("export/format", "csv")), 0))
         self.fmt.setAccessibleName("File format of the synthetic table")
-        self.fmt.setToolTip("The file type of the synthetic table. Column names, types and value "
-                            "labels are kept where the format allows.")
+        self.fmt.setToolTip(
+            "The file type of the synthetic table. Column names, types and value "
+            "labels are kept where the format allows."
+        )
         fmt_label = QtWidgets.QLabel("F&ormat:")
         fmt_label.setBuddy(self.fmt)
         form.addRow(fmt_label, self.fmt)
         layout.addLayout(form)
         buttons = QtWidgets.QHBoxLayout()
         self.export_button = QtWidgets.QPushButton("&Export")
-        self.export_button.setToolTip("Write the synthetic table, the PDF report and the audit record.")
+        self.export_button.setToolTip(
+            "Write the synthetic table, the PDF report and the audit record."
+        )
         self.export_button.clicked.connect(self.export)
-        self.open_button = QtWidgets.QPushButton("Open the f&older")
+        self.open_button = QtWidgets.QPushButton("O&pen the folder")
         self.open_button.setToolTip("Show the written files in your file manager.")
         self.open_button.setEnabled(False)
         self.open_button.clicked.connect(self.open_folder)
@@ -86,7 +90,8 @@ class ExportPage(Page):
         else:
             self.summary.setText(
                 f"Ready: {result.release['rows']:,} synthetic rows at w = {result.release['w']:.2f} "
-                f"({result.verdict}).")
+                f"({result.verdict})."
+            )
         self.export_button.setEnabled(result is not None and result.synthetic is not None)
 
     def choose_folder(self) -> None:
@@ -103,15 +108,19 @@ class ExportPage(Page):
         if result is None or self.is_busy():
             return
         if not text:
-            QMessageBox.warning(self, "latent-synth: export", "Choose a folder for the files first.")
+            QMessageBox.warning(
+                self, "latent-synth: export", "Choose a folder for the files first."
+            )
             return
         out = Path(text).expanduser()
         if out.exists() and any(out.glob("synthetic*")):
             answer = QMessageBox.question(
-                self, "latent-synth: export",
+                self,
+                "latent-synth: export",
                 f"{out} already holds a synthetic table. Replace the files there?",
                 QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                QMessageBox.StandardButton.No)
+                QMessageBox.StandardButton.No,
+            )
             if answer != QMessageBox.StandardButton.Yes:
                 return
         fmt = self.fmt.currentData()
@@ -122,8 +131,12 @@ class ExportPage(Page):
         self.bar.setVisible(True)
         self.export_button.setEnabled(False)
         self.files.clear()
-        task = self.run_task(lambda progress, cancel: write_outputs(result, out, progress),
-                             self._written, self._failed, lambda f, t: self.bar.setValue(int(f * 1000)))
+        task = self.run_task(
+            lambda progress, cancel: write_outputs(result, out, progress),
+            self._written,
+            self._failed,
+            lambda f, t: self.bar.setValue(int(f * 1000)),
+        )
         task.finished.connect(self._stopped)
         self.session.out = out
 
@@ -134,17 +147,23 @@ class ExportPage(Page):
     def _written(self, result: Any) -> None:
         self.session.written = result
         out = self.session.out
-        for name in result.outputs:
-            self.files.addItem(str(out / name))
-        self.summary.setText(f"Done: {len(result.outputs)} files written to {out}. Give the whole "
-                             "folder, report included, to your output checker.")
+        names = sorted(set(result.outputs) | {"results.json"})
+        written = [out / n for n in names if (out / n).is_file()]
+        for path in written:
+            self.files.addItem(f"{path.name}  ({path.stat().st_size:,} bytes)")
+        self.summary.setText(
+            f"Done: {len(written)} files written to {out}. Give the whole "
+            "folder, report included, to your output checker."
+        )
         self.open_button.setEnabled(True)
         self.complete_changed.emit()
 
     def _failed(self, err: BaseException) -> None:
         if isinstance(err, PermissionError):
-            err = OSError(f"{err.filename}: permission denied. Close the file if it is open "
-                          "(e.g. in Excel) or choose another folder.")
+            err = OSError(
+                f"{err.filename}: permission denied. Close the file if it is open "
+                "(e.g. in Excel) or choose another folder."
+            )
         self.show_error(err)
 
     def open_folder(self) -> None:

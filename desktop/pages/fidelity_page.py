@@ -14,31 +14,36 @@ from desktop.qt import Qt, QtWidgets
 
 MARGINAL_COLUMNS = (
     ("column", "Column"), ("real_mean", "Real mean"), ("synth_mean", "Synthetic mean"),
-    ("real_sd", "Real SD"), ("synth_sd", "Synthetic SD"), ("real_median", "Real median"),
-    ("synth_median", "Synthetic median"), ("std_mean_difference", "Std. mean difference"),
+    ("real_sd", "Real SD"), ("synth_sd", "Synthetic SD"), ("std_mean_difference", "Std. mean diff."),
 )  # fmt: skip
 EFFECT = {"cox": "hazard ratio", "logistic": "odds ratio", "ols": "coefficient"}
 
 
 class FidelityPage(Page):
     title = "6  Fidelity"
-    subtitle = "How closely the synthetic copy reproduces the real data and the answer of your analysis."
+    subtitle = (
+        "How closely the synthetic copy reproduces the real data and the answer of your analysis."
+    )
 
     def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(session, parent)
         layout = QtWidgets.QGridLayout(self)
         layout.addWidget(heading("Each variable: real vs synthetic"), 0, 0)
         self.marginals = _table("Real and synthetic summaries of each variable")
-        self.marginals.setToolTip("Mean, spread and median of each numeric column in both tables. "
-                                  "A standardised mean difference under 0.1 is usually considered small.")
+        self.marginals.setToolTip(
+            "Mean, spread and median of each numeric column in both tables. "
+            "A standardised mean difference under 0.1 is usually considered small."
+        )
         layout.addWidget(self.marginals, 1, 0)
         self.km = PlotWidget("Kaplan-Meier survival curves, real and synthetic", height=3.0)
         layout.addWidget(self.km, 0, 1, 2, 1)
         self.model_heading = heading("Regression: real vs synthetic")
         layout.addWidget(self.model_heading, 2, 0, 1, 2)
         self.model = _table("Regression results on the real and the synthetic table")
-        self.model.setToolTip("The same model fitted on both tables. CI overlap near 1 means the "
-                              "synthetic data give the same answer.")
+        self.model.setToolTip(
+            "The same model fitted on both tables. CI overlap near 1 means the "
+            "synthetic data give the same answer."
+        )
         layout.addWidget(self.model, 3, 0, 1, 2)
         self.notes = note("")
         layout.addWidget(self.notes, 4, 0, 1, 2)
@@ -56,29 +61,42 @@ class FidelityPage(Page):
 
     def render(self, fidelity: dict[str, Any]) -> None:
         rows = fidelity.get("marginal") or []
-        _fill(self.marginals, [label for _, label in MARGINAL_COLUMNS],
-              [[r.get(key) for key, _ in MARGINAL_COLUMNS] for r in rows])
+        _fill(
+            self.marginals,
+            [label for _, label in MARGINAL_COLUMNS],
+            [[r.get(key) for key, _ in MARGINAL_COLUMNS] for r in rows],
+        )
         self.km.draw(km_curves(fidelity.get("km") or {}))
         model = fidelity.get("model")
         if model:
             analysis = model.get("analysis", "")
             effect = EFFECT.get(analysis, "estimate")
             exp = analysis in ("cox", "logistic")
-            self.model_heading.setText(f"<b>Regression ({analysis}): {effect}, real vs synthetic</b>")
-            headers = ["Variable", f"Real {effect} (95% CI)", f"Synthetic {effect} (95% CI)",
-                       "CI overlap", "Same direction", "Same significance"]
+            self.model_heading.setText(
+                f"<b>Regression ({analysis}): {effect}, real vs synthetic</b>"
+            )
+            headers = [
+                "Variable",
+                f"Real {effect} (95% CI)",
+                f"Synthetic {effect} (95% CI)",
+                "CI overlap",
+                "Same direction",
+                "Same significance",
+            ]
             table = []
             for c in model.get("coefficients", []):
                 per = c.get("per") or 1.0
                 name = c["name"] + (f" (per {per:g})" if per != 1.0 else "")
-                table.append([
-                    name,
-                    _ci(c["real_estimate"], c["real_ci_low"], c["real_ci_high"], exp),
-                    _ci(c["synth_estimate"], c["synth_ci_low"], c["synth_ci_high"], exp),
-                    c.get("ci_overlap"),
-                    "yes" if c.get("sign_agrees") else "no",
-                    "yes" if c.get("significance_agrees") else "no",
-                ])
+                table.append(
+                    [
+                        name,
+                        _ci(c["real_estimate"], c["real_ci_low"], c["real_ci_high"], exp, per),
+                        _ci(c["synth_estimate"], c["synth_ci_low"], c["synth_ci_high"], exp, per),
+                        c.get("ci_overlap"),
+                        "yes" if c.get("sign_agrees") else "no",
+                        "yes" if c.get("significance_agrees") else "no",
+                    ]
+                )
             _fill(self.model, headers, table)
         else:
             self.model_heading.setText("<b>Regression: none chosen</b>")
@@ -86,8 +104,11 @@ class FidelityPage(Page):
         km = fidelity.get("km") or {}
         extra = list(fidelity.get("notes") or [])
         if km.get("logrank_p") is not None:
-            extra.insert(0, f"Log-rank test real vs synthetic: p = {km['logrank_p']:.3f}; largest "
-                            f"gap between the curves {km.get('max_abs_difference', float('nan')):.3f}.")
+            extra.insert(
+                0,
+                f"Log-rank test real vs synthetic: p = {km['logrank_p']:.3f}; largest "
+                f"gap between the curves {km.get('max_abs_difference', float('nan')):.3f}.",
+            )
         self.notes.setText("\n".join(extra))
 
 
@@ -121,8 +142,19 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _ci(est: float | None, low: float | None, high: float | None, exp: bool) -> str:
+def _ci(
+    est: float | None, low: float | None, high: float | None, exp: bool, per: float = 1.0
+) -> str:
+    """Estimate and 95% CI per ``per`` units (exp for hazard / odds ratios).
+
+    Example:
+        >>> _ci(0.01, 0.0, 0.02, True, 10.0)
+        '1.105 (1.000 to 1.221)'
+    """
     if est is None or low is None or high is None:
         return "–"
-    f = math.exp if exp else (lambda x: x)
+
+    def f(x: float) -> float:
+        return math.exp(x * per) if exp else x * per
+
     return f"{f(est):.3f} ({f(low):.3f} to {f(high):.3f})"

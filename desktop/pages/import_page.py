@@ -30,7 +30,9 @@ class ImportPage(Page):
 
         buttons = QtWidgets.QHBoxLayout()
         self.open_button = QtWidgets.QPushButton("&Open a file…")
-        self.open_button.setToolTip("Pick a CSV, Excel, Parquet, SAS, SPSS or Stata file on this computer.")
+        self.open_button.setToolTip(
+            "Pick a CSV, Excel, Parquet, SAS, SPSS or Stata file on this computer."
+        )
         self.open_button.setAccessibleName("Open a file")
         self.open_button.clicked.connect(self.choose_file)
         self.demo_button = QtWidgets.QPushButton("Load the &demo cohort")
@@ -44,10 +46,14 @@ class ImportPage(Page):
         buttons.addStretch(1)
         layout.addLayout(buttons)
 
-        self.drop_label = QtWidgets.QLabel("…or drag a file from your file manager and drop it here.")
+        self.drop_label = QtWidgets.QLabel(
+            "…or drag a file from your file manager and drop it here."
+        )
         self.drop_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.drop_label.setMinimumHeight(48)
-        self.drop_label.setStyleSheet("QLabel { border: 2px dashed #999; border-radius: 6px; color: #555; }")
+        self.drop_label.setStyleSheet(
+            "QLabel { border: 2px dashed #999; border-radius: 6px; color: #555; }"
+        )
         self.drop_label.setAccessibleName("Drop area for a file")
         layout.addWidget(self.drop_label)
 
@@ -74,7 +80,9 @@ class ImportPage(Page):
     def choose_file(self) -> None:
         settings = QSettings()
         start = str(settings.value("import/last_folder", str(Path.home())))
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open a patient table", start, FILE_FILTER)
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self, "Open a patient table", start, FILE_FILTER
+        )
         if path:
             settings.setValue("import/last_folder", str(Path(path).parent))
             self.load_file(Path(path))
@@ -99,8 +107,11 @@ class ImportPage(Page):
             self.on_error(err)
             return
         self.status.setVisible(True)
-        self.run_task(lambda progress, cancel: inspect_table(config, progress, cancel),
-                      self.on_loaded, self.on_error)
+        self.run_task(
+            lambda progress, cancel: inspect_table(config, progress, cancel),
+            self.on_loaded,
+            self.on_error,
+        )
 
     def on_loaded(self, inspected: Any) -> None:
         self.status.setVisible(False)

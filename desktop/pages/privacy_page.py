@@ -3,7 +3,8 @@
 The user may lower w freely. Raising it above the audit's choice needs the acknowledgement
 checkbox *and* a confirmation dialog; the new config then carries ``risk_acknowledged=True``,
 which ``audit.json`` (``settings``) and the report record. Either way the release runs again
-on a worker through :func:`desktop.session.release_at` (``synthesize`` with ``w`` forced).
+on a worker through :func:`desktop.session.release_at` (the release half of ``synthesize``,
+keeping the audit the user reviewed).
 """
 
 from __future__ import annotations
@@ -18,16 +19,21 @@ from desktop.session import release_at
 
 class PrivacyPage(Page):
     title = "5  Privacy"
-    subtitle = ("How easily an attacker could tell whether a person was in your data, for each w. "
-                "The program chose the most faithful w under your limit.")
+    subtitle = (
+        "How easily an attacker could tell whether a person was in your data, for each w. "
+        "The program chose the most faithful w under your limit."
+    )
 
     def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(session, parent)
         layout = QtWidgets.QHBoxLayout(self)
         self.plot = PlotWidget("Membership AUC by w with the limit and the chosen w", height=3.4)
         layout.addWidget(self.plot, 3)
-        side = QtWidgets.QVBoxLayout()
-        layout.addLayout(side, 2)
+        panel = QtWidgets.QWidget()
+        panel.setMaximumWidth(440)
+        side = QtWidgets.QVBoxLayout(panel)
+        side.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(panel, 2)
         side.addWidget(heading("Result of the audit"))
         self.summary = note("")
         self.summary.setAccessibleName("Privacy summary")
@@ -40,24 +46,29 @@ class PrivacyPage(Page):
         self.w_spin.setSingleStep(0.01)
         self.w_spin.setDecimals(2)
         self.w_spin.setAccessibleName("Perturbation weight w")
-        self.w_spin.setToolTip("Lower w = more noise = safer but less faithful. Raising w above the "
-                               "audited choice needs your explicit acknowledgement.")
+        self.w_spin.setToolTip(
+            "Lower w = more noise = safer but less faithful. Raising w above the "
+            "audited choice needs your explicit acknowledgement."
+        )
         label.setBuddy(self.w_spin)
         self.w_spin.valueChanged.connect(self._w_changed)
         row.addWidget(label)
         row.addWidget(self.w_spin)
         self.apply_button = QtWidgets.QPushButton("&Apply this w")
-        self.apply_button.setToolTip("Make the synthetic copy again with this w (takes a few minutes).")
+        self.apply_button.setToolTip(
+            "Make the synthetic copy again with this w (takes a few minutes)."
+        )
         self.apply_button.clicked.connect(self.apply_w)
         row.addWidget(self.apply_button)
         row.addStretch(1)
         side.addLayout(row)
-        self.ack = QtWidgets.QCheckBox(
-            "I &understand that a w above the audited choice makes it easier to tell who was "
-            "in the data, and that this is recorded in the report.")
+        self.ack = QtWidgets.QCheckBox("I &understand and accept the higher risk")
         self.ack.setStyleSheet("QCheckBox { color: #a00; }")
         self.ack.setAccessibleName("Acknowledge the privacy risk of a higher w")
-        self.ack.setToolTip("Needed only to raise w above the audited choice.")
+        self.ack.setToolTip(
+            "A w above the audited choice makes it easier to tell who was in the "
+            "data. Needed only to raise w; the report records it."
+        )
         side.addWidget(self.ack)
         self.ack_label = QtWidgets.QLabel()
         self.ack_label.setWordWrap(True)
@@ -114,22 +125,47 @@ class PrivacyPage(Page):
             ax.set_ylabel("membership AUC", fontsize=8)
             ax.tick_params(labelsize=7)
             ws = [p.w for p in curve]
-            ax.errorbar(ws, [p.auc for p in curve], yerr=[p.auc_sd for p in curve], marker="o",
-                        ms=3, lw=1.2, capsize=2, label="distance attack")
+            ax.errorbar(
+                ws,
+                [p.auc for p in curve],
+                yerr=[p.auc_sd for p in curve],
+                marker="o",
+                ms=3,
+                lw=1.2,
+                capsize=2,
+                label="distance attack",
+            )
             dens = [getattr(p, "density_auc", None) for p in curve]
             if all(d is not None for d in dens) and curve:
-                ax.errorbar(ws, dens, yerr=[getattr(p, "density_auc_sd", 0.0) for p in curve],
-                            marker="s", ms=3, lw=1.0, capsize=2, label="density attack")
+                ax.errorbar(
+                    ws,
+                    dens,
+                    yerr=[getattr(p, "density_auc_sd", 0.0) for p in curve],
+                    marker="s",
+                    ms=3,
+                    lw=1.0,
+                    capsize=2,
+                    label="density attack",
+                )
             ax.axhline(limit, color="#d62728", ls="--", lw=1, label=f"your limit {limit:.2f}")
             ax.axhline(0.5, color="grey", ls=":", lw=0.8)
             if result.audit.selected_w is not None:
-                ax.axvline(result.audit.selected_w, color="#2ca02c", lw=1.2,
-                           label=f"audited choice w = {result.audit.selected_w:.2f}")
-            if chosen is not None and (result.audit.selected_w is None
-                                       or abs(chosen - result.audit.selected_w) > 1e-9):
-                ax.axvline(chosen, color="#8c564b", lw=1.2, ls="--", label=f"released w = {chosen:.2f}")
+                ax.axvline(
+                    result.audit.selected_w,
+                    color="#2ca02c",
+                    lw=1.2,
+                    label=f"audited choice w = {result.audit.selected_w:.2f}",
+                )
+            if chosen is not None and (
+                result.audit.selected_w is None or abs(chosen - result.audit.selected_w) > 1e-9
+            ):
+                ax.axvline(
+                    chosen, color="#8c564b", lw=1.2, ls="--", label=f"released w = {chosen:.2f}"
+                )
             if chosen is None or abs(candidate - chosen) > 1e-9:
-                ax.axvline(candidate, color="#9467bd", lw=1.2, ls="-.", label=f"your w = {candidate:.2f}")
+                ax.axvline(
+                    candidate, color="#9467bd", lw=1.2, ls="-.", label=f"your w = {candidate:.2f}"
+                )
             ax.set_xlim(-0.02, 1.0)
             ax.legend(fontsize=7, loc="upper left")
 
@@ -141,8 +177,11 @@ class PrivacyPage(Page):
         raising = selected is None or w > selected + 1e-9
         self.ack.setEnabled(raising)
         if raising:
-            self.ack_label.setText("<span style='color:#a00'>This w is above the audited choice: "
-                                   "tick the box to use it.</span>")
+            self.ack_label.setText(
+                "<span style='color:#a00'>This w is above the audited choice: it makes it easier "
+                "to tell who was in the data. Tick the box to use it; the report records that "
+                "you accepted the risk.</span>"
+            )
         else:
             self.ack_label.setText("Lowering w adds noise: always allowed.")
         self._draw()
@@ -160,16 +199,20 @@ class PrivacyPage(Page):
         if raising:
             if not self.ack.isChecked():
                 QMessageBox.warning(
-                    self, "latent-synth: privacy",
+                    self,
+                    "latent-synth: privacy",
                     f"w = {w:.2f} is above the audited choice. Tick the acknowledgement box first "
-                    "if you accept the higher risk.")
+                    "if you accept the higher risk.",
+                )
                 return
             answer = QMessageBox.question(
-                self, "latent-synth: confirm a higher risk",
+                self,
+                "latent-synth: confirm a higher risk",
                 f"Release at w = {w:.2f}? The audit found attackers may recognise members more "
                 "easily than your limit allows. The report will record that you accepted this risk.",
                 QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                QMessageBox.StandardButton.No)
+                QMessageBox.StandardButton.No,
+            )
             if answer != QMessageBox.StandardButton.Yes:
                 return
         self.bar.setValue(0)
@@ -177,9 +220,12 @@ class PrivacyPage(Page):
         self.cancel_button.setVisible(True)
         self.apply_button.setEnabled(False)
         acknowledged = raising and self.ack.isChecked()
-        task = self.run_task(lambda progress, cancel: release_at(result, w, acknowledged, progress, cancel),
-                             self._released, self._failed,
-                             lambda f, t: self.bar.setValue(int(f * 1000)))
+        task = self.run_task(
+            lambda progress, cancel: release_at(result, w, acknowledged, progress, cancel),
+            self._released,
+            self._failed,
+            lambda f, t: self.bar.setValue(int(f * 1000)),
+        )
         task.finished.connect(self._stopped)
 
     def _cancel(self) -> None:
@@ -216,25 +262,37 @@ def summary_html(result: Any) -> str:
         return "<br>".join(lines)
     point = min(audit.curve, key=lambda p: abs(p.w - rel["w"]))
     lines.append(f"Released: <b>w = {rel['w']:.2f}</b>, {rel['rows']:,} rows — {result.verdict}.")
-    lines.append(f"Membership AUC there: {point.auc:.3f} ± {point.auc_sd:.3f} "
-                 "(0.5 = attacker guesses at random).")
+    lines.append(
+        f"Membership AUC there: {point.auc:.3f} ± {point.auc_sd:.3f} "
+        "(0.5 = attacker guesses at random)."
+    )
     if rel.get("closer_probability") is not None:
-        lines.append(f"Chance a synthetic row is closer to its own real row than another real row "
-                     f"is: {rel['closer_probability']:.3f}.")
+        lines.append(
+            f"Chance a synthetic row is closer to its own real row than another real row "
+            f"is: {rel['closer_probability']:.3f}."
+        )
     if rel.get("median_rank") is not None:
-        lines.append(f"Median rank of the own real row among the nearest: {rel['median_rank']:.0f}.")
+        lines.append(
+            f"Median rank of the own real row among the nearest: {rel['median_rank']:.0f}."
+        )
     at_risk, k = rel.get("at_risk"), rel.get("k_risk")
     if at_risk is not None:
         lines.append(f"Records at risk (own row among the {k} nearest): <b>{at_risk}</b>.")
     protect = rel.get("protect_outliers")
     if protect:
-        lines.append(f"Outlier protection: at risk {protect.get('at_risk_before')} → "
-                     f"{protect.get('at_risk_after')}.")
+        lines.append(
+            f"Outlier protection: at risk {protect.get('at_risk_before')} → "
+            f"{protect.get('at_risk_after')}."
+        )
     eps = rel.get("epsilon") or {}
     if eps.get("value") is not None:
-        lines.append(f"Estimated ε = {eps['value']:.3g} (δ = {eps.get('delta', 0):.2g}); an estimate, "
-                     "not a proof.")
+        lines.append(
+            f"Estimated ε = {eps['value']:.3g} (δ = {eps.get('delta', 0):.2g}); an estimate, "
+            "not a proof."
+        )
     if result.config.risk_acknowledged:
-        lines.append("<span style='color:#a00'>You acknowledged the higher risk of this w; the "
-                     "report records it.</span>")
+        lines.append(
+            "<span style='color:#a00'>You acknowledged the higher risk of this w; the "
+            "report records it.</span>"
+        )
     return "<br>".join(lines)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.pages.base import Page, heading, note
+from desktop.pages.base import Page
 from desktop.qt import QMessageBox, QSettings, Qt, QtWidgets
 
 ANALYSES = (
@@ -33,7 +33,9 @@ def detect_device(progress: Any = None, cancel: Any = None) -> str:
 
 class SettingsPage(Page):
     title = "3  Settings"
-    subtitle = "How strict the privacy check is, and which analysis to compare on real and synthetic data."
+    subtitle = (
+        "How strict the privacy check is, and which analysis to compare on real and synthetic data."
+    )
 
     def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(session, parent)
@@ -50,8 +52,9 @@ class SettingsPage(Page):
         self.auc.setAccessibleName("Membership AUC limit")
         self.auc.setToolTip(
             "How well an attacker may tell who was in your data. 0.5 = no better than a coin toss. "
-            "The program picks the most faithful synthetic data that stays under this limit.")
-        form.addRow("&AUC limit:", self.auc)
+            "The program picks the most faithful synthetic data that stays under this limit."
+        )
+        form.addRow("AUC &limit:", self.auc)
         outer.addWidget(privacy)
 
         analysis = QtWidgets.QGroupBox("Analysis to compare (real vs synthetic)")
@@ -60,18 +63,23 @@ class SettingsPage(Page):
         for key, text in ANALYSES:
             self.analysis.addItem(text, key)
         self.analysis.setAccessibleName("Analysis")
-        self.analysis.setToolTip("The model fitted on both the real and the synthetic table, to show "
-                                 "whether the synthetic copy gives the same answer.")
+        self.analysis.setToolTip(
+            "The model fitted on both the real and the synthetic table, to show "
+            "whether the synthetic copy gives the same answer."
+        )
         self.analysis.currentIndexChanged.connect(self._analysis_changed)
-        grid.addRow("A&nalysis:", self.analysis)
+        grid.addRow("Anal&ysis:", self.analysis)
         self.outcome = QtWidgets.QComboBox()
         self.outcome.setAccessibleName("Outcome")
-        self.outcome.setToolTip("The column the model explains (not used by a Cox model: it uses "
-                                "the time and event columns).")
+        self.outcome.setToolTip(
+            "The column the model explains (not used by a Cox model: it uses "
+            "the time and event columns)."
+        )
         grid.addRow("&Outcome:", self.outcome)
         self.exposure = QtWidgets.QComboBox()
         self.exposure.setAccessibleName("Exposure")
         self.exposure.setToolTip("The variable whose effect you care about most.")
+        self.exposure.currentTextChanged.connect(self._exposure_changed)
         grid.addRow("&Exposure:", self.exposure)
         self.per = QtWidgets.QDoubleSpinBox()
         self.per.setRange(0.001, 1e6)
@@ -100,14 +108,18 @@ class SettingsPage(Page):
         self.grid_edit = QtWidgets.QLineEdit(str(settings.value("settings/w_grid", "")))
         self.grid_edit.setPlaceholderText("0, 0.05, 0.1, … 0.95 (the default)")
         self.grid_edit.setAccessibleName("Candidate w values")
-        self.grid_edit.setToolTip("The perturbation weights w to audit, separated by commas "
-                                  "(0 = pure noise, near 1 = close to the real rows).")
+        self.grid_edit.setToolTip(
+            "The perturbation weights w to audit, separated by commas "
+            "(0 = pure noise, near 1 = close to the real rows)."
+        )
         adv.addRow("Candidate &w values:", self.grid_edit)
         self.budget = QtWidgets.QComboBox()
         self.budget.addItems(["fast", "default", "thorough"])
         self.budget.setCurrentText(str(settings.value("settings/budget", "fast")))
         self.budget.setAccessibleName("Model search effort")
-        self.budget.setToolTip("How much time to spend finding a good model. 'fast' is fine for trying out.")
+        self.budget.setToolTip(
+            "How much time to spend finding a good model. 'fast' is fine for trying out."
+        )
         adv.addRow("Model &search effort:", self.budget)
         device_row = QtWidgets.QHBoxLayout()
         self.device = QtWidgets.QComboBox()
@@ -119,11 +131,15 @@ class SettingsPage(Page):
         self.gpu_label.setAccessibleName("GPU status")
         device_row.addWidget(self.device)
         device_row.addWidget(self.gpu_label, 1)
-        adv.addRow("&Device:", device_row)
+        device_label = QtWidgets.QLabel("&Device:")
+        device_label.setBuddy(self.device)
+        adv.addRow(device_label, device_row)
         seed_row = QtWidgets.QHBoxLayout()
         self.seeded = QtWidgets.QCheckBox("&Reproducible, with seed")
-        self.seeded.setToolTip("Use a fixed random seed so a run can be repeated exactly. Off: the "
-                               "noise comes from the computer's secure randomness (safer).")
+        self.seeded.setToolTip(
+            "Use a fixed random seed so a run can be repeated exactly. Off: the "
+            "noise comes from the computer's secure randomness (safer)."
+        )
         self.seed = QtWidgets.QSpinBox()
         self.seed.setRange(0, 2**31 - 1)
         self.seed.setValue(1)
@@ -131,24 +147,31 @@ class SettingsPage(Page):
         self.seed.setEnabled(False)
         self.seeded.toggled.connect(self.seed.setEnabled)
         seed_row.addWidget(self.seeded)
-        seed_row.addWidget(self.seed, 1)
+        seed_row.addWidget(self.seed)
+        seed_row.addStretch(1)
         adv.addRow("Randomness:", seed_row)
         self.copies = QtWidgets.QSpinBox()
         self.copies.setRange(1, 50)
         self.copies.setAccessibleName("Number of synthetic copies")
-        self.copies.setToolTip("Several independent synthetic tables; results can be combined across them.")
+        self.copies.setToolTip(
+            "Several independent synthetic tables; results can be combined across them."
+        )
         adv.addRow("&Copies:", self.copies)
         self.repeats = QtWidgets.QSpinBox()
         self.repeats.setRange(0, 50)
         self.repeats.setSpecialValueText("automatic")
         self.repeats.setAccessibleName("Audit repeats")
-        self.repeats.setToolTip("How many times each w is attacked in the audit (automatic: the "
-                                "program decides).")
-        adv.addRow("Audit re&peats:", self.repeats)
-        self.protect = QtWidgets.QCheckBox("Protect &outliers (more noise for unusual records)")
-        self.protect.setToolTip("Records that stand out get a lower w of their own so they are "
-                                "harder to recognise.")
+        self.repeats.setToolTip(
+            "How many times each w is attacked in the audit (automatic: the program decides)."
+        )
+        adv.addRow("Audi&t repeats:", self.repeats)
+        self.protect = QtWidgets.QCheckBox("Protect outl&iers (more noise for unusual records)")
+        self.protect.setToolTip(
+            "Records that stand out get a lower w of their own so they are harder to recognise."
+        )
         adv.addRow("", self.protect)
+        for spin in (self.auc, self.per, self.seed, self.copies, self.repeats):
+            spin.setMaximumWidth(140)
         outer.addWidget(self.advanced)
         outer.addStretch(1)
         self.advanced_toggle.setChecked(settings.value("settings/advanced", "false") == "true")
@@ -164,8 +187,11 @@ class SettingsPage(Page):
             self.fill(prepared.schema)
         if not self._device_task_started:
             self._device_task_started = True
-            self.run_task(detect_device, self.gpu_label.setText,
-                          lambda err: self.gpu_label.setText("could not check for a GPU"))
+            self.run_task(
+                detect_device,
+                self.gpu_label.setText,
+                lambda err: self.gpu_label.setText("could not check for a GPU"),
+            )
 
     def fill(self, schema: Any) -> None:
         fields = self.session.fields
@@ -191,6 +217,12 @@ class SettingsPage(Page):
             item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
             self.adjust.addItem(item)
         self._analysis_changed()
+        self._exposure_changed()
+
+    def _exposure_changed(self, *_: Any) -> None:
+        exposure = self.exposure.currentText()
+        for i in range(self.adjust.count()):
+            self.adjust.item(i).setHidden(self.adjust.item(i).text() == exposure)
 
     def _analysis_changed(self) -> None:
         key = self.analysis.currentData()
@@ -200,7 +232,9 @@ class SettingsPage(Page):
 
     def _toggle_advanced(self, shown: bool) -> None:
         self.advanced.setVisible(shown)
-        self.advanced_toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+        self.advanced_toggle.setArrowType(
+            Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        )
 
     # -- reading ------------------------------------------------------------------------
     def w_grid(self) -> tuple[float, ...] | None:
@@ -208,10 +242,13 @@ class SettingsPage(Page):
         if not text:
             return None
         try:
-            values = tuple(sorted({float(v) for v in text.replace(";", ",").split(",") if v.strip()}))
+            values = tuple(
+                sorted({float(v) for v in text.replace(";", ",").split(",") if v.strip()})
+            )
         except ValueError:
-            raise ValueError(f"Candidate w values: '{text}' is not a list of numbers separated "
-                             "by commas.") from None
+            raise ValueError(
+                f"Candidate w values: '{text}' is not a list of numbers separated by commas."
+            ) from None
         if not values or any(not 0.0 <= v < 1.0 for v in values):
             raise ValueError("Candidate w values must lie between 0 and 1 (1 itself excluded).")
         return values
@@ -221,9 +258,12 @@ class SettingsPage(Page):
 
         key = self.analysis.currentData()
         exposure = self.exposure.currentText()
-        adjust = [self.adjust.item(i).text() for i in range(self.adjust.count())
-                  if self.adjust.item(i).checkState() == Qt.CheckState.Checked
-                  and self.adjust.item(i).text() != exposure]
+        adjust = [
+            self.adjust.item(i).text()
+            for i in range(self.adjust.count())
+            if self.adjust.item(i).checkState() == Qt.CheckState.Checked
+            and self.adjust.item(i).text() != exposure
+        ]
         outcome = self.outcome.currentText() if key in ("ols", "logistic") else None
         if outcome is not None:
             adjust = [a for a in adjust if a != outcome]
@@ -258,7 +298,9 @@ class SettingsPage(Page):
         settings.setValue("settings/budget", self.budget.currentText())
         settings.setValue("settings/device", self.device.currentText())
         settings.setValue("settings/w_grid", self.grid_edit.text())
-        settings.setValue("settings/advanced", "true" if self.advanced_toggle.isChecked() else "false")
+        settings.setValue(
+            "settings/advanced", "true" if self.advanced_toggle.isChecked() else "false"
+        )
         return True
 
     def is_complete(self) -> bool:

@@ -27,7 +27,9 @@ W_DONE = re.compile(r"\bw\s*=\s*(\d*\.?\d+)", re.I)
 AUC = re.compile(r"\bauc\s*[=:]?\s*(\d*\.\d+)", re.I)
 
 
-def parse_progress(text: str) -> tuple[tuple[float | None, float | None] | None, tuple[float, float | None] | None]:
+def parse_progress(
+    text: str,
+) -> tuple[tuple[float | None, float | None] | None, tuple[float, float | None] | None]:
     """(loss point (training, validation), audit point (w, AUC)) found in one progress text.
 
     Example:
@@ -46,8 +48,10 @@ def parse_progress(text: str) -> tuple[tuple[float | None, float | None] | None,
         if train is None and val is None:
             train = ANY_LOSS.search(text)
         if train is not None or val is not None:
-            loss_point = (float(train.group(1)) if train else None,
-                          float(val.group(1)) if val else None)
+            loss_point = (
+                float(train.group(1)) if train else None,
+                float(val.group(1)) if val else None,
+            )
     if "audit" in text.lower():
         w = W_DONE.search(text)
         if w:
@@ -58,8 +62,10 @@ def parse_progress(text: str) -> tuple[tuple[float | None, float | None] | None,
 
 class TrainPage(Page):
     title = "4  Train and audit"
-    subtitle = ("The program learns the shape of your data, then attacks its own synthetic copies to "
-                "measure the privacy risk at each w. This takes a few minutes.")
+    subtitle = (
+        "The program learns the shape of your data, then attacks its own synthetic copies to "
+        "measure the privacy risk at each w. This takes a few minutes."
+    )
 
     def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(session, parent)
@@ -132,8 +138,12 @@ class TrainPage(Page):
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self._draw_live()
-        task = self.run_task(lambda progress, cancel: synthesize(prepared, progress, cancel),
-                             self.on_done, self.on_error, self.on_progress)
+        task = self.run_task(
+            lambda progress, cancel: synthesize(prepared, progress, cancel),
+            self.on_done,
+            self.on_error,
+            self.on_progress,
+        )
         task.log.connect(self.on_log)
         task.cancelled.connect(self.on_cancelled)
         task.finished.connect(self._stopped)
@@ -184,8 +194,15 @@ class TrainPage(Page):
         def draw(ax: Any) -> None:
             auc_curve(known, limit)(ax)
             if pending:
-                ax.plot(pending, [limit - 0.5 * (limit - 0.5)] * len(pending), "|", color="grey",
-                        ms=10, label="w audited (AUC shown at the end of the audit)")
+                ax.plot(
+                    pending,
+                    [0.5] * len(pending),
+                    "o",
+                    mfc="none",
+                    color="grey",
+                    ms=7,
+                    label="w attacked so far (AUC shown when the audit ends)",
+                )
                 ax.legend(fontsize=7, loc="upper left")
 
         self.auc_plot.draw(draw)
@@ -207,19 +224,24 @@ class TrainPage(Page):
         if result.verdict == "refused":
             self.stage.setText("Finished: no w met the privacy limit. See the next page.")
             QMessageBox.information(
-                self, "latent-synth: privacy audit",
+                self,
+                "latent-synth: privacy audit",
                 "No perturbation weight kept the membership AUC under your limit, so nothing can be "
                 "exported as it stands. On the next page you can see the audit and, if you accept "
-                "the risk explicitly, choose a w yourself.")
+                "the risk explicitly, choose a w yourself.",
+            )
         else:
-            self.stage.setText(f"Finished: w = {result.release['w']:.2f} chosen ({result.verdict}). "
-                               "Press Next to review the privacy audit.")
+            self.stage.setText(
+                f"Finished: w = {result.release['w']:.2f} chosen ({result.verdict}). "
+                "Press Next to review the privacy audit."
+            )
 
     def render(self, result: Any) -> None:
         history = list(getattr(result, "history", ()) or ())
         if history:
-            self.losses = [(int(h[0]), float(h[1]), None if len(h) < 3 else float(h[2]))
-                           for h in history]
+            self.losses = [
+                (int(h[0]), float(h[1]), None if len(h) < 3 else float(h[2])) for h in history
+            ]
         self.loss_plot.draw(loss_curve(self.losses))
         curve = [(p.w, p.auc, p.auc_sd) for p in result.audit.curve] if result.audit else []
         self.auc_plot.draw(auc_curve(curve, result.config.auc_max, result.release.get("w")))

@@ -1,0 +1,133 @@
+"""Drive the real wizard on the demo cohort and screenshot every page of a real X window.
+
+Run under Xvfb (needs the Debian packages xvfb and imagemagick)::
+
+    xvfb-run -a -s "-screen 0 1280x800x24" env QT_QPA_PLATFORM=xcb \\
+        .venv/bin/python docs/screenshots/take_screenshots.py docs/screenshots
+
+Each shot is ``import -window root`` of the X screen (not a Qt grab), so it shows what a
+user sees. Takes one to three minutes (the demo's Framingham M study is trained for real).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from desktop.qt import QApplication, QTimer
+
+OUT = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots")
+
+
+def shot(name: str) -> None:
+    QApplication.processEvents()
+    subprocess.run(["import", "-window", "root", str(OUT / name)], check=True)
+    print("wrote", OUT / name, flush=True)
+
+
+def main() -> int:
+    from desktop.wizard import MainWindow
+
+    app = QApplication(sys.argv)
+    app.setOrganizationName("latent-synth-screenshots")
+    app.setApplicationName("latent-synth")
+    win = MainWindow()
+    win.setGeometry(8, 8, 1260, 780)
+    win.show()
+    export_dir = Path(tempfile.mkdtemp()) / "demo-export"
+    state = {"step": 0, "ticks": 0}
+
+    def page(i: int):
+        return win.pages[i]
+
+    def settle(n: int = 3) -> bool:
+        state["ticks"] += 1
+        if state["ticks"] < n:
+            return False
+        state["ticks"] = 0
+        return True
+
+    def wait_gpu() -> bool:
+        state["gpu"] = state.get("gpu", 0) + 1
+        return state["gpu"] > 80
+
+    def tick() -> None:
+        s = state["step"]
+        if s == 0:
+            page(0).load_demo()
+            state["step"] = 1
+        elif s == 1 and page(0).is_complete() and settle():
+            shot("01-import.png")
+            win.next()
+            state["step"] = 2
+        elif s == 2 and settle():
+            shot("02-columns.png")
+            win.next()
+            state["step"] = 3
+        elif (
+            s == 3
+            and win.stack.currentIndex() == 2
+            and (not page(2).gpu_label.text().startswith("checking") or wait_gpu())
+            and settle(4)
+        ):
+            settings = page(2)
+            settings.advanced_toggle.setChecked(True)
+            settings.grid_edit.setText("0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9")
+            settings.repeats.setValue(2)
+            settings.seeded.setChecked(True)
+            state["step"] = 4
+        elif s == 4 and settle():
+            shot("03-settings.png")
+            win.next()
+            state["step"] = 5
+        elif s == 5 and len(page(3).audited) >= 4 and settle(1):
+            shot("04-train-running.png")
+            state["step"] = 6
+        elif s == 6 and page(3).session.result is not None and not page(3).is_busy() and settle(4):
+            shot("04-train.png")
+            win.next()
+            state["step"] = 7
+        elif s == 7 and settle():
+            privacy = page(4)
+            selected = privacy.selected_w() or 0.0
+            privacy.w_spin.setValue(min(selected + 0.1, 0.95))
+            state["step"] = 8
+        elif s == 8 and settle():
+            shot("05-privacy.png")
+            privacy = page(4)
+            privacy.w_spin.setValue(privacy.session.result.release["w"])
+            win.next()
+            state["step"] = 9
+        elif s == 9 and settle(4):
+            shot("06-fidelity.png")
+            win.next()
+            page(6).folder.setText(str(export_dir))
+            page(6).export()
+            state["step"] = 10
+        elif s == 10 and win.session.written is not None and settle():
+            shot("07-export.png")
+            meta = win.open_meta()
+            meta.setGeometry(40, 30, 1200, 740)
+            meta.use_demo()
+            meta.pool()
+            state["step"] = 11
+        elif s == 11 and win.meta_window.run is not None and settle(4):
+            shot("08-meta-analysis.png")
+            win.meta_window.close()
+            win.close()
+            app.quit()
+
+    timer = QTimer()
+    timer.setInterval(250)
+    timer.timeout.connect(tick)
+    timer.start()
+    code = app.exec()
+    win.shutdown()
+    return code
+
+
+if __name__ == "__main__":
+    OUT.mkdir(parents=True, exist_ok=True)
+    sys.exit(main())

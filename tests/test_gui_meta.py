@@ -1,0 +1,50 @@
+"""The meta-analysis window: three typed summary rows pooled by DerSimonian-Laird."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import json  # noqa: E402
+
+import pytest  # noqa: E402
+
+pytest.importorskip("PySide6")
+
+from gui_conftest import *  # noqa: E402,F403 (fixtures shared by the GUI tests)
+
+
+def test_meta_window_pools_three_summary_rows(window, qtbot, messages, tmp_path):
+    from engine.meta import pool
+
+    meta = window.open_meta()
+    assert meta.isVisible()
+    meta.tabs.setCurrentIndex(2)
+    rows = [("Site A", 0.10, 0.10), ("Site B", 0.30, 0.12), ("Site C", 0.22, 0.09)]
+    for row in rows:
+        meta.add_summary_row(*row)
+    meta.method.setCurrentIndex(meta.method.findData("dl"))
+    meta.pool()
+    qtbot.waitUntil(lambda: meta.run is not None and not meta.task.is_running, timeout=30000)
+    expected = pool([r[1] for r in rows], [r[2] for r in rows], "dl", [r[0] for r in rows])
+    result = meta.run.primary
+    assert result.k == 3
+    assert result.estimate == pytest.approx(expected.estimate)
+    assert result.tau2 >= 0.0
+    assert meta.studies.rowCount() == 3 and meta.canvas is not None
+    assert "Pooled (DL, k = 3)" in meta.result_label.text()
+    out = meta.export(str(tmp_path / "meta"))
+    data = json.loads((out / "meta.json").read_text())
+    assert data["k"] == 3 and (out / "forest.pdf").read_bytes().startswith(b"%PDF")
+    assert not messages
+
+
+def test_meta_window_explains_too_few_rows(window, qtbot, messages):
+    meta = window.open_meta()
+    meta.tabs.setCurrentIndex(2)
+    meta.add_summary_row("only one", 0.1, 0.1)
+    meta.pool()
+    assert messages and "at least two studies" in messages[-1][1]
+    assert meta.task is None
