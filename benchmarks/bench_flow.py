@@ -128,9 +128,14 @@ def _child(args: list[str]) -> None:
 
 
 def _run(*args: str) -> dict[str, float]:
-    out = subprocess.run([sys.executable, __file__, "--child", *args], cwd=ROOT,
-                         capture_output=True, text=True, check=True,
-                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -152,11 +157,15 @@ def main() -> None:
         r = _run(*args)
         results[args] = r["seconds"]
         print(f"{measure:30} {name:34} {r['seconds']:9.3f} {r['peak_rss_mib']:13.0f}", flush=True)
-    print(f"training, ours with SN vs zuko without: "
-          f"{results[('train', 'zuko', 'plain')] / results[('train', 'ours', 'sn')]:.2f}x faster")
+    print(
+        f"training, ours with SN vs zuko without: "
+        f"{results[('train', 'zuko', 'plain')] / results[('train', 'ours', 'sn')]:.2f}x faster"
+    )
     for d in ("7", "50"):
-        print(f"generating pass d={d}: "
-              f"{results[('gen', 'zuko', d)] / results[('gen', 'ours', d)]:.1f}x faster than zuko")
+        print(
+            f"generating pass d={d}: "
+            f"{results[('gen', 'zuko', d)] / results[('gen', 'ours', d)]:.1f}x faster than zuko"
+        )
 
 
 if __name__ == "__main__":

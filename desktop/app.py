@@ -8,7 +8,9 @@ import sys
 
 def main() -> int:
     """Open the wizard window and run the Qt event loop."""
-    os.environ.setdefault("MPLBACKEND", "QtAgg")
+    os.environ.setdefault(
+        "MPLBACKEND", "Agg"
+    )  # plots are embedded via FigureCanvasQTAgg; no pyplot
     from desktop.qt import QApplication, Qt, QtGui
 
     if QApplication.instance() is None:

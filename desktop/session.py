@@ -113,30 +113,17 @@ def inspect_table(config: Any, progress: Any = None, cancel: Any = None) -> Insp
 
 
 def release_at(result: Any, w: float, acknowledged: bool, progress: Any, cancel: Any) -> Any:
-    """Release again at a user-chosen w, keeping the audit the user has just reviewed.
+    """Release again at a user-chosen w, keeping the audit the user has just reviewed and the
+    final model already trained (``engine.pipeline.release``).
 
     Raising w above the audit's choice needs ``acknowledged``; the config then records
     ``w`` and ``risk_acknowledged=True`` (audit.json ``settings``) and the verdict is
-    "released with override". This is the second half of ``engine.pipeline.synthesize``
-    (retrain on all rows, inject noise, decode, shuffle, release metrics, epsilon, fidelity)
-    composed from engine functions, because ``synthesize`` always re-runs the audit, whose
-    curve and choice would then differ from the ones shown. Engine hook wanted: an
-    ``audit=`` argument to ``synthesize`` (or a public ``release(prepared, audit, w)``).
+    "released with override".
     """
-    import time
-    from datetime import datetime, timezone
-
-    import numpy as np
-
     from engine import pipeline
-    from engine.audit import epsilon_statement, protect_outliers, release_metrics
     from engine.errors import PrivacyRefused
-    from engine.flow import select_flow
-    from engine.generate import latent_noise_injection, shuffled
-    from engine.progress import sub_progress
 
-    audit = result.audit
-    selected = audit.selected_w
+    selected = result.audit.selected_w
     raising = selected is None or w > float(selected) + 1e-9
     if raising and not acknowledged:
         raise PrivacyRefused(
@@ -144,88 +131,10 @@ def release_at(result: Any, w: float, acknowledged: bool, progress: Any, cancel:
         )
     cfg = replace(result.config, w=float(w), risk_acknowledged=bool(raising))
     prep = replace(result.prepared, config=cfg)
-    enc = prep.encoder
-    rng = pipeline.make_rng(cfg.seed)
     timings = {"audit_seconds": float(result.timings.get("audit_seconds", 0.0))}
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-    progress(0.0, "training the final model on all rows")
-    t0 = time.perf_counter()
-    X_model = enc.transform(prep.real, rng)
-    flow = select_flow(
-        X_model,
-        budget=cfg.budget,
-        device=cfg.device,
-        seed=cfg.seed,
-        progress=sub_progress(progress, 0.0, 0.75),
-        cancel=cancel,
+    return pipeline.release(
+        prep, result.audit, progress=progress, cancel=cancel, flow=result.flow, timings=timings
     )
-    timings["train_seconds"] = time.perf_counter() - t0
-    cancel.raise_if_cancelled()
-
-    progress(0.76, f"generating synthetic rows at w = {w:.2f}")
-    t0 = time.perf_counter()
-    X_dist = enc.distance_space(prep.real)
-
-    def to_dist(rows: Any) -> Any:
-        return enc.distance_space(enc.inverse_transform(rows).frame)
-
-    protect = None
-    if cfg.protect_outliers and w > 0:
-        protect = protect_outliers(flow, X_model, X_dist, w, to_dist=to_dist, rng=rng)
-        synth_model = protect.synthetic_model_rows
-    else:
-        synth_model = latent_noise_injection(flow, X_model, w, rng)
-    decoded = enc.inverse_transform(synth_model)
-    metrics = release_metrics(X_dist, enc.distance_space(decoded.frame), rng=rng)
-    copies = [decoded.frame]
-    for _ in range(cfg.copies - 1):
-        cancel.raise_if_cancelled()
-        copies.append(enc.inverse_transform(latent_noise_injection(flow, X_model, w, rng)).frame)
-    released = tuple(c.iloc[shuffled(len(c), rng)].reset_index(drop=True) for c in copies)
-    eps = epsilon_statement(flow.to_latent(X_model), w, delta=1.0 / len(prep.real))
-    timings["release_seconds"] = time.perf_counter() - t0
-    cancel.raise_if_cancelled()
-
-    progress(0.88, "comparing real and synthetic results")
-    t0 = time.perf_counter()
-    fidelity = pipeline._fidelity(prep, released)
-    timings["fidelity_seconds"] = time.perf_counter() - t0
-    release = {
-        "w": float(w),
-        "rows": int(len(released[0])),
-        "copies": cfg.copies,
-        "shuffled": True,
-        "clipped": {k: int(v) for k, v in decoded.clip_counts.items()},
-        **metrics.to_dict(),
-        "epsilon": eps.to_dict(),
-        "chosen_by": "user, above the audited choice"
-        if raising
-        else "user, at or below the audited choice",
-    }
-    if protect is not None:
-        release["protect_outliers"] = {
-            "at_risk_before": int(protect.at_risk_before),
-            "at_risk_after": int(protect.at_risk_after),
-            "records_with_lower_w": int(np.sum(protect.w_per_record < w)),
-        }
-    out = replace(
-        result,
-        config=cfg,
-        prepared=prep,
-        model=flow.to_dict(),
-        release=release,
-        synthetic=released[0],
-        copies=released,
-        fidelity=fidelity,
-        verdict="released with override" if raising else "released",
-        timings=timings,
-        started=started,
-        outputs={},
-        history=tuple(getattr(flow, "history", ())),
-    )
-    progress(1.0, "done")
-    return replace(out, audit_json=pipeline.build_audit_json(out))
 
 
 def demo_input() -> Path:

@@ -342,7 +342,11 @@ def run_audit(
         for w in grid:
             over_budget |= _audit_w(splits[-1], w, X_dist, to_dist, config, rng, acc, t0, cancel)
             done += 1
-            progress(done / total, f"audit: w = {w:g} (split {s + 1})")
+            point = _summarise(w, acc[w], False)
+            progress(
+                done / total,
+                f"audit: w = {w:g} (split {s + 1}), AUC {point.auc:.3f}, density AUC {point.density_auc:.3f}",
+            )
     curve = [_summarise(w, acc[w], False) for w in grid]
     selected = select_w(curve, config.threshold, config.select_on)
     if config.refine and selected is not None and selected < grid[-1]:

@@ -59,6 +59,7 @@ __all__ = [
     "dp_encode",
     "dp_release",
     "dp_release_frame",
+    "dp_membership_audit",
     "epsilon_for_delta",
     "epsilon_for_sigma",
     "gdp_mu",
@@ -117,8 +118,18 @@ def dp_release(
     """
     user = {name: (lo, hi) for name, lo, hi in getattr(prepared.config, "bounds", ())}
     return dp_release_frame(
-        prepared.real, prepared.schema, epsilon=epsilon, delta=delta, bounds=user, rng=rng,
-        seed=seed, device=device, config=config, levels=levels, progress=progress, cancel=cancel,
+        prepared.real,
+        prepared.schema,
+        epsilon=epsilon,
+        delta=delta,
+        bounds=user,
+        rng=rng,
+        seed=seed,
+        device=device,
+        config=config,
+        levels=levels,
+        progress=progress,
+        cancel=cancel,
     )
 
 
@@ -143,14 +154,75 @@ def dp_release_frame(
     progress(0.0, "DP mode: encoding with declared bounds")
     X, enc = dp_encode(frame, schema, bounds, rng, levels)
     cancel.raise_if_cancelled()
-    flow = train_dp_flow(X, epsilon=epsilon, delta=delta, config=config, device=device,
-                         seed=seed, progress=sub_progress(progress, 0.02, 0.95), cancel=cancel)
+    flow = train_dp_flow(
+        X,
+        epsilon=epsilon,
+        delta=delta,
+        config=config,
+        device=device,
+        seed=seed,
+        progress=sub_progress(progress, 0.02, 0.95),
+        cancel=cancel,
+    )
     cancel.raise_if_cancelled()
     progress(0.96, "DP mode: sampling synthetic rows from the private flow")
     decoded = enc.inverse_transform(flow_sampling(flow, len(frame), enc.d_model_, rng))
     guarantee = _guarantee_dict(flow, enc)
     progress(1.0, "DP mode: done")
     return DPRelease(decoded.frame, guarantee, flow, enc, dict(decoded.clip_counts))
+
+
+def dp_membership_audit(
+    prepared: Any,
+    *,
+    epsilon: float,
+    delta: float | None = None,
+    rng: np.random.Generator,
+    seed: int | None = None,
+    device: str = "cpu",
+    config: DPConfig | None = None,
+    repeats: int | None = None,
+    levels: Mapping[str, Sequence[Any]] | None = None,
+    progress: ProgressFn = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+) -> Any:
+    """The pipeline's membership audit (:func:`engine.audit.run_audit`) applied to the DP release.
+
+    A DP flow with the same (epsilon, delta) is trained on the audit's 80 % split and Flow
+    Sampling is audited: ``w = 0`` of Latent Noise Injection *is* Flow Sampling, so the audit's
+    grid is ``(0.0,)``. Distances use the ordinary encoder's standardized space
+    (``prepared.encoder.distance_space``), exactly as for the LNI release, so the AUCs compare.
+    Returns an :class:`engine.audit.AuditResult` (one curve point).
+    """
+    from engine.audit import AuditConfig, run_audit
+
+    user = {name: (lo, hi) for name, lo, hi in getattr(prepared.config, "bounds", ())}
+    X_model, enc = dp_encode(prepared.real, prepared.schema, user, rng, levels)
+    dist = prepared.encoder.distance_space
+    delta = default_delta(len(prepared.real)) if delta is None else delta
+
+    def fit_map(rows: np.ndarray) -> DPTrainedFlow:
+        return train_dp_flow(
+            rows,
+            epsilon=epsilon,
+            delta=delta,
+            config=config,
+            device=device,
+            seed=seed,
+            cancel=cancel,
+        )
+
+    threshold = getattr(prepared.config, "auc_max", 0.55)
+    return run_audit(
+        X_model,
+        dist(prepared.real),
+        fit_map,
+        to_dist=lambda rows: dist(enc.inverse_transform(rows).frame),
+        config=AuditConfig(threshold=threshold, grid=(0.0,), refine=False, repeats=repeats),
+        rng=rng,
+        progress=progress,
+        cancel=cancel,
+    )
 
 
 def _guarantee_dict(flow: DPTrainedFlow, enc: BoundedEncoder) -> dict[str, Any]:
@@ -164,18 +236,26 @@ def _guarantee_dict(flow: DPTrainedFlow, enc: BoundedEncoder) -> dict[str, Any]:
     ]
     if enc.undeclared_levels_:
         notes.append(
-            "The level sets of " + ", ".join(f"'{c}'" for c in enc.undeclared_levels_)
+            "The level sets of "
+            + ", ".join(f"'{c}'" for c in enc.undeclared_levels_)
             + " were read from the data, not declared: the existence of each level is disclosed."
         )
     if g.epsilon_pld is not None and g.epsilon_pld > g.epsilon * 1.02:
-        notes.append(f"Google's PLD accountant gives epsilon {g.epsilon_pld:.2f}, above the mu-GDP value.")
+        notes.append(
+            f"Google's PLD accountant gives epsilon {g.epsilon_pld:.2f}, above the mu-GDP value."
+        )
     return {
         **g.to_dict(),
         "statement": g.statement(),
         "method": METHOD_NOTE,
         "bounds": {
-            c.spec.name: {"lower": c.lower, "upper": c.upper, "source": enc.bounds[c.spec.name].source}
-            for c in enc.columns_ if c.lower is not None
+            c.spec.name: {
+                "lower": c.lower,
+                "upper": c.upper,
+                "source": enc.bounds[c.spec.name].source,
+            }
+            for c in enc.columns_
+            if c.lower is not None
         },
         "batch_norm": False,
         "spectral_norm": flow.dp_config.spectral_norm,

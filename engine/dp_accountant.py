@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.special import gammaln, logsumexp, log_ndtr, ndtr
+from scipy.special import gammaln, log_ndtr, logsumexp, ndtr
 
 from engine.errors import InputError
 
@@ -92,7 +92,9 @@ def epsilon_for_delta(delta: float, mu: float) -> float:
     hi = max(1.0, mu * mu)
     while delta_for_epsilon(hi, mu) > delta:
         hi *= 2.0
-    return float(brentq(lambda e: delta_for_epsilon(e, mu) - delta, 0.0, hi, xtol=1e-10, rtol=1e-12))
+    return float(
+        brentq(lambda e: delta_for_epsilon(e, mu) - delta, 0.0, hi, xtol=1e-10, rtol=1e-12)
+    )
 
 
 def epsilon_for_sigma(sigma: float, delta: float, r: float, T: int) -> float:
@@ -137,7 +139,9 @@ def rdp_epsilon(
     for a in orders:
         k = np.arange(a + 1, dtype=float)
         log_binom = gammaln(a + 1) - gammaln(k + 1) - gammaln(a - k + 1)
-        log_q = np.log(r) * k + (np.log1p(-r) * (a - k) if r < 1 else np.where(k == a, 0.0, -np.inf))
+        log_q = np.log(r) * k + (
+            np.log1p(-r) * (a - k) if r < 1 else np.where(k == a, 0.0, -np.inf)
+        )
         log_a = float(logsumexp(log_binom + log_q + (k * k - k) / (2.0 * sigma**2)))
         rdp = T * log_a / (a - 1)
         eps = rdp + math.log1p(-1.0 / a) - (math.log(delta) + math.log(a)) / (a - 1)
@@ -169,7 +173,7 @@ def default_delta(n: int) -> float:
     """
     if n < 2:
         raise InputError(f"{n} rows: DP training needs at least 2 rows")
-    return float(n ** -1.1)
+    return float(n**-1.1)
 
 
 @dataclass(frozen=True)

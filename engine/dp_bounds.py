@@ -63,8 +63,12 @@ CLINICAL_PRESETS: dict[str, tuple[float, float, str, tuple[str, ...]]] = {
     "age": (18.0, 110.0, "years", ("age", "ageyears", "ageyrs", "agebaseline")),
     "sbp": (60.0, 260.0, "mmHg", ("sbp", "sysbp", "systolic", "systolicbp", "sbpmmhg")),
     "dbp": (30.0, 150.0, "mmHg", ("dbp", "diabp", "diastolic", "diastolicbp", "dbpmmhg")),
-    "totchol": (70.0, 500.0, "mg/dL", ("totchol", "tc", "chol", "cholesterol", "totalchol",
-                                         "totalcholesterol")),
+    "totchol": (
+        70.0,
+        500.0,
+        "mg/dL",
+        ("totchol", "tc", "chol", "cholesterol", "totalchol", "totalcholesterol"),
+    ),
     "hdl": (10.0, 150.0, "mg/dL", ("hdl", "hdlc", "hdlchol", "hdlcholesterol")),
     "ldl": (10.0, 400.0, "mg/dL", ("ldl", "ldlc", "ldlchol", "ldlcholesterol")),
     "bmi": (12.0, 80.0, "kg/m2", ("bmi", "bodymassindex")),
@@ -138,14 +142,18 @@ def _one(spec: ColumnSpec, user: tuple[float | None, float | None] | None) -> Co
     if lo is None or hi is None:
         return None
     if not float(lo) < float(hi):
-        raise InputError(f"column '{spec.name}': lower bound {lo:g} must be below upper bound {hi:g}")
+        raise InputError(
+            f"column '{spec.name}': lower bound {lo:g} must be below upper bound {hi:g}"
+        )
     return ColumnBounds(spec.name, float(lo), float(hi), source)
 
 
 def _hint(spec: ColumnSpec) -> str:
     if spec.kind == "time":
-        return (f"'{spec.name}' (follow-up time: give 0:END with END the study's administrative "
-                "end of follow-up)")
+        return (
+            f"'{spec.name}' (follow-up time: give 0:END with END the study's administrative "
+            "end of follow-up)"
+        )
     return f"'{spec.name}' ({spec.kind})"
 
 
@@ -199,7 +207,9 @@ class BoundedEncoder:
                     undeclared.append(spec.name)
                 cols.append(_Column(spec, labels=tuple(labels), dtype=dtype))
             else:
-                raise InputError(f"column '{spec.name}': kind {spec.kind} is not supported in DP mode")
+                raise InputError(
+                    f"column '{spec.name}': kind {spec.kind} is not supported in DP mode"
+                )
         self.columns_ = cols
         self.feature_names_ = [c.spec.name for c in cols]
         self.d_model_ = len(cols)
@@ -252,7 +262,9 @@ class BoundedEncoder:
             K = len(col.labels)
             raw = np.floor((y + 1.0) * K / 2.0)
             codes = np.clip(raw, 0, K - 1)
-            return _restore_labels(codes.astype("int64"), _LabelView(col)), int(((raw != codes) | bad).sum())
+            return _restore_labels(codes.astype("int64"), _LabelView(col)), int(
+                ((raw != codes) | bad).sum()
+            )
         if kind == "integer":
             raw = np.floor(col.lower + (y + 1.0) * (col.upper + 1.0 - col.lower) / 2.0)
         elif kind == "time":

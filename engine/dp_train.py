@@ -61,6 +61,7 @@ except ImportError:  # pragma: no cover - older flow module
     def cpu_threads(device: str, n: int = 1) -> Any:  # type: ignore[misc]
         return contextlib.nullcontext()
 
+
 GRAD_CHUNK = 1024
 _REPORT_EVERY = 25
 
@@ -87,7 +88,7 @@ class DPConfig:
     expected_batch: int = 256
     sampling_rate: float | None = None
     steps: int = 1000
-    lr: float = 2e-3
+    lr: float = 5e-3
     optimizer: str = "adam"
 
     def sampling_rate_for(self, n: int) -> float:
@@ -99,16 +100,27 @@ class DPConfig:
     def flow_config(self) -> FlowConfig:
         """The equivalent ordinary ``FlowConfig`` (batch norm off), for ``TrainedFlow``."""
         return FlowConfig(
-            flows=self.flows, hidden=self.hidden, layers=self.layers,
-            spectral_norm=self.spectral_norm, batch_norm=False,
-            log_scale_bound=self.log_scale_bound, lr=self.lr, max_epochs=0,
+            flows=self.flows,
+            hidden=self.hidden,
+            layers=self.layers,
+            spectral_norm=self.spectral_norm,
+            batch_norm=False,
+            log_scale_bound=self.log_scale_bound,
+            lr=self.lr,
+            max_epochs=0,
         )
 
     @classmethod
     def from_flow_config(cls, config: FlowConfig, **dp: Any) -> DPConfig:
         """Take the architecture of an ordinary ``FlowConfig``; batch norm is always off."""
-        return cls(flows=config.flows, hidden=config.hidden, layers=config.layers,
-                   log_scale_bound=config.log_scale_bound, spectral_norm=config.spectral_norm, **dp)
+        return cls(
+            flows=config.flows,
+            hidden=config.hidden,
+            layers=config.layers,
+            log_scale_bound=config.log_scale_bound,
+            spectral_norm=config.spectral_norm,
+            **dp,
+        )
 
 
 @dataclass
@@ -182,13 +194,20 @@ def per_record_norms(grads: dict[str, torch.Tensor]) -> torch.Tensor:
 
 
 def noisy_mean_gradient(
-    model: MAF, X: torch.Tensor, *, clip: float, sigma: float, expected_batch: float,
+    model: MAF,
+    X: torch.Tensor,
+    *,
+    clip: float,
+    sigma: float,
+    expected_batch: float,
     gen: torch.Generator,
 ) -> dict[str, torch.Tensor]:
     """(sum of clipped per-record gradients + N(0, sigma^2 C^2 I)) / expected batch size."""
     params = trainable(model)
     if len(X):
-        summed = {k: g.sum(0) for k, g in clip_gradients(per_record_gradients(model, X), clip).items()}
+        summed = {
+            k: g.sum(0) for k, g in clip_gradients(per_record_gradients(model, X), clip).items()
+        }
     else:
         summed = {k: torch.zeros_like(p) for k, p in params.items()}
     out = {}
@@ -230,8 +249,15 @@ def train_dp_flow(
     seed = secrets.randbits(31) if seed is None else int(seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = MAF(d, dp.flows, dp.hidden, dp.layers, spectral_norm=dp.spectral_norm,
-                    batch_norm=False, log_scale_bound=dp.log_scale_bound).to(dev)
+        model = MAF(
+            d,
+            dp.flows,
+            dp.hidden,
+            dp.layers,
+            spectral_norm=dp.spectral_norm,
+            batch_norm=False,
+            log_scale_bound=dp.log_scale_bound,
+        ).to(dev)
     gen = torch.Generator().manual_seed(seed)
     opt = _optimizer(model, dp)
     Xt = torch.as_tensor(X, dtype=torch.float32, device=dev)
@@ -240,26 +266,43 @@ def train_dp_flow(
         for step in range(1, dp.steps + 1):
             if step % _REPORT_EVERY == 0:
                 cancel.raise_if_cancelled()
-                progress(step / dp.steps, f"DP training: step {step}/{dp.steps} (sigma {sigma:.2f})")
+                progress(
+                    step / dp.steps, f"DP training: step {step}/{dp.steps} (sigma {sigma:.2f})"
+                )
             _dp_step(model, opt, Xt, rate=rate, clip=dp.clip, sigma=sigma, gen=gen)
         model.exact_spectral_()
     guarantee = DPGuarantee.for_training(sigma, delta, rate, dp.steps, dp.clip)
     progress(1.0, f"DP training: done, epsilon {guarantee.epsilon:.2f}")
-    return DPTrainedFlow(model=model.eval(), config=dp.flow_config(), val_nll=math.nan,
-                         train_seconds=time.perf_counter() - start, epochs=0, device=dev,
-                         history=[], guarantee=guarantee, dp_config=dp)
+    return DPTrainedFlow(
+        model=model.eval(),
+        config=dp.flow_config(),
+        val_nll=math.nan,
+        train_seconds=time.perf_counter() - start,
+        epochs=0,
+        device=dev,
+        history=[],
+        guarantee=guarantee,
+        dp_config=dp,
+    )
 
 
 def _dp_step(
-    model: MAF, opt: torch.optim.Optimizer, Xt: torch.Tensor, *, rate: float, clip: float,
-    sigma: float, gen: torch.Generator,
+    model: MAF,
+    opt: torch.optim.Optimizer,
+    Xt: torch.Tensor,
+    *,
+    rate: float,
+    clip: float,
+    sigma: float,
+    gen: torch.Generator,
 ) -> None:
     """One DP-SGD step: power iteration (weights only), Poisson sample, noisy mean, update."""
     model.power_iteration_()  # reads no record: post-processing (module docstring)
     n = len(Xt)
     batch = Xt[(torch.rand(n, generator=gen) < rate).to(Xt.device)]
-    noisy = noisy_mean_gradient(model, batch, clip=clip, sigma=sigma, expected_batch=rate * n,
-                                gen=gen)
+    noisy = noisy_mean_gradient(
+        model, batch, clip=clip, sigma=sigma, expected_batch=rate * n, gen=gen
+    )
     for name, p in model.named_parameters():
         p.grad = noisy[name] if name in noisy else None
     opt.step()
@@ -268,7 +311,11 @@ def _dp_step(
 def _resolve_config(
     config: DPConfig | FlowConfig | None, *, clip: float | None, r: float | None, T: int | None
 ) -> DPConfig:
-    dp = DPConfig.from_flow_config(config) if isinstance(config, FlowConfig) else config or DPConfig()
+    dp = (
+        DPConfig.from_flow_config(config)
+        if isinstance(config, FlowConfig)
+        else config or DPConfig()
+    )
     changes: dict[str, Any] = {}
     if clip is not None:
         changes["clip"] = float(clip)
@@ -297,7 +344,9 @@ def _optimizer(model: MAF, dp: DPConfig) -> torch.optim.Optimizer:
 def _check_rows(X: np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] < 1 or X.shape[0] < 2:
-        raise InputError(f"DP training needs a 2-D table with rows and columns; got shape {X.shape}")
+        raise InputError(
+            f"DP training needs a 2-D table with rows and columns; got shape {X.shape}"
+        )
     if not np.isfinite(X).all():
         raise InputError("the encoded table has missing or infinite values; encode complete rows")
     return X

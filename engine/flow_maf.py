@@ -121,8 +121,11 @@ class MAF(nn.Module):
         # Small output weights: every layer starts close to the identity map.
         self.W2 = nn.Parameter(_uniform((K, 2 * d, H), 1e-2 / math.sqrt(H)))
         self.b2 = nn.Parameter(torch.zeros(K, 2 * d))
-        for name, rows, cols in (("1", (K, H), (K, d)), ("h", (K, L - 1, H), (K, L - 1, H)),
-                                 ("2", (K, 2 * d), (K, H))):
+        for name, rows, cols in (
+            ("1", (K, H), (K, d)),
+            ("h", (K, L - 1, H), (K, L - 1, H)),
+            ("2", (K, 2 * d), (K, H)),
+        ):
             self.register_buffer("u" + name, F.normalize(torch.randn(rows), dim=-1))
             self.register_buffer("v" + name, F.normalize(torch.randn(cols), dim=-1))
         nb = K - 1 if batch_norm else 0
@@ -194,7 +197,9 @@ class MAF(nn.Module):
         return super()._apply(fn, recurse)
 
     # ----------------------------------------------------------------- passes
-    def _made(self, x: Tensor, k: int, weights: tuple[Tensor, Tensor, Tensor]) -> tuple[Tensor, Tensor]:
+    def _made(
+        self, x: Tensor, k: int, weights: tuple[Tensor, Tensor, Tensor]
+    ) -> tuple[Tensor, Tensor]:
         """``(mu, s)`` of MADE layer ``k`` for inputs ``x`` (N x d)."""
         W1, Wh, W2 = weights
         h = torch.relu(torch.addmm(self.b1[k], x, W1[k].T))
@@ -262,7 +267,11 @@ class MAF(nn.Module):
                 x = x.flip(-1)
                 if self.batch_norm:
                     x = self._bn_inverse(x, k)
-            x = self._inverse_incremental(x, k, weights) if incremental else self._inverse_naive(x, k, weights)
+            x = (
+                self._inverse_incremental(x, k, weights)
+                if incremental
+                else self._inverse_naive(x, k, weights)
+            )
         return x
 
     def _inverse_naive(self, z: Tensor, k: int, weights: tuple[Tensor, Tensor, Tensor]) -> Tensor:
@@ -273,7 +282,9 @@ class MAF(nn.Module):
             x = mu + z * torch.exp(s)
         return x
 
-    def _inverse_incremental(self, z: Tensor, k: int, weights: tuple[Tensor, Tensor, Tensor]) -> Tensor:
+    def _inverse_incremental(
+        self, z: Tensor, k: int, weights: tuple[Tensor, Tensor, Tensor]
+    ) -> Tensor:
         """One hidden layer: rank-1 updates of the first layer's pre-activations (H x N)."""
         W1, _, W2 = weights
         d, c = self.features, self.log_scale_bound

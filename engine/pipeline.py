@@ -124,6 +124,7 @@ class RunResult:
     outputs: dict[str, str] = field(default_factory=dict)
     audit_json: dict[str, Any] = field(default_factory=dict)
     history: tuple[tuple[int, float, float], ...] = ()
+    flow: Any = field(default=None, repr=False, compare=False)  # in memory only, never exported
 
 
 def make_rng(seed: int | None) -> np.random.Generator:
@@ -243,40 +244,63 @@ def synthesize(
     prep: Prepared, progress: ProgressFn = no_progress, cancel: CancelToken = NEVER_CANCELLED
 ) -> RunResult:
     """Audit, choose w, retrain on all rows, release and compare. Writes nothing."""
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    rng = make_rng(prep.config.seed)
+    t0 = time.perf_counter()
+    audit, _ = _audit(prep, rng, sub_progress(progress, 0.0, 0.55), cancel)
+    timings = {"audit_seconds": time.perf_counter() - t0}
+    cancel.raise_if_cancelled()
+    return release(
+        prep, audit, progress=sub_progress(progress, 0.55, 1.0), cancel=cancel, rng=rng,
+        started=started, timings=timings,
+    )  # fmt: skip
+
+
+def release(
+    prep: Prepared,
+    audit: Any,
+    *,
+    progress: ProgressFn = no_progress,
+    cancel: CancelToken = NEVER_CANCELLED,
+    rng: np.random.Generator | None = None,
+    flow: Any = None,
+    started: str | None = None,
+    timings: dict[str, float] | None = None,
+) -> RunResult:
+    """The second half of a run, for an audit already done: choose w (``prep.config.w`` forces
+    one; raising it above the audit's choice needs ``allow_risky`` or ``risk_acknowledged``),
+    train the final flow on all rows (or reuse ``flow``), inject noise, decode, shuffle,
+    measure and compare. The wizard calls this again when the user moves w."""
     from engine.audit import epsilon_statement, protect_outliers, release_metrics
     from engine.flow import select_flow
     from engine.generate import latent_noise_injection, shuffled
 
     cfg = prep.config
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    timings: dict[str, float] = {}
-    rng = make_rng(cfg.seed)
+    started = started or datetime.now(timezone.utc).isoformat(timespec="seconds")
+    timings = dict(timings or {})
+    rng = rng if rng is not None else make_rng(cfg.seed)
     enc = prep.encoder
-
-    t0 = time.perf_counter()
-    audit, _ = _audit(prep, rng, sub_progress(progress, 0.0, 0.55), cancel)
-    timings["audit_seconds"] = time.perf_counter() - t0
-    cancel.raise_if_cancelled()
     try:
         w, verdict = _choose_w(cfg, audit)
     except PrivacyRefused as refusal:
         return _refused(prep, audit, started, timings, str(refusal))
 
-    progress(0.55, "training the final model on all rows")
-    t0 = time.perf_counter()
     X_model = enc.transform(prep.real, rng)
-    flow = select_flow(
-        X_model,
-        budget=cfg.budget,
-        device=cfg.device,
-        seed=cfg.seed,
-        progress=sub_progress(progress, 0.55, 0.85),
-        cancel=cancel,
-    )
-    timings["train_seconds"] = time.perf_counter() - t0
+    if flow is None:
+        progress(0.0, "training the final model on all rows")
+        t0 = time.perf_counter()
+        flow = select_flow(
+            X_model,
+            budget=cfg.budget,
+            device=cfg.device,
+            seed=cfg.seed,
+            progress=sub_progress(progress, 0.0, 0.7),
+            cancel=cancel,
+        )
+        timings["train_seconds"] = time.perf_counter() - t0
     cancel.raise_if_cancelled()
 
-    progress(0.86, f"generating synthetic rows at w = {w:.2f}")
+    progress(0.7, f"generating synthetic rows at w = {w:.2f}")
     t0 = time.perf_counter()
     X_dist = enc.distance_space(prep.real)
 
@@ -300,12 +324,13 @@ def synthesize(
     timings["release_seconds"] = time.perf_counter() - t0
     cancel.raise_if_cancelled()
 
-    progress(0.92, "comparing real and synthetic results")
+    progress(0.8, "comparing real and synthetic results")
     t0 = time.perf_counter()
     fidelity = _fidelity(prep, released)
     timings["fidelity_seconds"] = time.perf_counter() - t0
-    release = {
+    release_info = {
         "w": float(w),
+        "chosen_by": _chosen_by(cfg, audit, w),
         "rows": int(len(released[0])),
         "copies": cfg.copies,
         "shuffled": True,
@@ -314,7 +339,7 @@ def synthesize(
         "epsilon": eps.to_dict(),
     }
     if protect is not None:
-        release["protect_outliers"] = {
+        release_info["protect_outliers"] = {
             "at_risk_before": int(protect.at_risk_before),
             "at_risk_after": int(protect.at_risk_after),
             "records_with_lower_w": int(np.sum(protect.w_per_record < w)),
@@ -324,7 +349,7 @@ def synthesize(
         prepared=prep,
         audit=audit,
         model=flow.to_dict(),
-        release=release,
+        release=release_info,
         synthetic=released[0],
         copies=released,
         fidelity=fidelity,
@@ -332,9 +357,22 @@ def synthesize(
         timings=timings,
         started=started,
         history=tuple(getattr(flow, "history", ())),
+        flow=flow,
     )
     progress(1.0, "done")
     return replace(result, audit_json=build_audit_json(result))
+
+
+def _chosen_by(cfg: RunConfig, audit: Any, w: float) -> str:
+    if cfg.w is None:
+        return (
+            "the audit: the largest w meeting the AUC limit"
+            if audit.selected_w is not None
+            else "override: w = 0"
+        )
+    if audit.selected_w is not None and w <= audit.selected_w + 1e-9:
+        return "the user, at or below the audited choice"
+    return "the user, above the audited choice (risk acknowledged)"
 
 
 def _refused(prep: Prepared, audit: Any, started: str, timings: dict, why: str) -> RunResult:

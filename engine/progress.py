@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from engine.errors import Cancelled
 
