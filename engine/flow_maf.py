@@ -137,12 +137,14 @@ class MAF(nn.Module):
 
     # ----------------------------------------------------------------- spectral norm
     def _masked(self) -> tuple[Tensor, Tensor, Tensor]:
-        return self.W1 * self.mask1, self.Wh * self.maskh, self.W2 * self.mask2
+        Wh = self.Wh * self.maskh if self.layers > 1 else self.Wh  # skip the empty stack
+        return self.W1 * self.mask1, Wh, self.W2 * self.mask2
 
     def _stacks(self) -> list[tuple[Tensor, Tensor, Tensor]]:
-        """(masked weight, u, v) for the three weight stacks."""
+        """(masked weight, u, v) for the weight stacks that are not empty."""
         W1, Wh, W2 = self._masked()
-        return [(W1, self.u1, self.v1), (Wh, self.uh, self.vh), (W2, self.u2, self.v2)]
+        stacks = [(W1, self.u1, self.v1), (W2, self.u2, self.v2)]
+        return stacks + ([(Wh, self.uh, self.vh)] if self.layers > 1 else [])
 
     @torch.no_grad()
     def power_iteration_(self, steps: int = 1) -> None:
@@ -150,8 +152,6 @@ class MAF(nn.Module):
         if not self.spectral_norm:
             return
         for Wm, u, v in self._stacks():
-            if Wm.numel() == 0:
-                continue
             uu, vv = u, v
             for _ in range(steps):
                 vv = F.normalize(_matvec(Wm.transpose(-1, -2), uu), dim=-1)
@@ -163,7 +163,7 @@ class MAF(nn.Module):
     def exact_spectral_(self) -> None:
         """Set ``u, v`` to the exact top singular vectors (SVD; cheap for these sizes)."""
         for Wm, u, v in self._stacks():
-            if Wm.numel() == 0:
+            if not Wm.any():  # e.g. d = 1: every connection is masked out
                 continue
             U, _, Vh = torch.linalg.svd(Wm, full_matrices=False)
             u.copy_(U[..., :, 0])
@@ -185,7 +185,9 @@ class MAF(nn.Module):
             if self._cache is not None and self._cache[0] == key:
                 return self._cache[1]
         if self.spectral_norm:
-            W1, Wh, W2 = (self._normalize(*s) for s in self._stacks())
+            stacks = self._stacks()
+            W1, W2 = self._normalize(*stacks[0]), self._normalize(*stacks[1])
+            Wh = self._normalize(*stacks[2]) if self.layers > 1 else self.Wh
         else:
             W1, Wh, W2 = self._masked()
         if cacheable:
