@@ -34,10 +34,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line and exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"latent-synth: error: {message} (see 'latent-synth {self._sub()} --help')\n")
-
-    def _sub(self) -> str:
-        return self.prog.split(" ", 1)[1] if " " in self.prog else ""
+        self.exit(2, f"latent-synth: error: {message} (see '{self.prog} --help')\n")
 
 
 def _float_list(text: str) -> tuple[float, ...]:
@@ -134,6 +131,13 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="extra noise for records that stay recognisable",
     )
+    priv.add_argument(
+        "--dp-epsilon",
+        type=float,
+        help="formal DP mode: also release data from a DP-SGD-trained flow at this epsilon "
+        "(needs --bounds for every column without a clinical preset)",
+    )
+    priv.add_argument("--dp-delta", type=float, help="delta for --dp-epsilon (default 1/n^1.1)")
     priv.add_argument(
         "--seed",
         type=int,
@@ -297,6 +301,8 @@ def _config_from_args(ns: argparse.Namespace, input_path: Path | str, **extra: A
         protect_outliers=ns.protect_outliers,
         copies=ns.copies,
         report=not ns.no_report,
+        dp_epsilon=ns.dp_epsilon,
+        dp_delta=ns.dp_delta,
     )
     values.update(extra)
     return RunConfig(**values)

@@ -69,6 +69,8 @@ class RunConfig:
     protect_outliers: bool = False
     copies: int = 1
     report: bool = True
+    dp_epsilon: float | None = None  # formal DP mode: also release Flow Sampling from a DP-SGD flow
+    dp_delta: float | None = None  # default 1 / n^1.1
     input_label: str | None = None  # e.g. "demo cohort, ARIC F"
 
     def validate(self) -> None:
@@ -90,6 +92,12 @@ class RunConfig:
             raise InputError(f"--device {self.device}: choose auto, cpu or cuda")
         if self.copies < 1 or self.copies > 50:
             raise InputError(f"--copies {self.copies}: choose between 1 and 50")
+        if self.dp_epsilon is not None and not 0.0 < self.dp_epsilon <= 100.0:
+            raise InputError(
+                f"--dp-epsilon {self.dp_epsilon}: choose a value above 0 (e.g. 1 to 10)"
+            )
+        if self.dp_delta is not None and not 0.0 < self.dp_delta < 1.0:
+            raise InputError(f"--dp-delta {self.dp_delta}: choose a value between 0 and 1")
         if self.analysis not in (None, "cox", "ols", "logistic"):
             raise InputError(f"--analysis {self.analysis}: choose cox, ols or logistic")
 
@@ -125,6 +133,7 @@ class RunResult:
     audit_json: dict[str, Any] = field(default_factory=dict)
     history: tuple[tuple[int, float, float], ...] = ()
     flow: Any = field(default=None, repr=False, compare=False)  # in memory only, never exported
+    dp_synthetic: pd.DataFrame | None = None  # formal DP mode's Flow Sampling release
 
 
 def make_rng(seed: int | None) -> np.random.Generator:
@@ -160,6 +169,10 @@ def prepare(config: RunConfig, progress: ProgressFn = no_progress) -> Prepared:
         kinds=dict(config.kinds) or None,
         bounds={name: (lo, hi) for name, lo, hi in config.bounds} or None,
     )
+    if config.dp_epsilon is not None:  # refuse before any training when bounds are missing
+        from engine.dp_bounds import resolve_bounds
+
+        resolve_bounds(schema, {name: (lo, hi) for name, lo, hi in config.bounds})
     encoder = TableEncoder(schema)
     real, rows_dropped = encoder.complete_cases(frame)
     encoder.fit(real)
@@ -250,10 +263,50 @@ def synthesize(
     audit, _ = _audit(prep, rng, sub_progress(progress, 0.0, 0.55), cancel)
     timings = {"audit_seconds": time.perf_counter() - t0}
     cancel.raise_if_cancelled()
-    return release(
-        prep, audit, progress=sub_progress(progress, 0.55, 1.0), cancel=cancel, rng=rng,
+    end = 1.0 if prep.config.dp_epsilon is None else 0.8
+    result = release(
+        prep, audit, progress=sub_progress(progress, 0.55, end), cancel=cancel, rng=rng,
         started=started, timings=timings,
     )  # fmt: skip
+    if prep.config.dp_epsilon is not None:
+        result = with_dp_release(result, rng, sub_progress(progress, 0.8, 1.0), cancel)
+    return result
+
+
+def with_dp_release(
+    result: RunResult, rng: np.random.Generator, progress: ProgressFn, cancel: CancelToken
+) -> RunResult:
+    """Formal DP mode (issue 8): a DP-SGD flow, Flow Sampling from it, the same membership
+    audit on it, and its model results beside the LNI release's."""
+    from engine.dp import dp_membership_audit, dp_release
+
+    prep, cfg = result.prepared, result.config
+    t0 = time.perf_counter()
+    dp = dp_release(
+        prep, epsilon=cfg.dp_epsilon, delta=cfg.dp_delta, rng=rng, seed=cfg.seed,
+        device=cfg.device, progress=sub_progress(progress, 0.0, 0.5), cancel=cancel,
+    )  # fmt: skip
+    dp_audit = dp_membership_audit(
+        prep, epsilon=cfg.dp_epsilon, delta=cfg.dp_delta, rng=rng, seed=cfg.seed,
+        device=cfg.device, repeats=cfg.repeats, progress=sub_progress(progress, 0.5, 0.95),
+        cancel=cancel,
+    )  # fmt: skip
+    point = dp_audit.curve[0]
+    info = {
+        **dp.to_dict(),
+        "audit": {
+            "auc": point.auc,
+            "auc_sd": point.auc_sd,
+            "density_auc": point.density_auc,
+            "repeats": dp_audit.repeats,
+        },
+        "fidelity": _fidelity(prep, (dp.synthetic,)),
+        "file": f"synthetic_dp.{cfg.fmt}",
+    }
+    timings = {**result.timings, "dp_seconds": time.perf_counter() - t0}
+    release_info = {**result.release, "dp": info}
+    out = replace(result, release=release_info, timings=timings, dp_synthetic=dp.synthetic)
+    return replace(out, audit_json=build_audit_json(out))
 
 
 def release(
@@ -475,6 +528,8 @@ def _settings(cfg: RunConfig) -> dict[str, Any]:
         "risk_acknowledged": cfg.risk_acknowledged,
         "protect_outliers": cfg.protect_outliers,
         "copies": cfg.copies,
+        "dp_epsilon": cfg.dp_epsilon,
+        "dp_delta": cfg.dp_delta,
         "time": cfg.time,
         "event": cfg.event,
         "drop": list(cfg.drop),
@@ -520,6 +575,13 @@ def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progre
             column_meta=result.prepared.table.column_meta,
             forbid=input_path,
         )
+        outputs[name] = sha256_file(path)
+    if result.dp_synthetic is not None and result.synthetic is not None:
+        name = f"synthetic_dp.{cfg.fmt}"
+        path = write_table(
+            result.dp_synthetic, out / name, cfg.fmt,
+            column_meta=result.prepared.table.column_meta, forbid=input_path,
+        )  # fmt: skip
         outputs[name] = sha256_file(path)
     if result.synthetic is not None:
         readme = write_recipient_readme(out, _readme_info(result))
@@ -567,6 +629,9 @@ def _readme_info(result: RunResult) -> dict[str, Any]:
 
 
 def _summary_for(name: str, result: RunResult) -> str:
+    if name.startswith("synthetic_dp"):
+        g = result.release["dp"]["guarantee"]
+        return f"synthetic table from a DP-SGD flow (Flow Sampling), ({g['epsilon']:.3g}, {g['delta']:.2g})-DP"
     if name.startswith("synthetic"):
         return (
             f"synthetic table, {result.release['rows']} rows, Latent Noise Injection at "

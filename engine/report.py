@@ -90,6 +90,7 @@ def render_report(result: Any) -> bytes:
     from reportlab.platypus import PageBreak, SimpleDocTemplate
 
     from engine import report_pages as pages
+    from engine.report_dp import dp_section
 
     register_fonts()
     st = styles()
@@ -117,11 +118,13 @@ def render_report(result: Any) -> bytes:
         pages.privacy_section,
         pages.utility_section,
         pages.method_section,
+        dp_section,
     )
-    for i, section in enumerate(sections):
-        if i:
+    for section in sections:
+        part = guarded(section, result, st, doc.width)
+        if part and story:
             story.append(PageBreak())
-        story.extend(guarded(section, result, st, doc.width))
+        story.extend(part)
     doc.build(story, canvasmaker=numbered_canvas(info))
     return buf.getvalue()
 

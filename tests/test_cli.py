@@ -210,3 +210,30 @@ def test_inf_and_empty_column_are_handled(tmp_path: Path) -> None:
     assert audit["input"]["rows_used"] == 299
     assert any("inf" in note.lower() for note in audit["input"]["notes"])
     assert "unused" not in pd.read_csv(tmp_path / "o" / "synthetic.csv").columns
+
+
+def test_dp_mode_needs_declared_bounds(tmp_path: Path) -> None:
+    src = tmp_path / "c.csv"
+    _cohort(200).to_csv(src, index=False)
+    result = _run_cli(["run", str(src), "--out", str(tmp_path / "o"), "--dp-epsilon", "8", "--quiet"])
+    assert result.returncode == 2, result.stderr
+    line = result.stderr.strip()
+    assert "\n" not in line and "time" in line and "--bounds" in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_dp_mode_releases_a_second_table_with_its_guarantee(tmp_path: Path) -> None:
+    src = tmp_path / "c.csv"
+    _cohort(600, seed=8).drop(columns=["patient_id"]).to_csv(src, index=False)
+    args = ["--time", "time", "--event", "event", "--bounds", "time=0:20", "--dp-epsilon", "8"]
+    code = main(["run", str(src), "--out", str(tmp_path / "o"), "--seed", "4", "--allow-risky", *args, *FAST])
+    assert code == 0
+    audit = json.loads((tmp_path / "o" / "audit.json").read_text())
+    dp = audit["release"]["dp"]
+    assert abs(dp["guarantee"]["epsilon"] - 8.0) < 0.05
+    assert dp["guarantee"]["delta"] == pytest.approx(600 ** -1.1, rel=1e-6)
+    assert 0.4 < dp["audit"]["auc"] < 0.6, "flow sampling from a DP flow must not reveal members"
+    synth_dp = pd.read_csv(tmp_path / "o" / "synthetic_dp.csv")
+    assert len(synth_dp) == 600 and list(synth_dp.columns) == ["time", "event", "age", "sbp", "smoker"]
+    assert synth_dp["time"].between(0, 20).all()
+    assert "synthetic_dp.csv" in audit["outputs"]
