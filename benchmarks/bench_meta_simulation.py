@@ -46,7 +46,10 @@ def replicate(rng: np.random.Generator, seed: int) -> dict[str, float]:
         mean, sd = table.mean(0), table.std(0)
         scaled = (table - mean) / sd
         flow = train_flow(
-            scaled, FlowConfig(flows=2, hidden=32, layers=1, val_fraction=0.3), device="cpu", seed=seed * 100 + k
+            scaled,
+            FlowConfig(flows=2, hidden=32, layers=1, val_fraction=0.3),
+            device="cpu",
+            seed=seed * 100 + k,
         )
         z = flow.to_latent(scaled)
         noise = rng.standard_normal(z.shape)  # the same Z for every w, as in the paper
@@ -71,7 +74,11 @@ def main() -> None:
     start = time.perf_counter()
     for r in range(args.replicates):
         rows.append(replicate(rng, args.seed + r))
-        print(f"replicate {r + 1}/{args.replicates}: " + ", ".join(f"{k} {v:.4f}" for k, v in rows[-1].items()), flush=True)
+        print(
+            f"replicate {r + 1}/{args.replicates}: "
+            + ", ".join(f"{k} {v:.4f}" for k, v in rows[-1].items()),
+            flush=True,
+        )
     real = np.array([r["real"] for r in rows])
     print(f"\n{args.replicates} replicates x {K} studies in {time.perf_counter() - start:.0f} s")
     print(f"{'':28s}{'ours':>10s}{'paper':>10s}")

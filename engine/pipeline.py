@@ -75,8 +75,10 @@ class RunConfig:
 
     def validate(self) -> None:
         """Raise :class:`InputError` for options that cannot work, before any heavy work."""
-        if not 0.5 <= self.auc_max <= 1.0:
-            raise InputError(f"--auc-max {self.auc_max}: the AUC limit must be between 0.5 and 1")
+        if not 0.5 < self.auc_max <= 1.0:
+            raise InputError(
+                f"--auc-max {self.auc_max}: the AUC limit must be above 0.5 (a coin toss) and at most 1"
+            )
         if self.w is not None and not 0.0 <= self.w <= 1.0:
             raise InputError(f"--w {self.w}: the perturbation weight must be between 0 and 1")
         bad = [v for v in self.w_grid if not 0.0 <= v < 1.0]

@@ -355,9 +355,9 @@ def licence_of(meta: email.message.Message) -> list[dict]:
                    if c.startswith("License ::") and c.count("::") >= 2]
     if classifiers:
         return [{"license": {"name": c}} for c in classifiers]
-    if text:
+    if text and text.upper() not in {"UNKNOWN", "NONE"}:
         return [{"license": {"name": text.splitlines()[0][:80] + " (see the package's licence text)"}}]
-    return []
+    return [{"license": {"name": "not declared in the wheel's METADATA: check the project"}}]
 
 
 def sbom(wheel_dir: Path, app_version: str) -> dict:

@@ -39,7 +39,12 @@ TABLE3 = [
 LOG_HR = {"sbp": np.log(1.17) / 10, "age": 0.05, "totchol": 0.004, "hdl": -0.012}
 # correlations among age, totchol, hdl, sbp (plausible epidemiological values)
 CORR = np.array(
-    [[1.0, 0.15, 0.05, 0.35], [0.15, 1.0, 0.15, 0.15], [0.05, 0.15, 1.0, -0.05], [0.35, 0.15, -0.05, 1.0]]
+    [
+        [1.0, 0.15, 0.05, 0.35],
+        [0.15, 1.0, 0.15, 0.15],
+        [0.05, 0.15, 1.0, -0.05],
+        [0.35, 0.15, -0.05, 1.0],
+    ]
 )
 
 
@@ -59,7 +64,9 @@ def simulate_study(row: tuple, rng: np.random.Generator) -> pd.DataFrame:
     x[:, 2] = np.clip(x[:, 2], 15, 120)
     x[:, 3] = np.clip(x[:, 3], 80, 230)
     x = np.round(x)
-    lp = sum(LOG_HR[k] * (x[:, i] - means[i]) for i, k in enumerate(["age", "totchol", "hdl", "sbp"]))
+    lp = sum(
+        LOG_HR[k] * (x[:, i] - means[i]) for i, k in enumerate(["age", "totchol", "hdl", "sbp"])
+    )
     follow = np.clip(rng.normal(tm / (1 - share / 2), ts, size=n), 0.5, None)
     u = rng.uniform(size=n)
     lo, hi = 1e-6, 1.0
@@ -91,7 +98,10 @@ def main() -> None:
     out = Path(__file__).resolve().parents[1] / "resources" / "demo_cohort.csv"
     frame.to_csv(out, index=False)
     summary = frame.groupby("study").agg(
-        n=("cvd", "size"), event=("cvd", "mean"), time=("time_cvd_years", "mean"), sbp=("sbp", "mean")
+        n=("cvd", "size"),
+        event=("cvd", "mean"),
+        time=("time_cvd_years", "mean"),
+        sbp=("sbp", "mean"),
     )
     print(summary.round(2).to_string())
     print(f"wrote {out} ({len(frame)} rows)")

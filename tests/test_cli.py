@@ -215,7 +215,9 @@ def test_inf_and_empty_column_are_handled(tmp_path: Path) -> None:
 def test_dp_mode_needs_declared_bounds(tmp_path: Path) -> None:
     src = tmp_path / "c.csv"
     _cohort(200).to_csv(src, index=False)
-    result = _run_cli(["run", str(src), "--out", str(tmp_path / "o"), "--dp-epsilon", "8", "--quiet"])
+    result = _run_cli(
+        ["run", str(src), "--out", str(tmp_path / "o"), "--dp-epsilon", "8", "--quiet"]
+    )
     assert result.returncode == 2, result.stderr
     line = result.stderr.strip()
     assert "\n" not in line and "time" in line and "--bounds" in line
@@ -226,14 +228,53 @@ def test_dp_mode_releases_a_second_table_with_its_guarantee(tmp_path: Path) -> N
     src = tmp_path / "c.csv"
     _cohort(600, seed=8).drop(columns=["patient_id"]).to_csv(src, index=False)
     args = ["--time", "time", "--event", "event", "--bounds", "time=0:20", "--dp-epsilon", "8"]
-    code = main(["run", str(src), "--out", str(tmp_path / "o"), "--seed", "4", "--allow-risky", *args, *FAST])
+    code = main(
+        [
+            "run",
+            str(src),
+            "--out",
+            str(tmp_path / "o"),
+            "--seed",
+            "4",
+            "--allow-risky",
+            *args,
+            *FAST,
+        ]
+    )
     assert code == 0
     audit = json.loads((tmp_path / "o" / "audit.json").read_text())
     dp = audit["release"]["dp"]
     assert abs(dp["guarantee"]["epsilon"] - 8.0) < 0.05
-    assert dp["guarantee"]["delta"] == pytest.approx(600 ** -1.1, rel=1e-6)
+    assert dp["guarantee"]["delta"] == pytest.approx(600**-1.1, rel=1e-6)
     assert 0.4 < dp["audit"]["auc"] < 0.6, "flow sampling from a DP flow must not reveal members"
     synth_dp = pd.read_csv(tmp_path / "o" / "synthetic_dp.csv")
-    assert len(synth_dp) == 600 and list(synth_dp.columns) == ["time", "event", "age", "sbp", "smoker"]
+    assert len(synth_dp) == 600 and list(synth_dp.columns) == [
+        "time",
+        "event",
+        "age",
+        "sbp",
+        "smoker",
+    ]
     assert synth_dp["time"].between(0, 20).all()
     assert "synthetic_dp.csv" in audit["outputs"]
+
+
+def test_refusal_exits_3_and_override_is_recorded(tmp_path: Path) -> None:
+    """When no candidate w meets the limit the export is refused (exit 3, no synthetic file, the
+    record says why); --allow-risky releases and records the override."""
+    src = tmp_path / "c.csv"
+    _cohort(400, seed=6).to_csv(src, index=False)
+    # only w values close to 1 are offered: at w = 0.97 an attacker spots members easily
+    strict = ["--seed", "3", *FAST, "--w-grid", "0.97,0.98"]
+    refused = _run_cli(["run", str(src), "--out", str(tmp_path / "no"), *strict])
+    assert refused.returncode == 3, refused.stderr
+    assert "--allow-risky" in refused.stderr and "Traceback" not in refused.stderr
+    assert not (tmp_path / "no" / "synthetic.csv").exists()
+    record = json.loads((tmp_path / "no" / "audit.json").read_text())
+    assert record["verdict"] == "refused" and record["audit"]["selected_w"] is None
+    code = main(["run", str(src), "--out", str(tmp_path / "yes"), "--allow-risky", *strict])
+    assert code == 0
+    record = json.loads((tmp_path / "yes" / "audit.json").read_text())
+    assert record["verdict"] == "released with override"
+    assert record["settings"]["allow_risky"] is True and record["release"]["w"] == 0.0
+    assert min(p["auc"] for p in record["audit"]["curve"]) > 0.55

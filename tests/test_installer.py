@@ -47,7 +47,9 @@ def test_lock_has_only_hashed_exact_pins():
     pins = lockfile.parse_lock(text)  # raises on options, direct references, missing hashes
     assert len(pins) > 20
     for pin in pins:
-        assert pin.hashes and all(h.startswith("sha256:") and len(h) == 71 for h in pin.hashes), pin.name
+        assert pin.hashes and all(h.startswith("sha256:") and len(h) == 71 for h in pin.hashes), (
+            pin.name
+        )
     for line in lockfile.logical_lines(text):
         assert not line.startswith("-"), f"option line in the lock: {line}"
         assert " @ " not in line and "@" not in line.split("--hash")[0], line
@@ -63,8 +65,10 @@ def test_lock_pins_cpu_torch_and_covers_pyproject():
         assert not any(name.startswith("nvidia-") or name == "triton" for name in target)
         assert "pyside6" in target and "matplotlib" in target
     problems = lockfile.check(LOCK, ROOT / "pyproject.toml")
-    assert not problems, "lock out of date; on a connected machine run " \
+    assert not problems, (
+        "lock out of date; on a connected machine run "
         "`python installer/lockfile.py compile`:\n" + "\n".join(problems)
+    )
 
 
 def test_lock_parser_refuses_unsafe_lines():
@@ -88,8 +92,12 @@ def test_select_removes_markers_per_target():
         "numpy==2.0.0 --hash=sha256:" + "c" * 64 + "\n"
     )
     pins = lockfile.parse_lock(text)
-    assert [p.version for p in lockfile.select(pins, "linux_x86_64") if p.name == "torch"] == ["2.13.0+cpu"]
-    assert [p.version for p in lockfile.select(pins, "win_amd64") if p.name == "torch"] == ["2.13.0"]
+    assert [p.version for p in lockfile.select(pins, "linux_x86_64") if p.name == "torch"] == [
+        "2.13.0+cpu"
+    ]
+    assert [p.version for p in lockfile.select(pins, "win_amd64") if p.name == "torch"] == [
+        "2.13.0"
+    ]
     assert [p.name for p in lockfile.select(pins, "win_amd64", drop=["torch"])] == ["numpy"]
 
 
@@ -115,8 +123,17 @@ def test_powershell_scripts_parse(script):
 
 
 def test_expected_files_exist():
-    for name in ("build_wheelhouse.sh", "install.sh", "uninstall.sh", "install.ps1", "uninstall.ps1",
-                 "build_bundle.sh", "latent-synth.spec", "README-admins.md", "lockfile.py"):
+    for name in (
+        "build_wheelhouse.sh",
+        "install.sh",
+        "uninstall.sh",
+        "install.ps1",
+        "uninstall.ps1",
+        "build_bundle.sh",
+        "latent-synth.spec",
+        "README-admins.md",
+        "lockfile.py",
+    ):
         assert (INSTALLER / name).is_file(), name
 
 
@@ -132,7 +149,10 @@ def _fake_wheel(folder: Path, name: str = "fakepkg", version: str = "1.0") -> Pa
             f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: a fake\n"
             "License-Expression: MIT\n",
         )
-        zf.writestr(f"{name}-{version}.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr(
+            f"{name}-{version}.dist-info/WHEEL",
+            "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
         zf.writestr(f"{name}-{version}.dist-info/RECORD", "")
     return path
 
@@ -153,7 +173,9 @@ def fake_kit(tmp_path):
 def test_checksums_accept_an_intact_kit(fake_kit):
     assert lockfile.verify_sums(fake_kit) == []
     if shutil.which("sha256sum"):
-        subprocess.run(["sha256sum", "--quiet", "--strict", "-c", "SHA256SUMS"], cwd=fake_kit, check=True)
+        subprocess.run(
+            ["sha256sum", "--quiet", "--strict", "-c", "SHA256SUMS"], cwd=fake_kit, check=True
+        )
     lines = (fake_kit / "SHA256SUMS").read_text().splitlines()
     assert any(line.endswith("  wheels/fakepkg-1.0-py3-none-any.whl") for line in lines)
 
@@ -163,8 +185,13 @@ def _install_refuses(kit: Path, tmp_path: Path) -> str:
         pytest.skip("sha256sum (coreutils) is not installed")
     prefix = tmp_path / "prefix"
     env = {**os.environ, "HOME": str(tmp_path / "home")}
-    res = subprocess.run(["bash", str(kit / "install.sh"), "--prefix", str(prefix), "--no-launcher"],
-                         capture_output=True, text=True, env=env, timeout=120)
+    res = subprocess.run(
+        ["bash", str(kit / "install.sh"), "--prefix", str(prefix), "--no-launcher"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert res.returncode != 0
     assert not (prefix / "venv").exists(), "nothing may be installed from a bad kit"
     return res.stderr
@@ -190,7 +217,11 @@ def test_sbom_is_cyclonedx_with_licences(fake_kit, tmp_path):
     json.dumps(bom)
     assert bom["bomFormat"] == "CycloneDX" and bom["specVersion"] == "1.5"
     (comp,) = bom["components"]
-    assert (comp["name"], comp["version"], comp["purl"]) == ("fakepkg", "1.0", "pkg:pypi/fakepkg@1.0")
+    assert (comp["name"], comp["version"], comp["purl"]) == (
+        "fakepkg",
+        "1.0",
+        "pkg:pypi/fakepkg@1.0",
+    )
     assert comp["licenses"] == [{"expression": "MIT"}]
     assert comp["hashes"][0]["alg"] == "SHA-256"
 
@@ -210,7 +241,9 @@ def _no_network_prefix() -> list[str]:
 
 def _run(cmd, timeout, **kw):
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
-    assert res.returncode == 0, f"{cmd} exited {res.returncode}\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    assert res.returncode == 0, (
+        f"{cmd} exited {res.returncode}\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    )
     return res
 
 
@@ -235,26 +268,56 @@ def test_wheelhouse_installs_and_runs_without_network(tmp_path):
         if "TORCH_INDEX_URL" not in env and env.get("PIP_FIND_LINKS"):
             # a machine with the CPU torch on disk (PIP_FIND_LINKS) needs no PyTorch index
             env.update(TORCH_INDEX_URL="", FIND_LINKS=env["PIP_FIND_LINKS"])
-        _run(["bash", str(INSTALLER / "build_wheelhouse.sh"), "--target", "linux_x86_64",
-              "--out", str(tmp_path / "kits")], timeout=3000, env=env)
+        _run(
+            [
+                "bash",
+                str(INSTALLER / "build_wheelhouse.sh"),
+                "--target",
+                "linux_x86_64",
+                "--out",
+                str(tmp_path / "kits"),
+            ],
+            timeout=3000,
+            env=env,
+        )
         (kit,) = (tmp_path / "kits").glob("latent-synth-*-linux_x86_64")
     assert (kit / "SHA256SUMS").is_file() and (kit / "sbom.cdx.json").is_file()
-    assert not any("cu1" in w.name or w.name.startswith("nvidia") for w in (kit / "wheels").iterdir())
+    assert not any(
+        "cu1" in w.name or w.name.startswith("nvidia") for w in (kit / "wheels").iterdir()
+    )
 
     home, prefix = tmp_path / "home", tmp_path / "home" / "app"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON"))}
     env.update(HOME=str(home), XDG_DATA_HOME=str(home / "share"))
-    _run([*netns, "bash", str(kit / "install.sh"), "--prefix", str(prefix),
-          "--python", shutil.which("python3.11") or sys.executable], timeout=1800, env=env)
+    _run(
+        [
+            *netns,
+            "bash",
+            str(kit / "install.sh"),
+            "--prefix",
+            str(prefix),
+            "--python",
+            shutil.which("python3.11") or sys.executable,
+        ],
+        timeout=1800,
+        env=env,
+    )
     launcher = home / ".local" / "bin" / "latent-synth"
-    assert launcher.is_file() and (home / "share" / "applications" / "latent-synth.desktop").is_file()
+    assert (
+        launcher.is_file() and (home / "share" / "applications" / "latent-synth.desktop").is_file()
+    )
     assert list((prefix / "mplconfig").glob("fontlist-*.json")), "font cache built at install time"
 
     res = _run([*netns, str(launcher), "--help"], timeout=120, env=env)
     assert "demo" in res.stdout
     out = tmp_path / "demo"
-    _run([*netns, str(launcher), "demo", "--out", str(out), "--quiet"], timeout=1800, env=env, cwd=tmp_path)
+    _run(
+        [*netns, str(launcher), "demo", "--out", str(out), "--quiet"],
+        timeout=1800,
+        env=env,
+        cwd=tmp_path,
+    )
     assert any(out.rglob("*.csv")), "the demo wrote its synthetic table"
     assert any(out.rglob("*.pdf")), "the demo wrote its report"
 
@@ -264,7 +327,9 @@ def test_wheelhouse_installs_and_runs_without_network(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-@pytest.mark.skipif(not os.environ.get("LATENT_SYNTH_BUNDLE"), reason="set LATENT_SYNTH_BUNDLE=DIST/latent-synth")
+@pytest.mark.skipif(
+    not os.environ.get("LATENT_SYNTH_BUNDLE"), reason="set LATENT_SYNTH_BUNDLE=DIST/latent-synth"
+)
 def test_bundle_runs_without_network(tmp_path):
     netns = _no_network_prefix()
     exe = Path(os.environ["LATENT_SYNTH_BUNDLE"]) / "latent-synth"
@@ -272,5 +337,10 @@ def test_bundle_runs_without_network(tmp_path):
     env["HOME"] = str(tmp_path)
     assert "demo" in _run([*netns, str(exe), "--help"], timeout=300, env=env).stdout
     out = tmp_path / "demo"
-    _run([*netns, str(exe), "demo", "--out", str(out), "--quiet"], timeout=1500, env=env, cwd=tmp_path)
+    _run(
+        [*netns, str(exe), "demo", "--out", str(out), "--quiet"],
+        timeout=1500,
+        env=env,
+        cwd=tmp_path,
+    )
     assert any(out.rglob("*.csv")) and any(out.rglob("*.pdf"))
