@@ -80,35 +80,17 @@ class Inspected:
 
 def inspect_table(config: Any, progress: Any = None, cancel: Any = None) -> Inspected:
     """Read the file, keep the chosen rows and infer column kinds (no model fitting)."""
-    from engine.errors import InputError
-    from engine.io import read_table
-    from engine.schema import infer_schema
+    from engine.pipeline import load_table, schema_for
 
     if progress:
         progress(0.1, "reading the file")
-    table = read_table(config.input, sheet=config.sheet, missing_codes=config.missing_codes)
+    table = load_table(config)
     frame = table.frame
-    if config.subset is not None:
-        column, value = config.subset
-        if column not in frame.columns:
-            raise InputError(f"{table.path.name}: no column '{column}' to select rows by")
-        frame = frame.loc[frame[column].astype(str) == str(value)].reset_index(drop=True)
-        if frame.empty:
-            raise InputError(f"{table.path.name}: no rows with {column} = '{value}'")
-        table = replace(table, frame=frame)
     if cancel is not None:
         cancel.raise_if_cancelled()
     if progress:
         progress(0.6, "recognising column kinds")
-    schema = infer_schema(
-        table,
-        time=config.time,
-        event=config.event,
-        drop=config.drop,
-        keep=config.keep,
-        kinds=dict(config.kinds) or None,
-        bounds={name: (lo, hi) for name, lo, hi in config.bounds} or None,
-    )
+    schema = schema_for(config, table)
     return Inspected(table, frame, schema)
 
 
