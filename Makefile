@@ -23,6 +23,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff check engine desktop tests benchmarks scripts
+	$(VENV)/bin/mypy engine
 	QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(PY) -m pytest -q
 
 bench: $(STAMP)

@@ -173,7 +173,10 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     common.add_argument("--quiet", action="store_true", help="no progress bar")
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    # Typed with the base class: typeshed would otherwise want the parents to be _Parser too.
+    sub: argparse._SubParsersAction[argparse.ArgumentParser] = parser.add_subparsers(
+        dest="command", parser_class=_Parser
+    )
 
     run = sub.add_parser("run", parents=[common], help="make a synthetic copy of INPUT")
     run.add_argument("input", type=str, help="CSV, TSV, Excel, Parquet, SAS, SPSS or Stata file")
@@ -348,7 +351,7 @@ def _demo(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> 
     from engine.pipeline import run_pipeline
 
     source = demo_input()
-    studies = DEMO_STUDIES if ns.all else (ns.study,)
+    studies: tuple[str, ...] = DEMO_STUDIES if ns.all else (ns.study,)
     time_col = ns.time or "time_cvd_years"
     event_col = ns.event or "cvd"
     ns.time, ns.event = time_col, event_col

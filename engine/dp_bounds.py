@@ -224,10 +224,12 @@ class BoundedEncoder:
             s = df[col.spec.name]
             kind = col.spec.kind
             if kind in LEVEL_KINDS:
+                assert col.labels is not None  # fit() sets levels for level kinds
                 codes = _codes(s, col.labels) + rng.uniform(0.0, 1.0, len(s))
                 K = len(col.labels)
                 out[:, j] = codes - 1.0 if kind in ("binary", "event") else 2.0 * codes / K - 1.0
                 continue
+            assert col.lower is not None and col.upper is not None  # fit() sets bounds
             v = s.to_numpy(dtype="float64")
             clipped = np.clip(v, col.lower, col.upper)
             self.clipped_real_[col.spec.name] = int((clipped != v).sum())
@@ -259,12 +261,14 @@ class BoundedEncoder:
             codes = (y >= 0.0).astype("int64")
             return _restore_labels(codes, _LabelView(col)), int(bad.sum())
         if kind == "categorical":
+            assert col.labels is not None  # fit() sets levels for level kinds
             K = len(col.labels)
             raw = np.floor((y + 1.0) * K / 2.0)
             codes = np.clip(raw, 0, K - 1)
             return _restore_labels(codes.astype("int64"), _LabelView(col)), int(
                 ((raw != codes) | bad).sum()
             )
+        assert col.lower is not None and col.upper is not None  # fit() sets bounds
         if kind == "integer":
             raw = np.floor(col.lower + (y + 1.0) * (col.upper + 1.0 - col.lower) / 2.0)
         elif kind == "time":
@@ -303,6 +307,7 @@ def _dtype(name: str) -> Any:
 
 
 def _window(col: _Column) -> tuple[float, float]:
+    assert col.lower is not None and col.upper is not None  # fit() sets bounds
     margin = TIME_MARGIN * (col.upper - col.lower)
     return col.lower - margin, col.upper + margin
 

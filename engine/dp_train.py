@@ -58,7 +58,7 @@ try:  # one intra-op thread for these small networks (engine/flow.py measured wh
 except ImportError:  # pragma: no cover - older flow module
     import contextlib
 
-    def cpu_threads(device: str, n: int = 1) -> Any:  # type: ignore[misc]
+    def cpu_threads(device: str, n: int = 1) -> Any:
         return contextlib.nullcontext()
 
 

@@ -40,7 +40,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -148,6 +148,7 @@ class TableEncoder:
                 )
                 y = base + rng.uniform(0.0, 1.0, size=len(s))
             elif col.spec.kind == "time":
+                assert col.a is not None and col.b is not None  # set by fit for time columns
                 eps = 1e-9 * (col.b - col.a)
                 t = np.clip(s.to_numpy(dtype="float64"), col.a + eps, col.b - eps)
                 y = logit((t - col.a) / (col.b - col.a))
@@ -178,6 +179,7 @@ class TableEncoder:
             codes = np.where(np.nan_to_num(y, nan=col.mean) >= 1.0, 1, 0)
             return _restore_labels(codes, col), int(bad.sum())
         if kind == "categorical":
+            assert col.labels is not None  # set by fit for label kinds
             top = len(col.labels) - 1
             codes, clipped = _clip(np.floor(np.nan_to_num(y, nan=col.mean)), 0.0, float(top), y)
             return _restore_labels(codes.astype("int64"), col), clipped
@@ -187,6 +189,7 @@ class TableEncoder:
             v, clipped = _clip(np.floor(_fill_nan(y, col.mean)), lower, upper, y)
             return _restore_number(v, col, whole=True), clipped
         if kind == "time":
+            assert col.a is not None and col.b is not None  # set by fit for time columns
             v = col.a + (col.b - col.a) * expit(_fill_nan(y, col.mean))
         else:
             v = _fill_nan(y, col.mean)
@@ -210,6 +213,7 @@ class TableEncoder:
         for col in self.columns_:
             s = _present(df, col.spec.name)
             if col.spec.kind == "categorical":
+                assert col.labels is not None  # set by fit for label kinds
                 onehot = np.eye(len(col.labels))[_codes(s, col.labels)]
                 blocks.append(onehot / np.sqrt(2.0))
                 continue
@@ -313,8 +317,19 @@ def _clip(
     return v, int(outside.sum())
 
 
-def _restore_labels(codes: np.ndarray, col: ColumnTransform) -> pd.Series:
+class _Restorable(Protocol):
+    """What the restore helpers read (a :class:`ColumnTransform` or the DP encoder's view)."""
+
+    @property
+    def labels(self) -> tuple[Any, ...] | None: ...
+
+    @property
+    def dtype(self) -> Any: ...
+
+
+def _restore_labels(codes: np.ndarray, col: _Restorable) -> pd.Series:
     """Codes -> the original labels with the original dtype."""
+    assert col.labels is not None  # only called for label kinds
     values = np.empty(len(codes), dtype=object)
     values[:] = [col.labels[c] for c in codes]
     if isinstance(col.dtype, pd.CategoricalDtype):
@@ -322,7 +337,7 @@ def _restore_labels(codes: np.ndarray, col: ColumnTransform) -> pd.Series:
     return pd.Series(values, dtype=object).astype(col.dtype)
 
 
-def _restore_number(v: np.ndarray, col: ColumnTransform, *, whole: bool) -> pd.Series:
+def _restore_number(v: np.ndarray, col: _Restorable, *, whole: bool) -> pd.Series:
     """Numbers back to the original dtype; whole-number kinds become int64 when they were floats."""
     kind = (
         np.dtype(col.dtype).kind

@@ -121,7 +121,7 @@ def escape_frame(frame: pd.DataFrame) -> pd.DataFrame:
     for i in range(out.shape[1]):
         column = out.iloc[:, i]
         if _is_text(column):
-            out.isetitem(i, _map_text(column, _escape_cell))
+            out.isetitem(i, _map_text(column, _escape_cell))  # type: ignore[arg-type]  # pandas-stubs: isetitem takes a Series
     out.columns = [_escape_cell(c) for c in out.columns]
     return out
 
@@ -137,7 +137,7 @@ def _spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     for i in range(out.shape[1]):
         column = out.iloc[:, i]
         if _is_text(column):
-            out.isetitem(i, _map_text(column, _replace_controls))
+            out.isetitem(i, _map_text(column, _replace_controls))  # type: ignore[arg-type]  # pandas-stubs: isetitem takes a Series
     out.columns = [_replace_controls(c) for c in out.columns]
     return out
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -141,7 +141,12 @@ def _best_of(
         lo = a + (b - a) * i / len(configs)
         inner = sub_progress(progress, lo, lo + (b - a) / len(configs))
         label = f"choosing flow, candidate {i + 1}/{len(configs)} ({cfg.label()})"
-        flow = train_flow(X, cfg, progress=lambda f, t, s=label, p=inner: p(f, f"{s}: {t}"), **kw)
+        flow = train_flow(
+            X,
+            cfg,
+            progress=cast(ProgressFn, lambda f, t, s=label, p=inner: p(f, f"{s}: {t}")),
+            **kw,
+        )
         if best is None or flow.val_nll < best.val_nll:
             best = flow
     assert best is not None

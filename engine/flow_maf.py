@@ -85,6 +85,19 @@ class MAF(nn.Module):
         (5,)
     """
 
+    # Buffers made by register_buffer in __init__ (declared here for the type checker only).
+    mask1: Tensor
+    maskh: Tensor
+    mask2: Tensor
+    u1: Tensor
+    v1: Tensor
+    uh: Tensor
+    vh: Tensor
+    u2: Tensor
+    v2: Tensor
+    bn_mean: Tensor
+    bn_var: Tensor
+
     def __init__(
         self,
         features: int,
@@ -194,7 +207,7 @@ class MAF(nn.Module):
             self._cache = (key, (W1, Wh, W2))
         return W1, Wh, W2
 
-    def _apply(self, fn, recurse=True):  # type: ignore[no-untyped-def]
+    def _apply(self, fn, recurse=True):
         self._cache = None  # moving to another device or dtype invalidates the cache
         return super()._apply(fn, recurse)
 

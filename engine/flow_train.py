@@ -235,8 +235,8 @@ def _train_epoch(
     Xs = Xtr[perm]
     steps = math.ceil(len(Xtr) / batch)
     weight = min(0.1, max(1e-3, 1.0 / steps))
-    live = [p for p in model.parameters() if p.numel() > 0]
-    avg = [p for p in average.parameters() if p.numel() > 0]
+    live: list[torch.Tensor] = [p for p in model.parameters() if p.numel() > 0]
+    avg: list[torch.Tensor] = [p for p in average.parameters() if p.numel() > 0]
     total = 0.0
     for step, xb in enumerate(Xs.split(batch)):
         if step % _CANCEL_EVERY == _CANCEL_EVERY - 1:

@@ -62,7 +62,7 @@ def latent_noise_injection(
 ) -> np.ndarray:
     """Perturb each real row in latent space and map back (eq. 12). Rows stay in input order."""
     _check_weight(w)
-    if np.isscalar(w) and float(w) == 1.0:
+    if np.isscalar(w) and float(w) == 1.0:  # type: ignore[arg-type]  # numpy: isscalar's TypeGuard drops float
         return np.array(X, dtype=float, copy=True)
     return flow.from_latent(perturb_latent(flow.to_latent(X), w, rng))
 

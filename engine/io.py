@@ -42,7 +42,7 @@ import csv
 import hashlib
 import io as _stdio
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -331,6 +331,7 @@ def _type_text_column(
             notes.append(f"column '{name}': kept as text so leading zeros / ID digits stay")
         result = s.astype(object).where(~missing, np.nan)
     else:
+        assert numbers is not None  # keep_text is False only when the numbers parsed
         result = pd.Series(np.nan, index=s.index, dtype="float64")
         result[present.index] = numbers.to_numpy()
     _note_codes(name, int(user_hit.sum()), notes)
@@ -560,7 +561,7 @@ def _read_stat(
     """pyreadstat readers; SPSS user-missing values become NaN but are recorded in the metadata."""
     import pyreadstat
 
-    readers = {
+    readers: dict[str, Callable[..., tuple[pd.DataFrame, Any]]] = {
         "sas7bdat": pyreadstat.read_sas7bdat,
         "xpt": pyreadstat.read_xport,
         "sav": pyreadstat.read_sav,

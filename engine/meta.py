@@ -26,10 +26,10 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -131,7 +131,9 @@ class MetaResult:
 
 
 def _check_inputs(
-    estimates: Sequence[float], ses: Sequence[float], labels: Sequence[str] | None
+    estimates: Sequence[float] | pd.Series,
+    ses: Sequence[float] | pd.Series,
+    labels: Sequence[str] | pd.Series | None,
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     y, s = np.asarray(estimates, dtype=float), np.asarray(ses, dtype=float)
     names = (
@@ -156,10 +158,10 @@ def _check_inputs(
 
 
 def pool(
-    estimates: Sequence[float],
-    ses: Sequence[float],
+    estimates: Sequence[float] | pd.Series,
+    ses: Sequence[float] | pd.Series,
     method: Method = "dl",
-    labels: Sequence[str] | None = None,
+    labels: Sequence[str] | pd.Series | None = None,
 ) -> MetaResult:
     """Pool study estimates (e.g. log hazard ratios) by fixed effect, DL or HKSJ.
 
@@ -242,6 +244,7 @@ def _read_frame(
         raise InputError(f"{path}: only local files are read: download it first")
     if not Path(path).is_file():
         raise InputError(f"{path}: file not found: check the path")
+    read_table: Callable[..., Any] | None
     try:
         from engine.io import read_table
     except ModuleNotFoundError:
@@ -295,7 +298,7 @@ def read_summary(path: str | Path, *, sheet: str | None = None) -> pd.DataFrame:
     for i, row in out.iterrows():
         if not (np.isfinite(row["estimate"]) and np.isfinite(row["se"]) and row["se"] > 0):
             raise InputError(
-                f"{path.name}: row {int(i) + 2} (study '{row['study']}') has no usable estimate and positive se: fix or delete that row"
+                f"{path.name}: row {int(cast(int, i)) + 2} (study '{row['study']}') has no usable estimate and positive se: fix or delete that row"
             )
     if out["study"].duplicated().any():
         raise InputError(

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -300,6 +300,7 @@ def with_dp_release(
     from engine.dp import dp_membership_audit, dp_release
 
     prep, cfg = result.prepared, result.config
+    assert cfg.dp_epsilon is not None  # only called in DP mode
     t0 = time.perf_counter()
     dp = dp_release(
         prep, epsilon=cfg.dp_epsilon, delta=cfg.dp_delta, rng=rng, seed=cfg.seed,
@@ -466,7 +467,7 @@ def _refused(prep: Prepared, audit: Any, started: str, timings: dict, why: str) 
 
 def _fidelity(prep: Prepared, released: tuple[pd.DataFrame, ...]) -> dict[str, Any]:
     """Real vs synthetic statistics; empty when the stats module cannot run them."""
-    from engine.stats import ModelSpec, fidelity_report
+    from engine.stats import Analysis, ModelSpec, fidelity_report
 
     cfg = prep.config
     schema = prep.schema
@@ -478,7 +479,7 @@ def _fidelity(prep: Prepared, released: tuple[pd.DataFrame, ...]) -> dict[str, A
             c for c in columns if c not in (schema.time, schema.event, cfg.outcome)
         )
         spec = ModelSpec(
-            analysis=analysis,
+            analysis=cast(Analysis, analysis),  # checked in RunConfig.__post_init__
             outcome=cfg.outcome,
             covariates=tuple(covariates),
             time=schema.time,

@@ -90,6 +90,7 @@ def render_report(result: Any) -> bytes:
     from reportlab.platypus import PageBreak, SimpleDocTemplate
 
     from engine import report_pages as pages
+    from engine.report_copies import copies_section
     from engine.report_dp import dp_section
 
     register_fonts()
@@ -117,6 +118,7 @@ def render_report(result: Any) -> bytes:
         data_page,
         pages.privacy_section,
         pages.utility_section,
+        copies_section,
         pages.method_section,
         dp_section,
     )

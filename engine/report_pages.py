@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -98,7 +98,12 @@ def curve_rows(audit: Any) -> list[tuple[float, float, float, float, float]]:
     out = []
     for p in pick(audit, "curve", default=()) or ():
         vals = [finite(pick(p, k)) for k in ("w", "auc", "auc_sd", "density_auc", "density_auc_sd")]
-        out.append(tuple(nan if v is None else v for v in vals))
+        out.append(
+            cast(
+                "tuple[float, float, float, float, float]",
+                tuple(nan if v is None else v for v in vals),
+            )
+        )
     return sorted(out, key=lambda r: r[0])
 
 
@@ -515,7 +520,12 @@ def _regression_block(
             ]
         )
         if all(v is not None for v in r):
-            forest.append((label, *r, *(np.nan if v is None else v for v in s)))
+            forest.append(
+                cast(
+                    "tuple[str, float, float, float, float, float, float]",
+                    (label, *r, *(np.nan if v is None else v for v in s)),
+                )
+            )
     out.append(
         table(
             rows,

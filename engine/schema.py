@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -341,7 +341,7 @@ def _infer(s: pd.Series, meta: ColumnMeta | None) -> ColumnSpec:
     action = "synthesize" if kind in SYNTHESIZABLE else "drop"
     decimals = _decimals(s) if kind in NUMERIC_KINDS else None
     return ColumnSpec(
-        s.name,
+        cast(str, s.name),  # column names are text (pandas types them as Hashable)
         kind,
         action,
         reason,

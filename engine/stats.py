@@ -33,7 +33,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -769,7 +769,12 @@ def fidelity_report(
             f"{comparison.synthetic.combined['copies']} synthetic copies combined by the "
             f"{rule} synthesis rule ({comparison.synthetic.combined['reference']})"
         )
-    marginal = tuple(marginal_fidelity(real, first, columns).to_dict(orient="records"))
+    marginal = tuple(
+        cast(  # the marginal table's column names are text
+            "list[dict[str, Any]]",
+            marginal_fidelity(real, first, columns).to_dict(orient="records"),
+        )
+    )
     return FidelityResult(
         comparison, marginal, correlation_difference(real, first, columns), km, tuple(notes)
     )

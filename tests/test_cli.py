@@ -278,3 +278,25 @@ def test_refusal_exits_3_and_override_is_recorded(tmp_path: Path) -> None:
     assert record["verdict"] == "released with override"
     assert record["settings"]["allow_risky"] is True and record["release"]["w"] == 0.0
     assert min(p["auc"] for p in record["audit"]["curve"]) > 0.55
+
+
+def test_copies_are_independent_and_combined_by_reiters_rule(tmp_path: Path) -> None:
+    src = tmp_path / "c.csv"
+    _cohort(500, seed=9).to_csv(src, index=False)
+    args = ["--time", "time", "--event", "event", "--copies", "3", "--seed", "6", "--allow-risky"]
+    assert main(["run", str(src), "--out", str(tmp_path / "o"), *args, *FAST]) == 0
+    tables = [
+        pd.read_csv(tmp_path / "o" / name)
+        for name in ("synthetic.csv", "synthetic_2.csv", "synthetic_3.csv")
+    ]
+    assert all(len(t) == 500 for t in tables)
+    assert not tables[0].equals(tables[1]), "copies must be independent noise draws"
+    combined = json.loads((tmp_path / "o" / "audit.json").read_text())["fidelity"][
+        "combined_copies"
+    ]
+    assert combined["combined"]["rule"] == "partial" and combined["combined"]["copies"] == 3
+    for parts in combined["combined"]["coefficients"].values():
+        # Reiter (2003): T = u_bar + b / M
+        assert parts["total_variance"] == pytest.approx(
+            parts["within_variance"] + parts["between_variance"] / 3
+        )

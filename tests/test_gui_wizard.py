@@ -1,6 +1,6 @@
 """The wizard driven like a user: import to export on the demo cohort, bad files, cancel, risk.
 
-The real engine runs on 300 rows of the demo cohort's Framingham M study with a three-value
+The real engine runs on 800 rows of the demo cohort's Framingham M study with a three-value
 w grid (a few seconds of training). Waits are ``qtbot.waitUntil`` on GUI state or GUI-thread
 signals, never sleeps.
 """
@@ -117,7 +117,7 @@ def test_whole_wizard_from_import_to_export_with_a_raised_w(
     result = window.session.result
     assert result.verdict in ("released", "refused")
     selected = result.audit.selected_w
-    assert selected is not None, "300 demo rows should pass the 0.55 limit at some w"
+    assert selected is not None, "800 demo rows should pass the 0.60 limit at some w"
     qtbot.waitUntil(lambda: window.next_button.isEnabled(), timeout=5000)
     window.next()  # -> Privacy
 
