@@ -604,24 +604,14 @@ def data_page(result: Any, st: dict[str, Any], width: float) -> list[Any]:
     dropped = [c for c in cols if pick(c, "action") != "synthesize"]
     out.append(Paragraph("Columns used (modelled and exported)", st["h2"]))
     if used:
-        rows = [["column", "kind", "how it was recognised"]]
-        rows += [
-            [text(pick(c, "name")), text(pick(c, "kind")), text(pick(c, "reason", default=""))]
-            for c in used
-        ]
-        out.append(table(rows, [0.25 * width, 0.13 * width, 0.62 * width]))
+        out.append(_column_table(used, "how it was recognised", width))
     else:
         out.append(Paragraph("The column list is not available.", st["body"]))
     out.append(Paragraph("Columns dropped (never modelled, never exported)", st["h2"]))
     if not cols:
         out.append(Paragraph("Not available.", st["body"]))
     elif dropped:
-        rows = [["column", "kind", "why it was dropped"]]
-        rows += [
-            [text(pick(c, "name")), text(pick(c, "kind")), text(pick(c, "reason", default=""))]
-            for c in dropped
-        ]
-        out.append(table(rows, [0.25 * width, 0.13 * width, 0.62 * width]))
+        out.append(_column_table(dropped, "why it was dropped", width))
     else:
         out.append(Paragraph("None: every column of the input was used.", st["body"]))
     out += [
@@ -649,6 +639,16 @@ def data_page(result: Any, st: dict[str, Any], width: float) -> list[Any]:
             )
         )
     return out
+
+
+def _column_table(columns: list[Any], why: str, width: float) -> Any:
+    """Name, kind and the plain-words reason of each column."""
+    rows: list[list[Any]] = [["column", "kind", why]]
+    rows += [
+        [text(pick(c, "name")), text(pick(c, "kind")), text(pick(c, "reason", default=""))]
+        for c in columns
+    ]
+    return table(rows, [0.25 * width, 0.13 * width, 0.62 * width])
 
 
 def row_rows(result: Any) -> list[list[Any]]:
