@@ -312,3 +312,27 @@ def test_two_runs_with_the_same_seed_give_identical_report_and_table(tmp_path: P
     for name in ("report.pdf", "synthetic.csv"):
         first, second = (tmp_path / r / name for r in ("a", "b"))
         assert hashlib.sha256(first.read_bytes()).digest() == hashlib.sha256(second.read_bytes()).digest(), name
+
+
+def test_ctrl_c_cancels_cleanly_with_exit_130(tmp_path: Path) -> None:
+    """Ctrl-C during training stops at the next step: exit 130, one message, no files."""
+    import signal
+    import time
+
+    out = tmp_path / "o"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "demo", "--out", str(out), "--seed", "1"],
+        cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )  # fmt: skip
+    assert proc.stderr is not None
+    for line in proc.stderr:  # progress lines arrive as the stages start
+        if "training flow" in line:
+            break
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert time.monotonic() - sent < 10, "cancel took too long"
+    assert "cancelled" in err and "Traceback" not in err
+    assert not out.exists() or not any(out.iterdir()), "a cancelled run left files behind"
