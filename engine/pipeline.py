@@ -196,25 +196,58 @@ def prepare(config: RunConfig, progress: ProgressFn = no_progress) -> Prepared:
     return Prepared(config, table, schema, real, rows_dropped, encoder)
 
 
+class _AuditProgress:
+    """One forward-only progress line for an audit: 90 % for the S splits (each split's share
+    spent half on training its flow, half on attacking its G grid values), 10 % for the R
+    refinement values. ``run_audit`` reports its attacks as one count over all of them
+    (S * (G + R) steps) and the flow reports each fit separately; this maps both onto one line.
+    """
+
+    def __init__(self, progress: ProgressFn, splits: int, grid: int, refine: int) -> None:
+        self.progress, self.splits, self.grid_len, self.refine_len = progress, splits, grid, refine
+        self.fits = 0  # flows trained so far (the current split is fits - 1)
+        self.shown = 0.0
+
+    def _emit(self, fraction: float, text: str) -> None:
+        self.shown = max(self.shown, min(fraction, 1.0))
+        self.progress(self.shown, text)
+
+    def fit(self, fraction: float, text: str) -> None:
+        self._emit(0.9 * (self.fits - 1 + 0.5 * fraction) / self.splits, text)
+
+    def grid(self, fraction: float, text: str) -> None:
+        S, G, R = self.splits, self.grid_len, self.refine_len
+        done = fraction * S * (G + R)
+        if self.fits == 0:  # "fitting the map on split 1": nothing done yet
+            self._emit(0.0, text)
+        elif fraction >= 1.0:
+            self._emit(1.0, text)
+        elif done <= S * G + 1e-9:
+            split = self.fits - 1
+            within = min(max((done - split * G) / G, 0.0), 1.0)
+            self._emit(0.9 * (split + 0.5 + 0.5 * within) / S, text)
+        else:
+            self._emit(0.9 + 0.1 * min((done - S * G) / max(S * R, 1), 1.0), text)
+
+
 class _FlowFitter:
     """Trains a flow with the run's settings; handed to the audit as its ``fit_map``."""
 
-    def __init__(self, config: RunConfig, progress: ProgressFn, cancel: CancelToken) -> None:
-        self.config, self.progress, self.cancel = config, progress, cancel
-        self.last: Any = None
+    def __init__(self, config: RunConfig, tracker: _AuditProgress, cancel: CancelToken) -> None:
+        self.config, self.tracker, self.cancel = config, tracker, cancel
 
     def __call__(self, X: np.ndarray) -> Any:
         from engine.flow import select_flow
 
-        self.last = select_flow(
+        self.tracker.fits += 1
+        return select_flow(
             X,
             budget=self.config.budget,
             device=self.config.device,
             seed=self.config.seed,
-            progress=self.progress,
+            progress=self.tracker.fit,
             cancel=self.cancel,
         )
-        return self.last
 
 
 def _audit(
@@ -226,7 +259,6 @@ def _audit(
     enc = prep.encoder
     X_model = enc.transform(prep.real, rng)
     X_dist = enc.distance_space(prep.real)
-    fitter = _FlowFitter(cfg, sub_progress(progress, 0.0, 0.6), cancel)
 
     def to_dist(rows: np.ndarray) -> np.ndarray:
         return enc.distance_space(enc.inverse_transform(rows).frame)
@@ -236,17 +268,18 @@ def _audit(
     # the spread of the AUC reflects the choice of split and not only the noise draws.
     splits = 2 if len(prep.real) <= SPLIT_TWICE_UP_TO else 1
     audit_cfg = AuditConfig(threshold=cfg.auc_max, grid=grid, repeats=cfg.repeats, splits=splits)
-    result = run_audit(
+    refine = audit_cfg.refine_points if audit_cfg.refine else 0
+    tracker = _AuditProgress(progress, splits, len(grid), refine)
+    return run_audit(
         X_model,
         X_dist,
-        fitter,
+        _FlowFitter(cfg, tracker, cancel),
         to_dist=to_dist,
         config=audit_cfg,
         rng=rng,
-        progress=sub_progress(progress, 0.6, 1.0),
+        progress=tracker.grid,
         cancel=cancel,
     )
-    return result, fitter.last
 
 
 def _choose_w(cfg: RunConfig, audit: Any) -> tuple[float, str]:
@@ -279,7 +312,7 @@ def synthesize(
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     rng = make_rng(prep.config.seed)
     t0 = time.perf_counter()
-    audit, _ = _audit(prep, rng, sub_progress(progress, 0.0, 0.55), cancel)
+    audit = _audit(prep, rng, sub_progress(progress, 0.0, 0.55), cancel)
     timings = {"audit_seconds": time.perf_counter() - t0}
     cancel.raise_if_cancelled()
     end = 1.0 if prep.config.dp_epsilon is None else 0.8

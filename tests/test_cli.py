@@ -311,7 +311,10 @@ def test_two_runs_with_the_same_seed_give_identical_report_and_table(tmp_path: P
         assert main(["run", str(src), "--out", str(tmp_path / run), *opts]) == 0
     for name in ("report.pdf", "synthetic.csv"):
         first, second = (tmp_path / r / name for r in ("a", "b"))
-        assert hashlib.sha256(first.read_bytes()).digest() == hashlib.sha256(second.read_bytes()).digest(), name
+        assert (
+            hashlib.sha256(first.read_bytes()).digest()
+            == hashlib.sha256(second.read_bytes()).digest()
+        ), name
 
 
 def test_ctrl_c_cancels_cleanly_with_exit_130(tmp_path: Path) -> None:
