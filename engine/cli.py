@@ -124,6 +124,12 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         "--repeats", type=int, help="audit repeats per w (default: until the AUC's SE < 0.01)"
     )
     priv.add_argument(
+        "--audit-max-rows",
+        type=int,
+        default=50_000,
+        help="audit larger tables on a random subsample of this many rows (safe side; default 50000)",
+    )
+    priv.add_argument(
         "--allow-risky", action="store_true", help="export even if no w meets the limit (recorded)"
     )
     priv.add_argument(
@@ -292,6 +298,7 @@ def _config_from_args(ns: argparse.Namespace, input_path: Path | str, **extra: A
         w=ns.w,
         w_grid=ns.w_grid or DEFAULT_GRID,
         repeats=ns.repeats,
+        audit_max_rows=ns.audit_max_rows,
         seed=ns.seed,
         device=ns.device,
         fmt=ns.fmt,

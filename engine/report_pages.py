@@ -85,11 +85,20 @@ def non_members(result: Any) -> int | None:
     n = pick(audit, "n_holdout") or pick(audit, "holdout_rows")
     if n is not None:
         return int(n)
+    used = audited_rows(result)
+    if used is None:
+        return None
+    return int(round(float(pick(audit, "holdout_fraction", default=0.2)) * used))
+
+
+def audited_rows(result: Any) -> int | None:
+    """Rows the audit ran on: all rows used, or the random subsample for a large table."""
     try:
         used = len(pick(result, "prepared", "real"))
     except TypeError:
         return None
-    return int(round(float(pick(audit, "holdout_fraction", default=0.2)) * used))
+    cap = pick(result, "config", "audit_max_rows")
+    return min(used, int(cap)) if isinstance(cap, int) else used
 
 
 def curve_rows(audit: Any) -> list[tuple[float, float, float, float, float]]:
@@ -134,6 +143,17 @@ def privacy_section(result: Any, st: dict[str, Any], width: float) -> list[Any]:
             st,
         )
     )
+    audited, used = audited_rows(result), pick(result, "release", "rows")
+    if audited is not None and isinstance(used, int) and audited < used:
+        out.append(
+            _p(
+                f"This table is large, so the audit ran on a random subsample of {audited:,} of its "
+                f"{used:,} rows. That errs on the safe side: on fewer rows each person's synthetic row "
+                "stands out more, so the attacks score higher and the chosen w is lower than a full "
+                "audit would allow.",
+                st,
+            )
+        )
     rows = curve_rows(audit)
     chosen = finite(w) if w is not None else None
     out.append(_figure(lambda: figs.auc_curve_png(rows, float(limit or 0.55), chosen), width, st))
