@@ -29,6 +29,9 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_flow.py
 	$(PY) benchmarks/bench_audit.py
+	$(PY) benchmarks/bench_pipeline.py
+	$(PY) benchmarks/bench_meta_simulation.py --replicates 20
+	$(PY) benchmarks/bench_dp.py
 
 clean:
 	rm -rf $(VENV) demo-output build dist *.egg-info
