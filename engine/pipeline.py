@@ -462,6 +462,7 @@ def release(
             "at_risk_before": int(protect.at_risk_before),
             "at_risk_after": int(protect.at_risk_after),
             "records_with_lower_w": int(np.sum(protect.w_per_record < w)),
+            "effect": _protection_effect(prep, flow, X_model, w, rng, released[0], fidelity),
         }
     result = RunResult(
         config=cfg,
@@ -480,6 +481,43 @@ def release(
     )
     progress(1.0, "done")
     return replace(result, audit_json=build_audit_json(result))
+
+
+def _protection_effect(
+    prep: Prepared,
+    flow: Any,
+    X_model: np.ndarray,
+    w: float,
+    rng: np.random.Generator,
+    protected: pd.DataFrame,
+    fidelity: dict[str, Any],
+) -> dict[str, Any]:
+    """What --protect-outliers cost in fidelity: the same measures for a plain release at the
+    same w (never exported) beside the protected one."""
+    from engine.generate import latent_noise_injection
+
+    plain = prep.encoder.inverse_transform(latent_noise_injection(flow, X_model, w, rng)).frame
+    plain_fidelity = _fidelity(prep, (plain,))
+
+    def coefficients(fid: dict[str, Any]) -> dict[str, float]:
+        fit = ((fid.get("model") or {}).get("synthetic") or {}).get("coefficients", [])
+        return {c["name"]: c.get("hr", c.get("or", c["estimate"])) for c in fit}
+
+    def mean_shift(frame: pd.DataFrame) -> float:
+        numeric = prep.real.select_dtypes("number").columns
+        diff = (frame[numeric].mean() - prep.real[numeric].mean()).abs() / prep.real[numeric].std()
+        return float(diff.max()) if len(numeric) else 0.0
+
+    return {
+        "model_without": coefficients(plain_fidelity),
+        "model_with": coefficients(fidelity),
+        "model_real": {
+            c["name"]: c.get("hr", c.get("or", c["estimate"]))
+            for c in ((fidelity.get("model") or {}).get("real") or {}).get("coefficients", [])
+        },
+        "largest_mean_shift_sd_without": mean_shift(plain),
+        "largest_mean_shift_sd_with": mean_shift(protected),
+    }
 
 
 def _chosen_by(cfg: RunConfig, audit: Any, w: float) -> str:

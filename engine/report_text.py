@@ -196,7 +196,29 @@ def risk_sentence(release: dict[str, Any]) -> str:
             f" records; records at risk before it: {safe_count(pick(protect, 'at_risk_before'))}, after: "
             f"{safe_count(pick(protect, 'at_risk_after'))}."
         )
+        text += _protection_cost(pick(protect, "effect"))
     return text
+
+
+def _protection_cost(effect: Any) -> str:
+    """One sentence on what the extra noise cost in fidelity (model estimates, mean shifts)."""
+    if not isinstance(effect, dict):
+        return ""
+    real, without, with_ = (
+        effect.get(k) or {} for k in ("model_real", "model_without", "model_with")
+    )
+    parts = [
+        f"{name} {real[name]:.3f} (real), {without[name]:.3f} without, {with_[name]:.3f} with protection"
+        for name in real
+        if name in without and name in with_ and name != "(intercept)"
+    ]
+    shift = (
+        f" Largest shift of a column mean: {effect.get('largest_mean_shift_sd_without', 0):.3f} SD "
+        f"without, {effect.get('largest_mean_shift_sd_with', 0):.3f} SD with protection."
+    )
+    return (
+        " Its cost in fidelity (model estimates): " + "; ".join(parts) + "." if parts else ""
+    ) + shift
 
 
 def epsilon_paragraphs(eps: dict[str, Any] | None, w: Any, rows: Any) -> list[str]:

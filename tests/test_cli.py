@@ -339,3 +339,25 @@ def test_ctrl_c_cancels_cleanly_with_exit_130(tmp_path: Path) -> None:
     assert time.monotonic() - sent < 10, "cancel took too long"
     assert "cancelled" in err and "Traceback" not in err
     assert not out.exists() or not any(out.iterdir()), "a cancelled run left files behind"
+
+
+def test_protect_outliers_removes_at_risk_records_and_reports_the_cost(tmp_path: Path) -> None:
+    src = tmp_path / "c.csv"
+    _cohort(500, seed=13).to_csv(src, index=False)
+    args = [
+        "--time",
+        "time",
+        "--event",
+        "event",
+        "--w",
+        "0.9",
+        "--allow-risky",
+        "--protect-outliers",
+    ]
+    assert main(["run", str(src), "--out", str(tmp_path / "o"), "--seed", "8", *args, *FAST]) == 0
+    release = json.loads((tmp_path / "o" / "audit.json").read_text())["release"]
+    protect = release["protect_outliers"]
+    assert protect["at_risk_before"] > 50 and protect["at_risk_after"] == 0 == release["at_risk"]
+    effect = protect["effect"]
+    assert set(effect["model_with"]) == set(effect["model_real"]) == {"age", "sbp", "smoker=yes"}
+    assert effect["largest_mean_shift_sd_with"] < 0.3
