@@ -99,8 +99,10 @@ def auc_curve(
     limit: float,
     chosen: float | None = None,
     candidate: float | None = None,
+    density: Sequence[tuple[float, float, float]] = (),
 ) -> Drawer:
-    """Membership AUC against w with its limit; ``points`` are (w, auc, sd)."""
+    """Membership AUC against w with its limit; ``points`` (distance attack) and ``density``
+    (density-ratio attack) are (w, auc, sd)."""
 
     def draw(ax: Any) -> None:
         ax.set_title("Privacy audit: membership AUC by perturbation weight w", fontsize=9)
@@ -122,9 +124,16 @@ def auc_curve(
                 lw=1.2,
                 capsize=2,
                 color="#1f77b4",
-                label="AUC (mean ± sd)",
+                label="distance attack (mean ± sd)",
             )
             top = max(max(a + s for a, s in zip(aucs, sds, strict=True)), limit) + 0.02
+            if density:
+                dws, daucs, dsds = zip(*sorted(density), strict=True)
+                ax.errorbar(
+                    dws, daucs, yerr=dsds, marker="s", ms=3, lw=1.2, capsize=2,
+                    color="#ff7f0e", label="density attack (mean ± sd)",
+                )  # fmt: skip
+                top = max(top, max(daucs) + 0.02)
             ax.set_ylim(min(0.45, min(aucs) - 0.02), top)
         else:
             ax.set_ylim(0.45, limit + 0.1)

@@ -25,6 +25,7 @@ TRAIN = re.compile(r"train(?:ing)?[ _]?(?:loss|nll)\s*[=:]?\s*" + _NUM, re.I)
 ANY_LOSS = re.compile(r"(?:loss|nll)\s*[=:]?\s*" + _NUM, re.I)
 W_DONE = re.compile(r"\bw\s*=\s*(\d*\.?\d+)", re.I)
 AUC = re.compile(r"\bauc\s*[=:]?\s*(\d*\.\d+)", re.I)
+DENSITY_AUC = re.compile(r"density auc\s*[=:]?\s*(\d*\.\d+)", re.I)
 
 
 def parse_progress(
@@ -101,6 +102,7 @@ class TrainPage(Page):
         layout.addLayout(plots, 1)
         self.losses: list[tuple[int, float | None, float | None]] = []
         self.audited: dict[float, float | None] = {}
+        self.density_audited: dict[float, float] = {}
         self._dirty = False
         self._redraw = QTimer(self)
         self._redraw.setInterval(500)
@@ -131,6 +133,7 @@ class TrainPage(Page):
         prepared = replace(self.session.prepared, config=self.session.config())
         self.losses.clear()
         self.audited.clear()
+        self.density_audited.clear()
         self._fraction = 0.0
         self.bar.setValue(0)
         self.stage.setText("Starting…")
@@ -179,6 +182,9 @@ class TrainPage(Page):
                 if auc is not None or w not in self.audited:
                     self.audited[w] = auc
                     self._dirty = True
+                density = DENSITY_AUC.search(text)
+                if density is not None:
+                    self.density_audited[w] = float(density.group(1))
 
     def _redraw_live(self) -> None:
         if self._dirty:
@@ -189,10 +195,11 @@ class TrainPage(Page):
         self.loss_plot.draw(loss_curve(self.losses))
         limit = float(self.session.fields.get("auc_max", 0.55))
         known = [(w, a, 0.0) for w, a in self.audited.items() if a is not None]
+        density = [(w, a, 0.0) for w, a in self.density_audited.items()]
         pending = sorted(w for w, a in self.audited.items() if a is None)
 
         def draw(ax: Any) -> None:
-            auc_curve(known, limit)(ax)
+            auc_curve(known, limit, density=density)(ax)
             if pending:
                 ax.plot(
                     pending,
@@ -243,8 +250,11 @@ class TrainPage(Page):
                 (int(h[0]), float(h[1]), None if len(h) < 3 else float(h[2])) for h in history
             ]
         self.loss_plot.draw(loss_curve(self.losses))
-        curve = [(p.w, p.auc, p.auc_sd) for p in result.audit.curve] if result.audit else []
-        self.auc_plot.draw(auc_curve(curve, result.config.auc_max, result.release.get("w")))
+        points = result.audit.curve if result.audit else ()
+        curve = [(p.w, p.auc, p.auc_sd) for p in points]
+        density = [(p.w, p.density_auc, p.density_auc_sd) for p in points]
+        w = result.release.get("w")
+        self.auc_plot.draw(auc_curve(curve, result.config.auc_max, w, density=density))
 
     def on_error(self, err: BaseException) -> None:
         self.stage.setText("Stopped because of an error (see the message). Nothing was written.")
