@@ -226,6 +226,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--per", type=float, default=1.0, help="effect per this many units, e.g. 10 (mmHg)"
     )
     meta.add_argument("--method", default="dl", choices=("dl", "fe", "hksj"))
+    meta.add_argument(
+        "--exp",
+        action="store_true",
+        help="--summary estimates are log ratios (log HR / log OR): show them as ratios",
+    )
     return parser
 
 
@@ -429,6 +434,7 @@ def _meta(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> 
         adjust=tuple(ns.adjust),
         per=ns.per,
         method=ns.method,
+        exponentiate=True if ns.exp else None,
     )
     result = run_meta(config, progress=progress, cancel=cancel)
     print(f"pooled estimate {result.summary_line()} ; files in {ns.out}")

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -557,24 +555,6 @@ def _match_labels(real: Sequence[str], synthetic: Sequence[str]) -> list[str]:
     return list(synthetic)
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file next to ``path``, fsync, then ``os.replace``."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except PermissionError as exc:
-        raise InputError(
-            f"{path}: cannot be replaced (open in another program?): close it and run again"
-        ) from exc
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def _check_mode(cfg: MetaConfig) -> list[tuple[str, Sequence[Path]]]:
     """The sets of files to pool: ``studies``, or ``real`` + ``synthetic`` when both are given."""
     modes = sum(
@@ -653,10 +633,12 @@ def run_meta(
     )
     pdf = forest_pdf_bytes(run.sets, exponentiate=config.shows_ratio(), xlabel=effect_label(config))
     cancel.raise_if_cancelled()
-    _atomic_write_bytes(
+    from engine.export import atomic_write_bytes
+
+    atomic_write_bytes(
         run.meta_json, json.dumps(run.to_dict(), indent=2, allow_nan=False).encode("utf-8")
     )
-    _atomic_write_bytes(run.forest_pdf, pdf)
+    atomic_write_bytes(run.forest_pdf, pdf)
     progress(1.0, "meta-analysis written")
     return run
 
