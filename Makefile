@@ -3,8 +3,12 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-# CPU build of PyTorch, pinned: an unpinned torch pulls a multi-GB CUDA build.
+# CPU build of PyTorch, pinned: an unpinned torch pulls a multi-GB CUDA build. Where no
+# local CPU wheel is offered to pip (PIP_FIND_LINKS, e.g. /opt/wheels), take it from the
+# PyTorch CPU index, since PyPI's Linux torch wheel is the CUDA build.
 TORCH  ?= torch==2.13.0
+LOCAL_TORCH := $(wildcard $(or $(PIP_FIND_LINKS),/opt/wheels)/torch-2.13.0*cpu*.whl)
+TORCH_INDEX ?= $(if $(LOCAL_TORCH),,--index-url https://download.pytorch.org/whl/cpu)
 
 .PHONY: demo test venv lint bench clean
 
@@ -13,7 +17,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "$(TORCH)"
+	$(PY) -m pip install --quiet "$(TORCH)" $(TORCH_INDEX)
 	$(PY) -m pip install --quiet -e ".[gui,test]"
 	touch $(STAMP)
 
