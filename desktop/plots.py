@@ -61,6 +61,13 @@ class PlotWidget(QtWidgets.QWidget):
         self._canvas.draw_idle()
 
 
+def _placeholder(ax: Any, message: str, y: float = 0.5) -> None:
+    """A grey note in an empty plot (e.g. before the first epoch)."""
+    ax.text(
+        0.5, y, message, ha="center", va="center", transform=ax.transAxes, fontsize=8, color="grey"
+    )
+
+
 def loss_curve(points: Sequence[tuple[int, float | None, float | None]]) -> Drawer:
     """Training and validation loss per epoch; ``points`` are (epoch, train, val), either may be None.
 
@@ -73,16 +80,7 @@ def loss_curve(points: Sequence[tuple[int, float | None, float | None]]) -> Draw
         ax.set_ylabel("negative log-likelihood", fontsize=8)
         ax.tick_params(labelsize=7)
         if not points:
-            ax.text(
-                0.5,
-                0.5,
-                "waiting for the first epoch",
-                ha="center",
-                va="center",
-                transform=ax.transAxes,
-                fontsize=8,
-                color="grey",
-            )
+            _placeholder(ax, "waiting for the first epoch", y=0.5)
             return
         xs = list(range(1, len(points) + 1))
         for index, label, color in ((1, "training", "#1f77b4"), (2, "validation", "#ff7f0e")):
@@ -137,16 +135,7 @@ def auc_curve(
             ax.set_ylim(min(0.45, min(aucs) - 0.02), top)
         else:
             ax.set_ylim(0.45, limit + 0.1)
-            ax.text(
-                0.5,
-                0.3,
-                "waiting for the audit",
-                ha="center",
-                va="center",
-                transform=ax.transAxes,
-                fontsize=8,
-                color="grey",
-            )
+            _placeholder(ax, "waiting for the audit", y=0.3)
         if chosen is not None:
             ax.axvline(chosen, color="#2ca02c", lw=1.2, label=f"chosen w = {chosen:.2f}")
         if candidate is not None and chosen is not None and abs(candidate - chosen) > 1e-9:
@@ -168,16 +157,7 @@ def km_curves(km: dict[str, Any]) -> Drawer:
         ax.tick_params(labelsize=7)
         series = _km_series(km)
         if not series:
-            ax.text(
-                0.5,
-                0.5,
-                "no survival columns in this analysis",
-                ha="center",
-                va="center",
-                transform=ax.transAxes,
-                fontsize=8,
-                color="grey",
-            )
+            _placeholder(ax, "no survival columns in this analysis", y=0.5)
             return
         colors = {"real": "#1f77b4", "synthetic": "#ff7f0e"}
         for label, (t, s) in series.items():
