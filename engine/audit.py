@@ -39,7 +39,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 from scipy.stats import rankdata
@@ -81,6 +82,10 @@ class AuditConfig:
     density_max_eval: int = 1000
     nn_method: str = "auto"
     select_on: tuple[str, ...] = ("distance", "density")
+    copies: int = 1  # released copies per record: the attacker holds the union of all of them
+
+
+ATTACK_WORDS = {"distance": "distance attack", "density": "density attack"}
 
 
 @dataclass(frozen=True)
@@ -109,11 +114,79 @@ class CurvePoint:
         }
         return max(upper[a] for a in attacks) < threshold
 
+    @property
+    def se_target_met(self) -> bool:
+        """Whether both attacks' standard error of the mean AUC reached the 0.01 target."""
+        return max(self.auc_se, self.density_auc_se) < _SE_TARGET
+
     def to_dict(self) -> dict:
         """JSON-safe dict: ``w``, ``auc``, ``auc_sd`` (contract) plus extras."""
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if not k.startswith("roc_")}
+        d["se_target_met"] = self.se_target_met
+        d["binding_attack"] = binding_attack(self).attack
         d["roc"] = {"fpr": list(self.roc_fpr), "tpr": list(self.roc_tpr)}
         return d
+
+
+@dataclass(frozen=True)
+class BindingAttack:
+    """The attack that decides at one w: the one whose mean AUC + one SE is highest."""
+
+    attack: str  # "distance" | "density"
+    w: float
+    auc: float
+    se: float
+    sd: float
+    repeats: int
+
+    @property
+    def words(self) -> str:
+        """``"density attack"``: the attack's name in plain words."""
+        return ATTACK_WORDS[self.attack]
+
+    def quote(self, threshold: float | None = None) -> str:
+        """``"density attack AUC 0.561 ± 0.004 (mean ± SE over 6 repeats) against the limit 0.55"``.
+
+        Example:
+            >>> BindingAttack("density", 0.5, 0.5612, 0.0041, 0.01, 6).quote(0.55)
+            'density attack AUC 0.561 ± 0.004 (mean ± SE over 6 repeats) against the limit 0.55'
+        """
+        text = (
+            f"{self.words} AUC {self.auc:.3f} ± {self.se:.3f} (mean ± SE over {self.repeats} repeats)"
+        )
+        return text if threshold is None else f"{text} against the limit {threshold:g}"
+
+
+def binding_attack(
+    point: CurvePoint, attacks: tuple[str, ...] = ("distance", "density")
+) -> BindingAttack:
+    """The attack among ``attacks`` with the highest mean AUC + one SE at ``point`` (the one the
+    selection rule tests against the limit; ties go to the distance attack).
+
+    Example:
+        >>> pts = _summarise(0.5, _Samples([0.50, 0.52], [0.56, 0.58], [np.zeros(len(ROC_FPR))] * 2), False)
+        >>> binding_attack(pts).attack, round(binding_attack(pts).auc, 2)
+        ('density', 0.57)
+    """
+    stats = {
+        "distance": (point.auc, point.auc_se, point.auc_sd),
+        "density": (point.density_auc, point.density_auc_se, point.density_auc_sd),
+    }
+    best = max(attacks, key=lambda a: stats[a][0] + stats[a][1])
+    auc, se, sd = stats[best]
+    return BindingAttack(best, point.w, auc, se, sd, point.repeats)
+
+
+def first_failure(
+    curve: tuple[CurvePoint, ...] | list[CurvePoint],
+    threshold: float,
+    attacks: tuple[str, ...] = ("distance", "density"),
+) -> BindingAttack | None:
+    """At the smallest w that fails the limit, the attack that failed (None: every w passes)."""
+    for point in sorted(curve, key=lambda p: p.w):
+        if not point.passes(threshold, attacks):
+            return binding_attack(point, attacks)
+    return None
 
 
 @dataclass(frozen=True)
@@ -129,9 +202,21 @@ class AuditResult:
     rule: str
     seconds: float
     budget_exhausted: bool
+    copies: int = 1  # copies per record the audit's synthetic sets held (the attacker's union)
+    select_on: tuple[str, ...] = ("distance", "density")
+    architecture: Any = None  # the flow architecture chosen on the first split (a FlowConfig)
+
+    def binding(self, w: float | None) -> BindingAttack | None:
+        """The deciding attack at the curve point nearest ``w`` (at refusal, ``w=None``: the
+        attack that failed first, at the smallest w that failed)."""
+        if w is None:
+            return first_failure(self.curve, self.threshold, self.select_on)
+        point = min(self.curve, key=lambda p: abs(p.w - w))
+        return binding_attack(point, self.select_on)
 
     def to_dict(self) -> dict:
         """The ``audit`` block of ``audit.json`` (CONTRACTS.md)."""
+        arch = self.architecture
         return {
             "threshold": self.threshold,
             "holdout_fraction": self.holdout_fraction,
@@ -142,6 +227,13 @@ class AuditResult:
             "rule": self.rule,
             "seconds": self.seconds,
             "budget_exhausted": self.budget_exhausted,
+            "copies_audited": self.copies,
+            "se_target": _SE_TARGET,
+            "se_target_met": all(p.se_target_met for p in self.curve),
+            "max_repeats": _MAX_REPEATS,
+            "architecture": None
+            if arch is None
+            else {"flows": arch.flows, "hidden": arch.hidden, "layers": arch.layers},
         }
 
 
@@ -211,6 +303,10 @@ def _make_split(X_model, X_dist, fit_map, config, rng) -> _Split:
     hold, train = np.sort(perm[:n_hold]), np.sort(perm[n_hold:])
     lmap = fit_map(X_model[train])
     latent = np.asarray(lmap.to_latent(X_model[train]), dtype=np.float64)
+    # M released copies: each member's latent code appears M times, so one Latent Noise
+    # Injection pass draws M independent copies and the attacks see their union, as a recipient
+    # of all M files would (the distance attack's minimum and the density both cover all copies).
+    latent = np.tile(latent, (config.copies, 1))
     half = rng.permutation(len(hold)) < len(hold) // 2
     kde = [GaussianKDE().fit(X_dist[hold[half == h]]) for h in (False, True)]
     ref_hold = np.empty(len(hold))
@@ -305,6 +401,8 @@ def _validate(X_model: np.ndarray, X_dist: np.ndarray, config: AuditConfig) -> N
         raise InputError("audit: every candidate w must lie in [0, 1); w = 1 releases the data")
     if not 0.5 < config.threshold <= 1.0:
         raise InputError("audit: the AUC limit must lie in (0.5, 1]")
+    if config.copies < 1:
+        raise InputError("audit: the number of released copies must be at least 1")
 
 
 def run_audit(
@@ -371,6 +469,8 @@ def run_audit(
         rule=_rule_text(config.threshold, config.select_on),
         seconds=time.perf_counter() - t0,
         budget_exhausted=over_budget,
+        copies=config.copies,
+        select_on=tuple(config.select_on),
     )
 
 
@@ -413,3 +513,42 @@ def _rule_text(threshold: float, attacks: tuple[str, ...]) -> str:
         f"the largest w such that, for it and every smaller candidate w, the mean membership AUC "
         f"plus one standard error stays below {threshold:g} for {which}"
     )
+
+
+def epsilon_for_copies(statement: EpsilonStatement, copies: int) -> EpsilonStatement:
+    """Theorem 2's epsilon for ``copies`` independent releases of every record.
+
+    Each copy is the Gaussian mechanism sqrt(w) f^-1(x) + sqrt(1 - w) Z, with Rényi DP
+    alpha * rho at every order alpha, rho = w C^2 / (2 (1 - w)). Rényi DP composes additively,
+    so M copies give alpha * M rho, and the same conversion as Theorem 2's gives
+    eps_M = M rho + 2 sqrt(M rho log(1/delta)) (M = 1: Theorem 2 itself). ``tests`` cross-check
+    it against dp-accounting's RDP accountant with M self-composed Gaussian events.
+
+    References: LNI paper Theorem 2 and Lemma 1; Mironov (2017) Rényi DP, Proposition 1
+    (composition) and Proposition 3 (conversion).
+
+    Example:
+        >>> s = epsilon_statement(np.array([[0.0], [2.0]]), 0.5, 0.01)
+        >>> epsilon_for_copies(s, 1).value == s.value
+        True
+        >>> rho = 4 * 2.0 ** 2 * 0.5 / (2 * 0.5)
+        >>> round(epsilon_for_copies(s, 4).value, 6) == round(rho + 2 * math.sqrt(rho * math.log(100)), 6)
+        True
+    """
+    if copies < 1:
+        raise ValueError("copies must be at least 1")
+    if copies == 1:
+        return statement
+    w, C, delta = statement.w, statement.C, statement.delta
+    if w >= 1.0:
+        value = math.inf
+    else:
+        rho = copies * w * C**2 / (2 * (1 - w))
+        value = rho + 2 * math.sqrt(rho * math.log(1 / delta))
+    sentence = (
+        f"At w = {w:g} with {copies} synthetic copies of every record, the injected noise gives "
+        f"local ({value:.3g}, {delta:.2g})-differential privacy per record (Rényi composition of "
+        f"the {copies} copies) if the flow's latent codes of any two records lie at most "
+        f"C = {C:.3g} apart ({statement.C_method}, from the data); this is {statement.nature}."
+    )
+    return replace(statement, value=float(value), sentence=sentence)

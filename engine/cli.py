@@ -327,10 +327,10 @@ def _print_summary(result: Any, out: Path) -> None:
     rel = result.release
     if result.verdict == "refused":
         return
-    point = min(result.audit.curve, key=lambda p: abs(p.w - rel["w"]))
+    binding = result.audit.binding(rel["w"])
     print(
         f"{result.verdict}: {rel['rows']} synthetic rows at w = {rel['w']:.2f} "
-        f"(membership AUC {point.auc:.3f}, limit {result.config.auc_max}); "
+        f"({binding.quote(result.config.auc_max)}); "
         f"closer probability {rel.get('closer_probability', float('nan')):.3f}, "
         f"median rank {rel.get('median_rank', float('nan')):.0f}. Files in {out}"
     )

@@ -582,10 +582,20 @@ def _readme_text(info: Mapping[str, Any]) -> str:
     auc = info.get("membership_auc")
     limit = info.get("auc_limit")
     auc_text = "not recorded" if auc is None else f"{float(auc):.3f}"
+    if auc is not None and info.get("auc_se") is not None:
+        auc_text += f" ± {float(info['auc_se']):.3f} (mean ± standard error)"
+    attack = info.get("auc_attack")
+    who = f"Of the attacks tested, the {attack}" if attack else "The membership audit"
     checked = (
-        f"The membership audit gave an AUC of {auc_text} against a limit of {limit} "
+        f"{who} gave an AUC of {auc_text} against a limit of {limit} "
         "(0.5 means an attacker cannot tell who was in the real data better than a coin toss)."
     )
+    copies = int(info.get("copies") or 1)
+    if copies > 1:
+        checked += (
+            f" There are {copies} synthetic copies of every record; the audit attacked all "
+            f"{copies} together, as someone holding every file could."
+        )
     if info.get("override"):
         checked += (
             " The limit was NOT met; the file was released only because the user chose to "

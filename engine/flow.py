@@ -93,6 +93,7 @@ def select_flow(
     seed: int | None = None,
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
+    architecture: FlowConfig | None = None,
 ) -> TrainedFlow:
     """Choose a MAF configuration by validation NLL under a time budget.
 
@@ -100,6 +101,10 @@ def select_flow(
     subsample of at most 4,000 rows with a short schedule, then the best retrained on all
     rows. ``thorough``: the full 18-configuration grid of Table 4 on all rows. All candidates
     share one split (same seed), so their validation losses are comparable.
+
+    ``architecture``: train exactly this configuration, no search (the pipeline passes the one
+    the audit chose on its first split, so the audited and the released model are the same
+    architecture).
 
     References: main paper section 4.2 and Table 4; Papamakarios et al. 2017.
 
@@ -114,6 +119,9 @@ def select_flow(
     X = _check_table(X)
     seed = secrets.randbits(31) if seed is None else int(seed)
     kw: dict[str, Any] = {"device": device, "seed": seed, "cancel": cancel}
+    if architecture is not None:
+        arch = architecture
+        return train_flow(X, arch, progress=lambda f, t: progress(f, f"{arch.label()}: {t}"), **kw)
     if budget == "fast":
         return train_flow(X, FlowConfig(), progress=progress, **kw)
     if budget == "thorough":

@@ -241,19 +241,24 @@ class _FlowFitter:
 
     def __init__(self, config: RunConfig, tracker: _AuditProgress, cancel: CancelToken) -> None:
         self.config, self.tracker, self.cancel = config, tracker, cancel
+        self.architecture_: Any = None  # chosen on the first split, reused on the others
 
     def __call__(self, X: np.ndarray) -> Any:
         from engine.flow import select_flow
 
         self.tracker.fits += 1
-        return select_flow(
+        flow = select_flow(
             X,
             budget=self.config.budget,
             device=self.config.device,
             seed=self.config.seed,
             progress=self.tracker.fit,
             cancel=self.cancel,
+            architecture=self.architecture_,
         )
+        if self.architecture_ is None:
+            self.architecture_ = flow.config
+        return flow
 
 
 def _audit(
@@ -280,18 +285,60 @@ def _audit(
     # Two fresh train/holdout splits (the flow is retrained for each) where that is cheap, so
     # the spread of the AUC reflects the choice of split and not only the noise draws.
     splits = 2 if len(real) <= SPLIT_TWICE_UP_TO else 1
-    audit_cfg = AuditConfig(threshold=cfg.auc_max, grid=grid, repeats=cfg.repeats, splits=splits)
+    # With M copies the audit's synthetic set is the union of M draws per member (what a
+    # recipient of all M files holds), so the chosen w is the one safe for M copies.
+    audit_cfg = AuditConfig(
+        threshold=cfg.auc_max, grid=grid, repeats=cfg.repeats, splits=splits, copies=cfg.copies
+    )
     refine = audit_cfg.refine_points if audit_cfg.refine else 0
     tracker = _AuditProgress(progress, splits, len(grid), refine)
-    return run_audit(
+    fitter = _FlowFitter(cfg, tracker, cancel)
+    result = run_audit(
         X_model,
         X_dist,
-        _FlowFitter(cfg, tracker, cancel),
+        fitter,
         to_dist=to_dist,
         config=audit_cfg,
         rng=rng,
         progress=tracker.grid,
         cancel=cancel,
+    )
+    return replace(result, architecture=fitter.architecture_)
+
+
+class _Refusal(PrivacyRefused):
+    """A refusal in plain words (``reason``, for the report and the wizard) with the
+    command-line hint (``hint``) kept apart, since words a person reads never name a flag."""
+
+    def __init__(self, reason: str, hint: str) -> None:
+        super().__init__(f"{reason}; {hint}")
+        self.reason, self.hint = reason, hint
+
+
+def refusal_reason(cfg: RunConfig, audit: Any) -> tuple[str, str]:
+    """(plain reason, command-line hint) when nothing may be released, naming the attack that
+    decided: at a forced w, the attack that binds there; otherwise the attack that failed first
+    (at the smallest w that failed), with its mean ± SE."""
+    selected = audit.selected_w
+    copies = f" with {cfg.copies} copies of every record" if cfg.copies > 1 else ""
+    if cfg.w is not None:
+        binding = audit.binding(cfg.w)
+        meets = "no tested w meets it" if selected is None else f"w = {selected:.2f} meets it"
+        return (
+            f"at the requested w = {cfg.w:g}{copies} the {binding.quote(cfg.auc_max)} "
+            f"is not safely below it ({meets})",
+            "lower --w or add --allow-risky to override",
+        )
+    failed = audit.binding(None)
+    where = (
+        ""
+        if failed is None
+        else f": already at w = {failed.w:.2f} the {failed.quote(cfg.auc_max)} failed the limit"
+    )
+    return (
+        f"no perturbation weight kept the membership attacks below the AUC limit "
+        f"{cfg.auc_max:g}{copies}{where}; nothing was exported",
+        "add --allow-risky to export at w = 0 anyway",
     )
 
 
@@ -299,21 +346,13 @@ def _choose_w(cfg: RunConfig, audit: Any) -> tuple[float, str]:
     """The released w and the verdict; raises PrivacyRefused when nothing is safe."""
     selected = audit.selected_w
     if cfg.w is not None:
-        point = min(audit.curve, key=lambda p: abs(p.w - cfg.w))
         risky = selected is None or cfg.w > selected + 1e-9
         if risky and not (cfg.allow_risky or cfg.risk_acknowledged):
-            limit = "no w" if selected is None else f"w = {selected:.2f}"
-            raise PrivacyRefused(
-                f"--w {cfg.w}: the membership AUC there is {point.auc:.3f} against the limit "
-                f"{cfg.auc_max} ({limit} meets it); lower --w or add --allow-risky to override"
-            )
+            raise _Refusal(*refusal_reason(cfg, audit))
         return cfg.w, "released with override" if risky else "released"
     if selected is None:
         if not cfg.allow_risky:
-            raise PrivacyRefused(
-                f"no perturbation weight kept the membership AUC below {cfg.auc_max}; "
-                "nothing was exported. Add --allow-risky to export at w = 0 anyway"
-            )
+            raise _Refusal(*refusal_reason(cfg, audit))
         return 0.0, "released with override"
     return float(selected), "released"
 
@@ -390,7 +429,12 @@ def release(
     one; raising it above the audit's choice needs ``allow_risky`` or ``risk_acknowledged``),
     train the final flow on all rows (or reuse ``flow``), inject noise, decode, shuffle,
     measure and compare. The wizard calls this again when the user moves w."""
-    from engine.audit import epsilon_statement, protect_outliers, release_metrics
+    from engine.audit import (
+        epsilon_for_copies,
+        epsilon_statement,
+        protect_outliers,
+        release_metrics,
+    )
     from engine.flow import select_flow
     from engine.generate import latent_noise_injection, shuffled
 
@@ -401,8 +445,8 @@ def release(
     enc = prep.encoder
     try:
         w, verdict = _choose_w(cfg, audit)
-    except PrivacyRefused as refusal:
-        return _refused(prep, audit, started, timings, str(refusal))
+    except _Refusal as refusal:
+        return _refused(prep, audit, started, timings, refusal.reason, refusal.hint)
 
     X_model = enc.transform(prep.real, rng)
     if flow is None:
@@ -415,6 +459,7 @@ def release(
             seed=cfg.seed,
             progress=sub_progress(progress, 0.0, 0.7),
             cancel=cancel,
+            architecture=getattr(audit, "architecture", None),  # the audited one, no new search
         )
         timings["train_seconds"] = time.perf_counter() - t0
     cancel.raise_if_cancelled()
@@ -426,20 +471,30 @@ def release(
     def to_dist(rows: np.ndarray) -> np.ndarray:
         return enc.distance_space(enc.inverse_transform(rows).frame)
 
-    protect = None
-    if cfg.protect_outliers and w > 0:
-        protect = protect_outliers(flow, X_model, X_dist, w, to_dist=to_dist, rng=rng)
-        synth_model = protect.synthetic_model_rows
-    else:
-        synth_model = latent_noise_injection(flow, X_model, w, rng)
-    decoded = enc.inverse_transform(synth_model)
-    metrics = release_metrics(X_dist, enc.distance_space(decoded.frame), rng=rng)
-    copies = [decoded.frame]
-    for _ in range(cfg.copies - 1):
+    # Every copy is drawn the same way (with outlier protection when asked for), and the
+    # release metrics take, for each record, its closest copy: what a holder of all M sees.
+    protects: list[Any] = []
+    decoded_copies = []
+    for _ in range(cfg.copies):
         cancel.raise_if_cancelled()
-        copies.append(enc.inverse_transform(latent_noise_injection(flow, X_model, w, rng)).frame)
+        if cfg.protect_outliers and w > 0:
+            protects.append(
+                protect_outliers(flow, X_model, X_dist, w, to_dist=to_dist, rng=rng)
+            )
+            synth_model = protects[-1].synthetic_model_rows
+        else:
+            synth_model = latent_noise_injection(flow, X_model, w, rng)
+        decoded_copies.append(enc.inverse_transform(synth_model))
+    decoded = decoded_copies[0]
+    metrics = release_metrics(
+        X_dist, _closest_copy(X_dist, [enc.distance_space(d.frame) for d in decoded_copies]),
+        rng=rng,
+    )  # fmt: skip
+    copies = [d.frame for d in decoded_copies]
     released = tuple(c.iloc[shuffled(len(c), rng)].reset_index(drop=True) for c in copies)
-    eps = epsilon_statement(flow.to_latent(X_model), w, delta=1.0 / len(prep.real))
+    eps = epsilon_for_copies(
+        epsilon_statement(flow.to_latent(X_model), w, delta=1.0 / len(prep.real)), cfg.copies
+    )
     timings["release_seconds"] = time.perf_counter() - t0
     cancel.raise_if_cancelled()
 
@@ -455,13 +510,16 @@ def release(
         "shuffled": True,
         "clipped": {k: int(v) for k, v in decoded.clip_counts.items()},
         **metrics.to_dict(),
-        "epsilon": eps.to_dict(),
+        "metrics_over": "the closest of all copies per record" if cfg.copies > 1 else "one copy",
+        "epsilon": {**eps.to_dict(), "copies": cfg.copies},
+        **_binding_info(audit, w),
     }
-    if protect is not None:
+    if protects:
         release_info["protect_outliers"] = {
-            "at_risk_before": int(protect.at_risk_before),
-            "at_risk_after": int(protect.at_risk_after),
-            "records_with_lower_w": int(np.sum(protect.w_per_record < w)),
+            "at_risk_before": max(int(p.at_risk_before) for p in protects),
+            "at_risk_after": max(int(p.at_risk_after) for p in protects),
+            "records_with_lower_w": max(int(np.sum(p.w_per_record < w)) for p in protects),
+            "copies_protected": len(protects),
             "effect": _protection_effect(prep, flow, X_model, w, rng, released[0], fidelity),
         }
     result = RunResult(
@@ -481,6 +539,35 @@ def release(
     )
     progress(1.0, "done")
     return replace(result, audit_json=build_audit_json(result))
+
+
+def _closest_copy(real: np.ndarray, copies: list[np.ndarray]) -> np.ndarray:
+    """Row i: the copy of record i that lies closest to it (distance space).
+
+    Example:
+        >>> real = np.zeros((2, 1))
+        >>> _closest_copy(real, [np.array([[1.0], [-0.1]]), np.array([[0.5], [2.0]])]).ravel().tolist()
+        [0.5, -0.1]
+    """
+    if len(copies) == 1:
+        return copies[0]
+    stack = np.stack(copies)  # (M, n, d)
+    own = np.sqrt(((stack - real[None]) ** 2).sum(-1))
+    return stack[np.argmin(own, axis=0), np.arange(len(real))]
+
+
+def _binding_info(audit: Any, w: float) -> dict[str, Any]:
+    """The attack that decides at the released w (for the record, the README and the summary)."""
+    binding = audit.binding(w) if audit is not None and hasattr(audit, "binding") else None
+    if binding is None:
+        return {}
+    return {
+        "binding_attack": binding.attack,
+        "binding_auc": binding.auc,
+        "binding_auc_se": binding.se,
+        "binding_auc_sd": binding.sd,
+        "copies_audited": getattr(audit, "copies", 1),
+    }
 
 
 def _protection_effect(
@@ -532,13 +619,24 @@ def _chosen_by(cfg: RunConfig, audit: Any, w: float) -> str:
     return "the user, above the audited choice (risk acknowledged)"
 
 
-def _refused(prep: Prepared, audit: Any, started: str, timings: dict, why: str) -> RunResult:
+def _refused(
+    prep: Prepared, audit: Any, started: str, timings: dict, why: str, hint: str
+) -> RunResult:
+    binding = audit.binding(prep.config.w)
     result = RunResult(
         config=prep.config,
         prepared=prep,
         audit=audit,
         model={},
-        release={"w": None, "rows": 0, "refused": why},
+        release={
+            "w": None,
+            "rows": 0,
+            "refused": why,
+            "refused_hint": hint,
+            "binding_attack": None if binding is None else binding.attack,
+            "binding_auc": None if binding is None else binding.auc,
+            "binding_auc_se": None if binding is None else binding.se,
+        },
         synthetic=None,
         copies=(),
         fidelity={},
@@ -724,13 +822,16 @@ def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progre
 def _readme_info(result: RunResult) -> dict[str, Any]:
     schema = result.prepared.schema
     audit = result.audit
-    point = min(audit.curve, key=lambda p: abs(p.w - result.release["w"])) if audit else None
+    binding = audit.binding(result.release["w"]) if audit is not None else None
     return {
         "version": __version__,
         "date": result.started,
         "w": result.release["w"],
         "rows": result.release["rows"],
-        "auc": None if point is None else point.auc,
+        "auc": None if binding is None else binding.auc,
+        "auc_se": None if binding is None else binding.se,
+        "auc_attack": None if binding is None else binding.words,
+        "copies": result.config.copies,
         "auc_max": result.config.auc_max,
         "verdict": result.verdict,
         "dropped": [c.name for c in schema.dropped()],
@@ -767,5 +868,7 @@ def run_pipeline(
     if config.out is not None:
         result = write_outputs(result, config.out, sub_progress(progress, 0.95, 1.0))
     if result.verdict == "refused":
-        raise PrivacyRefused(result.release["refused"])
+        rel = result.release
+        hint = rel.get("refused_hint")
+        raise PrivacyRefused(f"{rel['refused']}; {hint}" if hint else rel["refused"])
     return result

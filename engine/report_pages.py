@@ -116,6 +116,47 @@ def curve_rows(audit: Any) -> list[tuple[float, float, float, float, float]]:
     return sorted(out, key=lambda r: r[0])
 
 
+def audit_precision_sentences(audit: Any, w: Any) -> list[str]:
+    """Which attack decided (mean ± SE), whether the audit covered every copy, and whether the
+    AUCs' standard error reached the 0.01 target at every w.
+
+    Example:
+        >>> audit_precision_sentences(None, 0.5)
+        []
+    """
+    if audit is None or not hasattr(audit, "binding"):
+        return []
+    out = []
+    binding = audit.binding(None if w is None else float(w))
+    if binding is not None:
+        where = "At the released w" if w is not None else "At the smallest w that failed the limit"
+        out.append(
+            f"{where} (w = {binding.w:.2f}) the deciding attack was the {text(binding.quote(audit.threshold))}; "
+            "the other attack scored lower."
+        )
+    copies = int(getattr(audit, "copies", 1) or 1)
+    if copies > 1:
+        out.append(
+            f"Each record is released {copies} times. The audit attacked the union of all {copies} "
+            "copies (the distance attack took the closest of all of them, the density attack saw all "
+            f"of them), so the chosen w is the one that is safe for {copies} copies."
+        )
+    short = [p for p in audit.curve if not p.se_target_met]
+    if short:
+        worst = max(max(p.auc_se, p.density_auc_se) for p in short)
+        out.append(
+            f"Precision: the target standard error of 0.01 was not reached at {len(short)} of "
+            f"{len(audit.curve)} tested w within the repeat limit (largest standard error "
+            f"{worst:.3f}); the selection rule adds one standard error, so a wider margin only "
+            "makes it stricter."
+        )
+    else:
+        out.append(
+            "Precision: at every tested w both attacks' AUC has a standard error below 0.01."
+        )
+    return out
+
+
 def privacy_section(result: Any, st: dict[str, Any], width: float) -> list[Any]:
     """AUC vs w, TPR at low FPR, ROC, distances, per-record risk, ε and the threat model."""
     from engine.report_text import risk_sentence
@@ -143,6 +184,7 @@ def privacy_section(result: Any, st: dict[str, Any], width: float) -> list[Any]:
             st,
         )
     )
+    out += [_p(t, st) for t in audit_precision_sentences(audit, w)]
     audited, used = audited_rows(result), pick(result, "release", "rows")
     if audited is not None and isinstance(used, int) and audited < used:
         out.append(

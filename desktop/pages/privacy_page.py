@@ -255,17 +255,22 @@ def summary_html(result: Any) -> str:
     limit = result.config.auc_max
     if audit.selected_w is None:
         lines.append(f"<b>No w</b> kept the membership AUC under your limit of {limit:.2f}.")
+        failed = audit.binding(None) if hasattr(audit, "binding") else None
+        if failed is not None:
+            lines.append(f"Already at w = {failed.w:.2f} the {failed.quote(limit)} failed it.")
     else:
         lines.append(f"Audited choice: <b>w = {audit.selected_w:.2f}</b> (limit {limit:.2f}).")
     if result.synthetic is None:
         lines.append("Nothing can be exported yet.")
         return "<br>".join(lines)
-    point = min(audit.curve, key=lambda p: abs(p.w - rel["w"]))
+    binding = audit.binding(rel["w"])
     lines.append(f"Released: <b>w = {rel['w']:.2f}</b>, {rel['rows']:,} rows — {result.verdict}.")
     lines.append(
-        f"Membership AUC there: {point.auc:.3f} ± {point.auc_sd:.3f} "
-        "(0.5 = attacker guesses at random)."
+        f"Deciding attack there: {binding.quote(limit)} (0.5 = attacker guesses at random)."
     )
+    copies = getattr(audit, "copies", 1)
+    if copies > 1:
+        lines.append(f"The audit attacked all {copies} copies of every record together.")
     if rel.get("closer_probability") is not None:
         lines.append(
             f"Chance a synthetic row is closer to its own real row than another real row "
