@@ -151,9 +151,7 @@ class BindingAttack:
             >>> BindingAttack("density", 0.5, 0.5612, 0.0041, 0.01, 6).quote(0.55)
             'density attack AUC 0.561 ± 0.004 (mean ± SE over 6 repeats) against the limit 0.55'
         """
-        text = (
-            f"{self.words} AUC {self.auc:.3f} ± {self.se:.3f} (mean ± SE over {self.repeats} repeats)"
-        )
+        text = f"{self.words} AUC {self.auc:.3f} ± {self.se:.3f} (mean ± SE over {self.repeats} repeats)"
         return text if threshold is None else f"{text} against the limit {threshold:g}"
 
 

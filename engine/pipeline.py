@@ -478,9 +478,7 @@ def release(
     for _ in range(cfg.copies):
         cancel.raise_if_cancelled()
         if cfg.protect_outliers and w > 0:
-            protects.append(
-                protect_outliers(flow, X_model, X_dist, w, to_dist=to_dist, rng=rng)
-            )
+            protects.append(protect_outliers(flow, X_model, X_dist, w, to_dist=to_dist, rng=rng))
             synth_model = protects[-1].synthetic_model_rows
         else:
             synth_model = latent_noise_injection(flow, X_model, w, rng)

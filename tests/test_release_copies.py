@@ -33,7 +33,11 @@ class _Identity:
 def _audit(copies: int, seed: int = 0) -> object:
     X = np.random.default_rng(seed).standard_normal((1000, 6))
     cfg = AuditConfig(
-        grid=(0.0, 0.5, 0.6, 0.7, 0.75, 0.85), refine=False, repeats=3, copies=copies, density_max_eval=500
+        grid=(0.0, 0.5, 0.6, 0.7, 0.75, 0.85),
+        refine=False,
+        repeats=3,
+        copies=copies,
+        density_max_eval=500,
     )
     return run_audit(X, X, lambda rows: _Identity(), config=cfg, rng=np.random.default_rng(1))
 
@@ -63,7 +67,9 @@ def test_epsilon_composes_over_copies_like_dp_accounting(copies: int) -> None:
     one = epsilon_statement(codes, w, delta)
     ours = epsilon_for_copies(one, copies).value
     sigma = math.sqrt(1 - w) / (math.sqrt(w) * one.C)
-    acc = dp_accounting.rdp.RdpAccountant(orders=[1 + x / 10 for x in range(1, 100)] + list(range(12, 400)))
+    acc = dp_accounting.rdp.RdpAccountant(
+        orders=[1 + x / 10 for x in range(1, 100)] + list(range(12, 400))
+    )
     acc.compose(dp_accounting.GaussianDpEvent(sigma), copies)
     reference = acc.get_epsilon(delta)
     # the same bound family: ours uses the plain RDP conversion, the accountant a tighter one
@@ -112,13 +118,18 @@ def test_copies_run_records_the_audit_of_all_copies(tmp_path: Path, short_traini
     C, w, delta = rel["epsilon"]["C"], rel["w"], rel["epsilon"]["delta"]
     if w > 0:
         rho = 3 * w * C**2 / (2 * (1 - w))
-        assert rel["epsilon"]["value"] == pytest.approx(rho + 2 * math.sqrt(rho * math.log(1 / delta)))
+        assert rel["epsilon"]["value"] == pytest.approx(
+            rho + 2 * math.sqrt(rho * math.log(1 / delta))
+        )
         assert rel["protect_outliers"]["copies_protected"] == 3
     assert len(result.copies) == 3
     readme = (out / "README.txt").read_text(encoding="utf-8")
     assert "the audit attacked all 3 together" in readme
     words = {"distance": "distance attack", "density": "density attack"}[rel["binding_attack"]]
-    assert f"the {words} gave an AUC of {rel['binding_auc']:.3f} ± {rel['binding_auc_se']:.3f}" in readme
+    assert (
+        f"the {words} gave an AUC of {rel['binding_auc']:.3f} ± {rel['binding_auc_se']:.3f}"
+        in readme
+    )
 
 
 def test_release_metrics_take_the_closest_copy_per_record() -> None:
@@ -163,7 +174,11 @@ def test_released_model_has_the_audited_architecture(
     model = record["model"]
     first = searches[0]
     assert (model["flows"], model["hidden"], model["layers"]) == first
-    assert record["audit"]["architecture"] == {"flows": first[0], "hidden": first[1], "layers": first[2]}
+    assert record["audit"]["architecture"] == {
+        "flows": first[0],
+        "hidden": first[1],
+        "layers": first[2],
+    }
     assert len(searches) == 1  # no second search, neither on split 2 nor for the release
 
 
@@ -208,7 +223,9 @@ def test_cli_refusal_names_the_binding_attack(
 ) -> None:
     from engine import cli, pipeline
 
-    monkeypatch.setattr(pipeline, "_audit", lambda prep, rng, progress, cancel: _density_bound_audit())
+    monkeypatch.setattr(
+        pipeline, "_audit", lambda prep, rng, progress, cancel: _density_bound_audit()
+    )
     code = cli.main(["run", str(_table(tmp_path)), "--out", str(tmp_path / "o"), "--no-report"])
     err = capsys.readouterr().err
     assert code == 3
