@@ -27,7 +27,9 @@ class PrivacyPage(Page):
     def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(session, parent)
         layout = QtWidgets.QHBoxLayout(self)
-        self.plot = PlotWidget("Membership AUC by w with the limit and the chosen w", height=3.4)
+        self.plot = PlotWidget(
+            "Membership AUC by w (mean ± SD) with the limit and the chosen w", height=3.4
+        )
         layout.addWidget(self.plot, 3)
         panel = QtWidgets.QWidget()
         panel.setMaximumWidth(440)
