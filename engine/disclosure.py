@@ -101,6 +101,17 @@ def safe_total(total: Any, shown: Any) -> int | str | None:
     return int(round(t))
 
 
+def safe_total_text(total: Any, shown: Any) -> str:
+    """:func:`safe_total` for text: ``"12,345"`` or ``"< 10 more than the rows used"``.
+
+    Example:
+        >>> safe_total_text(12345, 12340), safe_total_text(12345, 12000)
+        ('< 10 more than the rows used', '12,345')
+    """
+    value = safe_total(total, shown)
+    return value if isinstance(value, str) else safe_count(value)
+
+
 def safe_note(note: str) -> str:
     """A note for the record with every count of 1-9 things written as ``"< 10"``.
 
@@ -228,27 +239,30 @@ class CopyCheck:
             "redrawn": small_count(self.redrawn),
             "of_any_real_row_after": small_count(self.of_any_real_row_after),
             "of_unique_real_row_after": small_count(self.of_unique_real_row_after),
-            "rule": "rows equal to a record unique in the real data get fresh noise "
-            f"(up to {REDRAW_TRIES} tries)",
+            "none_copies_a_unique_real_row": self.of_unique_real_row_after == 0,
+            "rule": "rows equal to a record unique in the real data get fresh noise (up to "
+            f"{REDRAW_TRIES} tries; in the last {REDRAW_TRIES - REDRAW_TRIES // 2} at w = 0)",
         }
 
 
 def redraw_unique_copies(
     synth_model: np.ndarray,
-    redraw: Callable[[np.ndarray], np.ndarray],
+    redraw: Callable[[np.ndarray, bool], np.ndarray],
     decode: Callable[[np.ndarray], pd.DataFrame],
     real: pd.DataFrame,
     *,
     tries: int = REDRAW_TRIES,
 ) -> tuple[np.ndarray, CopyCheck]:
     """Give fresh noise to the synthetic rows that copy a unique real row, at most ``tries``
-    times. ``redraw(rows)`` returns new model-space rows for those row indices (the release's
-    own noise injection of their real partners); ``decode`` maps model rows to a table.
+    times. ``redraw(rows, last_resort)`` returns new model-space rows for those row indices (the
+    release's own noise injection of their real partners; in the second half of the tries
+    ``last_resort`` is True and the caller may use more noise); ``decode`` maps model rows to a
+    table.
 
     Example:
         >>> real = pd.DataFrame({"a": [0, 1, 2]})
         >>> decode = lambda m: pd.DataFrame({"a": np.floor(m[:, 0]).astype(int)})
-        >>> fresh = lambda rows: np.full((len(rows), 1), 7.5)
+        >>> fresh = lambda rows, last_resort: np.full((len(rows), 1), 7.5)
         >>> out, check = redraw_unique_copies(np.array([[0.5], [9.5], [2.5]]), fresh, decode, real)
         >>> out[:, 0].tolist(), check.of_unique_real_row, check.of_unique_real_row_after
         ([7.5, 9.5, 7.5], 2, 0)
@@ -262,7 +276,7 @@ def redraw_unique_copies(
         attempt += 1
         rows = np.flatnonzero(unique_copy)
         redrawn.update(rows.tolist())
-        out[rows] = redraw(rows)
+        out[rows] = redraw(rows, attempt > tries // 2)
         any_copy, unique_copy = copy_masks(real, decode(out))
     check = CopyCheck(
         before_any,
@@ -334,3 +348,64 @@ def safe_record(doc: dict[str, Any]) -> dict[str, Any]:
         release["clipped"] = {k: small_count(v) for k, v in release["clipped"].items()}
         out["release"] = release
     return out
+
+
+def release_without_unique_copies(
+    flow: Any,
+    X_model: np.ndarray,
+    synth_model: np.ndarray,
+    w: float | np.ndarray,
+    rng: np.random.Generator,
+    encoder: Any,
+    real: pd.DataFrame,
+) -> tuple[np.ndarray, CopyCheck]:
+    """:func:`redraw_unique_copies` for a Latent Noise Injection release: the affected rows'
+    real partners get fresh noise from :func:`engine.generate.latent_noise_injection` (same w,
+    or each row's own w when outlier protection set one per row; w = 0, a fresh draw from the
+    model, for rows still copying after half the tries)."""
+    from engine.generate import latent_noise_injection
+
+    w_rows = np.asarray(w, dtype=float)
+
+    def redraw(rows: np.ndarray, last_resort: bool) -> np.ndarray:
+        w_here = w_rows[rows] if w_rows.ndim == 1 else float(w_rows)
+        if last_resort:
+            w_here = 0.0 * np.asarray(w_here)
+        return latent_noise_injection(flow, X_model[rows], w_here, rng)
+
+    def decode(model_rows: np.ndarray) -> pd.DataFrame:
+        frame: pd.DataFrame = encoder.inverse_transform(model_rows).frame
+        return frame
+
+    return redraw_unique_copies(synth_model, redraw, decode, real)
+
+
+def _in_words(count: Any) -> str:
+    return "fewer than 10" if count == SMALL else str(count)
+
+
+def copies_sentence(copies: dict[str, Any] | None) -> str:
+    """Plain words on exact copies for README.txt and the report (from ``CopyCheck.to_dict``).
+
+    Example:
+        >>> c = CopyCheck(66, 44, 44, 22, 0, 2).to_dict()
+        >>> copies_sentence(c)[:68]
+        'No synthetic row is a copy of a record that is unique in the real da'
+    """
+    if not copies:
+        return "Synthetic rows equal to a real row were not counted."
+    after = _in_words(copies.get("of_any_real_row_after"))
+    if copies.get("none_copies_a_unique_real_row"):
+        text = (
+            "No synthetic row is a copy of a record that is unique in the real data (the "
+            f"{_in_words(copies.get('redrawn'))} rows that matched one were generated again with "
+            f"fresh noise). {after[:1].upper() + after[1:]} rows equal, on every column, a "
+            "combination of values that two or more real people share."
+        )
+    else:
+        text = (
+            f"{_in_words(copies.get('of_unique_real_row_after'))} synthetic rows are exact copies "
+            "of a record that is unique in the real data (fresh noise did not change them); "
+            f"{after} rows equal a real row on every column."
+        )
+    return text

@@ -391,6 +391,7 @@ def release(
     train the final flow on all rows (or reuse ``flow``), inject noise, decode, shuffle,
     measure and compare. The wizard calls this again when the user moves w."""
     from engine.audit import epsilon_statement, protect_outliers, release_metrics
+    from engine.disclosure import release_without_unique_copies
     from engine.flow import select_flow
     from engine.generate import latent_noise_injection, shuffled
 
@@ -432,12 +433,18 @@ def release(
         synth_model = protect.synthetic_model_rows
     else:
         synth_model = latent_noise_injection(flow, X_model, w, rng)
+    w_rows = w if protect is None else protect.w_per_record
+    synth_model, copy_check = release_without_unique_copies(
+        flow, X_model, synth_model, w_rows, rng, enc, prep.real
+    )
     decoded = enc.inverse_transform(synth_model)
     metrics = release_metrics(X_dist, enc.distance_space(decoded.frame), rng=rng)
     copies = [decoded.frame]
     for _ in range(cfg.copies - 1):
         cancel.raise_if_cancelled()
-        copies.append(enc.inverse_transform(latent_noise_injection(flow, X_model, w, rng)).frame)
+        extra = latent_noise_injection(flow, X_model, w, rng)
+        extra, _ = release_without_unique_copies(flow, X_model, extra, w, rng, enc, prep.real)
+        copies.append(enc.inverse_transform(extra).frame)
     released = tuple(c.iloc[shuffled(len(c), rng)].reset_index(drop=True) for c in copies)
     eps = epsilon_statement(flow.to_latent(X_model), w, delta=1.0 / len(prep.real))
     timings["release_seconds"] = time.perf_counter() - t0
@@ -456,6 +463,7 @@ def release(
         "clipped": {k: int(v) for k, v in decoded.clip_counts.items()},
         **metrics.to_dict(),
         "epsilon": eps.to_dict(),
+        "exact_copies": copy_check.to_dict(),
     }
     if protect is not None:
         release_info["protect_outliers"] = {
@@ -586,7 +594,9 @@ def build_audit_json(result: RunResult) -> dict[str, Any]:
 
     prep, cfg = result.prepared, result.config
     table = prep.table
-    return _jsonable(
+    from engine.disclosure import safe_record
+
+    return safe_record(_jsonable(
         {
             "tool": {"name": "latent-synth", "version": __version__},
             "verdict": result.verdict,
@@ -618,7 +628,7 @@ def build_audit_json(result: RunResult) -> dict[str, Any]:
             "software": library_versions(),
             "outputs": result.outputs,
         }
-    )
+    ))  # fmt: skip
 
 
 def _settings(cfg: RunConfig) -> dict[str, Any]:
@@ -736,6 +746,7 @@ def _readme_info(result: RunResult) -> dict[str, Any]:
         "dropped": [c.name for c in schema.dropped()],
         "columns": [c.name for c in schema.synthesized()],
         "format": result.config.fmt,
+        "exact_copies": result.release.get("exact_copies"),
     }
 
 
@@ -751,7 +762,10 @@ def _summary_for(name: str, result: RunResult) -> str:
     if name == "report.pdf":
         return "privacy and fidelity report for the output checker"
     if name == "audit.json":
-        return "machine-readable audit record (no real records, no seeds, no model weights)"
+        return (
+            "machine-readable audit record (no real records, no seeds, no model weights; "
+            "counts under 10 shown as '< 10', as in the report)"
+        )
     return "explanation for the recipient"
 
 

@@ -40,7 +40,6 @@ import pandas as pd
 from scipy import stats as sps
 
 from engine.disclosure import coarse_km_grid
-
 from engine.errors import InputError
 
 Analysis = Literal["cox", "ols", "logistic"]
