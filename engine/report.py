@@ -625,8 +625,10 @@ def data_page(result: Any, st: dict[str, Any], width: float) -> list[Any]:
     if clipped:
         out.append(
             Paragraph(
-                "A synthetic value outside a column's allowed range (the observed range unless "
-                "given) is set to the nearest bound. Counts of synthetic values per column:",
+                "A synthetic value outside a column's allowed range (from its 10th smallest to "
+                "its 10th largest real value unless given, so no real extreme held by fewer than "
+                "10 people is reproduced) is set to the nearest bound. Counts of synthetic values "
+                "per column:",
                 st["body"],
             )
         )

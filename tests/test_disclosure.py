@@ -131,7 +131,9 @@ def test_no_text_file_prints_a_small_count(export) -> None:
         if "in the file" in line or "input file" in line:
             assert "400" not in line, line
     summary = json.loads(texts["results.json"])["results"]
-    audit_summary = [r["summary"] for r in summary.values() if r["files"][0]["name"] == "audit.json"]
+    audit_summary = [
+        r["summary"] for r in summary.values() if r["files"][0]["name"] == "audit.json"
+    ]
     assert "< 10" in audit_summary[0]
 
 
