@@ -435,6 +435,7 @@ def release(
         protect_outliers,
         release_metrics,
     )
+    from engine.disclosure import CopyCheck, release_without_unique_copies
     from engine.flow import select_flow
     from engine.generate import latent_noise_injection, shuffled
 
@@ -471,19 +472,28 @@ def release(
     def to_dist(rows: np.ndarray) -> np.ndarray:
         return enc.distance_space(enc.inverse_transform(rows).frame)
 
-    # Every copy is drawn the same way (with outlier protection when asked for), and the
-    # release metrics take, for each record, its closest copy: what a holder of all M sees.
+    # Every copy is drawn the same way (with outlier protection when asked for; rows that copy a
+    # unique real row redrawn), and the release metrics take, for each record, its closest copy:
+    # what a holder of all M sees.
     protects: list[Any] = []
     decoded_copies = []
+    copy_checks = []
     for _ in range(cfg.copies):
         cancel.raise_if_cancelled()
+        w_rows: Any = w
         if cfg.protect_outliers and w > 0:
             protects.append(protect_outliers(flow, X_model, X_dist, w, to_dist=to_dist, rng=rng))
             synth_model = protects[-1].synthetic_model_rows
+            w_rows = protects[-1].w_per_record
         else:
             synth_model = latent_noise_injection(flow, X_model, w, rng)
+        synth_model, check = release_without_unique_copies(
+            flow, X_model, synth_model, w_rows, rng, enc, prep.real
+        )
+        copy_checks.append(check)
         decoded_copies.append(enc.inverse_transform(synth_model))
     decoded = decoded_copies[0]
+    copy_check = CopyCheck.total(copy_checks)
     metrics = release_metrics(
         X_dist, _closest_copy(X_dist, [enc.distance_space(d.frame) for d in decoded_copies]),
         rng=rng,
@@ -511,6 +521,7 @@ def release(
         "metrics_over": "the closest of all copies per record" if cfg.copies > 1 else "one copy",
         "epsilon": {**eps.to_dict(), "copies": cfg.copies},
         **_binding_info(audit, w),
+        "exact_copies": copy_check.to_dict(),
     }
     if protects:
         release_info["protect_outliers"] = {
@@ -682,7 +693,9 @@ def build_audit_json(result: RunResult) -> dict[str, Any]:
 
     prep, cfg = result.prepared, result.config
     table = prep.table
-    return _jsonable(
+    from engine.disclosure import safe_record
+
+    return safe_record(_jsonable(
         {
             "tool": {"name": "latent-synth", "version": __version__},
             "verdict": result.verdict,
@@ -714,7 +727,7 @@ def build_audit_json(result: RunResult) -> dict[str, Any]:
             "software": library_versions(),
             "outputs": result.outputs,
         }
-    )
+    ))  # fmt: skip
 
 
 def _settings(cfg: RunConfig) -> dict[str, Any]:
@@ -835,6 +848,7 @@ def _readme_info(result: RunResult) -> dict[str, Any]:
         "dropped": [c.name for c in schema.dropped()],
         "columns": [c.name for c in schema.synthesized()],
         "format": result.config.fmt,
+        "exact_copies": result.release.get("exact_copies"),
     }
 
 
@@ -850,7 +864,10 @@ def _summary_for(name: str, result: RunResult) -> str:
     if name == "report.pdf":
         return "privacy and fidelity report for the output checker"
     if name == "audit.json":
-        return "machine-readable audit record (no real records, no seeds, no model weights)"
+        return (
+            "machine-readable audit record (no real records, no seeds, no model weights; "
+            "counts under 10 shown as '< 10', as in the report)"
+        )
     return "explanation for the recipient"
 
 

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+from engine.disclosure import safe_total_text
 from engine.report_data import NOT_AVAILABLE, fmt, pick, safe_count, sci
 from engine.report_text import (
     closer_sentence,
@@ -531,7 +532,8 @@ def key_rows(result: Any) -> list[list[Any]]:
     rows.append(
         [
             "Rows",
-            f"in the file: {safe_count(pick(prep, 'table', 'rows'))}; used (complete cases): "
+            f"in the file: {safe_total_text(pick(prep, 'table', 'rows'), _len(pick(prep, 'real')))}; "
+            "used (complete cases): "
             f"{safe_count(_len(pick(prep, 'real')))}; released: "
             f"{safe_count(pick(release, 'rows')) if w is not None else 'none'}",
         ]
@@ -623,8 +625,10 @@ def data_page(result: Any, st: dict[str, Any], width: float) -> list[Any]:
     if clipped:
         out.append(
             Paragraph(
-                "A synthetic value outside a column's allowed range (the observed range unless "
-                "given) is set to the nearest bound. Counts of synthetic values per column:",
+                "A synthetic value outside a column's allowed range (from its 10th smallest to "
+                "its 10th largest real value unless given, so no real extreme held by fewer than "
+                "10 people is reproduced) is set to the nearest bound. Counts of synthetic values "
+                "per column:",
                 st["body"],
             )
         )
@@ -655,9 +659,10 @@ def row_rows(result: Any) -> list[list[Any]]:
     """Rows in the file, selected, dropped (by reason) and used; every count via safe_count."""
     prep = pick(result, "prepared")
     table_rows, selected = pick(prep, "table", "rows"), _len(pick(prep, "table", "frame"))
-    rows = [["Rows in the input file", safe_count(table_rows)]]
+    used = _len(pick(prep, "real"))
+    rows = [["Rows in the input file", safe_total_text(table_rows, used)]]
     if selected is not None and table_rows is not None and selected != table_rows:
-        rows.append(["Rows selected (one sub-study)", safe_count(selected)])
+        rows.append(["Rows selected (one sub-study)", safe_total_text(selected, used)])
     dropped = pick(prep, "rows_dropped", default={}) or {}
     if isinstance(dropped, dict):
         if "rows_dropped" in dropped:

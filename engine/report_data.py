@@ -33,8 +33,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-THRESHOLD = 10
-NOT_AVAILABLE = "not available"
+from engine.disclosure import (  # noqa: F401  # the one set of disclosure rules, re-exported here
+    NOT_AVAILABLE,
+    THRESHOLD,
+    coarse_km_grid,
+    finite,
+    nice_floor,
+    safe_count,
+)
+
 BOX_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
@@ -59,35 +66,6 @@ def pick(obj: Any, *path: str | int, default: Any = None) -> Any:
         except (IndexError, KeyError, TypeError, AttributeError):
             return default
     return default if cur is None else cur
-
-
-def finite(value: Any) -> float | None:
-    """``value`` as a float when it is a finite number, else None.
-
-    Example:
-        >>> finite("0.5"), finite(float("nan")), finite(None)
-        (0.5, None, None)
-    """
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return out if math.isfinite(out) else None
-
-
-def safe_count(n: Any, threshold: int = THRESHOLD) -> str:
-    """A count for the report: ``"< 10"`` below the threshold (zero included), else with commas.
-
-    Example:
-        >>> safe_count(9), safe_count(10), safe_count(None)
-        ('< 10', '10', 'not available')
-    """
-    value = finite(n)
-    if value is None:
-        return NOT_AVAILABLE
-    if value < threshold:
-        return f"< {threshold}"
-    return f"{int(round(value)):,}"
 
 
 def fmt(value: Any, digits: int = 3, default: str = NOT_AVAILABLE) -> str:
@@ -211,51 +189,6 @@ class KMCurves:
     real: tuple[float, ...]
     synthetic: tuple[float, ...]
     note: str
-
-
-def nice_floor(x: float) -> float:
-    """Round ``x`` down to 2 significant digits so no plotted time equals an individual's.
-
-    Example:
-        >>> nice_floor(17.26), nice_floor(0.0)
-        (17.0, 0.0)
-    """
-    if x <= 0 or not math.isfinite(x):
-        return 0.0
-    step = 10 ** (math.floor(math.log10(x)) - 1)
-    return float(round(math.floor(x / step) * step, 12))
-
-
-def coarse_km_grid(time: np.ndarray, event: np.ndarray, *, intervals: int = 12) -> np.ndarray:
-    """Grid times from 0 to where >= 10 real records are still at risk (rounded down).
-
-    Starts with ``intervals`` equal steps; an interval holding 1-9 real events is merged with the
-    next one, so every drop of the plotted real curve reflects 0 or at least 10 events.
-
-    Example:
-        >>> rng = np.random.default_rng(0)
-        >>> t = rng.exponential(10, 500); e = rng.random(500) < 0.5
-        >>> g = coarse_km_grid(t, e)
-        >>> counts = np.histogram(t[e], bins=g)[0]
-        >>> bool(g[0] == 0 and ((counts == 0) | (counts >= 10)).all())
-        True
-    """
-    order = np.sort(time)
-    if len(order) < THRESHOLD:
-        return np.array([0.0])
-    end = nice_floor(float(order[len(order) - THRESHOLD]))
-    if end <= 0:
-        return np.array([0.0])
-    edges = list(np.linspace(0.0, end, intervals + 1))
-    ev = np.sort(time[event.astype(bool)])
-    i = 1
-    while i < len(edges):
-        n = int(np.searchsorted(ev, edges[i], "right") - np.searchsorted(ev, edges[i - 1], "right"))
-        if 0 < n < THRESHOLD:
-            del edges[i]  # merge with the next interval (at the end: stop earlier)
-            continue
-        i += 1
-    return np.array(edges, dtype=float)
 
 
 def km_curves(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.disclosure import copies_sentence
 from engine.report_data import fmt, percent, pick, safe_count, sci
 
 REFERENCES: tuple[str, ...] = (
@@ -189,6 +190,8 @@ def risk_sentence(release: dict[str, Any]) -> str:
             if copies == 0
             else f" Synthetic rows equal to a real row (within 10⁻⁶): {safe_count(copies)}."
         )
+    if pick(release, "exact_copies"):
+        text += " " + copies_sentence(pick(release, "exact_copies"))
     protect = pick(release, "protect_outliers")
     if protect:
         text += (

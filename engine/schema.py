@@ -565,15 +565,18 @@ def _forced_kind(spec: ColumnSpec, s: pd.Series, source: str, kind: str) -> Colu
 def _with_bounds(
     spec: ColumnSpec, s: pd.Series, source: str, user: tuple[float | None, float | None] | None
 ) -> ColumnSpec:
-    """Observed min/max for numeric kinds; user bounds replace either end."""
+    """Default range of a numeric column: its 10th smallest to 10th largest real value
+    (:func:`engine.disclosure.safe_bounds`), never a real extreme that fewer than 10 rows hold;
+    user (clinical) bounds replace either end."""
     if spec.kind not in NUMERIC_KINDS:
         if user is not None:
             raise InputError(
                 f"{source}: column '{spec.name}' is {spec.kind}; bounds apply to numeric columns only."
             )
         return spec
-    v = s.dropna().to_numpy(dtype="float64")
-    lower, upper = (float(v.min()), float(v.max())) if v.size else (None, None)
+    from engine.disclosure import safe_bounds
+
+    lower, upper = safe_bounds(s.dropna().to_numpy(dtype="float64"))
     if user is not None:
         lower = lower if user[0] is None else float(user[0])
         upper = upper if user[1] is None else float(user[1])

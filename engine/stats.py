@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from engine.disclosure import coarse_km_grid
 from engine.errors import InputError
 
 Analysis = Literal["cox", "ols", "logistic"]
@@ -589,8 +590,9 @@ def marginal_fidelity(
 class KMComparison:
     """Kaplan-Meier survival of both tables on one grid, and a log-rank test real vs synthetic.
 
-    The grid stops where fewer than ``min_at_risk`` real records remain at risk, so no point of the
-    curve describes a group smaller than that (PITFALLS: no group under 10).
+    The grid is :func:`engine.disclosure.coarse_km_grid` of the real table: it stops (rounded
+    down) where 10 real records remain at risk and every step holds 0 or at least 10 real
+    events, so no point of the curve describes a group smaller than that (CONTRACTS.md).
     """
 
     grid: tuple[float, ...]
@@ -618,7 +620,7 @@ def km_comparison(
     time: str,
     event: str,
     *,
-    points: int = 101,
+    points: int = 13,
     min_at_risk: int = 10,
 ) -> KMComparison:
     """Kaplan-Meier curves of real and synthetic on a common grid and the log-rank test between them.
@@ -644,11 +646,10 @@ def km_comparison(
         _check_binary(d[event], event)
         pairs.append((d[time].to_numpy(), d[event].to_numpy()))
     (tr, er), (ts, es) = pairs
-    real_sorted = np.sort(tr)
-    end = min(tr.max(), ts.max())
-    if len(real_sorted) >= min_at_risk:
-        end = min(end, real_sorted[len(real_sorted) - min_at_risk])
-    grid = np.linspace(0.0, float(end), points)
+    # The real curve may leave the secure environment (audit.json): read it on the coarse grid
+    # whose every step holds 0 or >= 10 real events and whose end is no patient's time.
+    grid = coarse_km_grid(tr, er, intervals=max(points - 1, 1))
+    grid = grid[grid <= ts.max()] if len(grid) > 1 and ts.max() > 0 else grid
     surv = [
         KaplanMeierFitter().fit(t, e).survival_function_at_times(grid).to_numpy() for t, e in pairs
     ]

@@ -141,7 +141,9 @@ def test_rows_are_shuffled_at_w1(tmp_path: Path) -> None:
     assert code == 0
     synth = pd.read_csv(tmp_path / "o" / "synthetic.csv")
     key = lambda f: sorted(map(tuple, f.astype(str).to_numpy()))  # noqa: E731
-    assert key(synth) == key(data), "w = 1 must return the input rows (up to order)"
+    # issue 11: copies of unique real rows are redrawn and extremes clipped, so w = 1 no longer
+    # returns the input rows; the shuffle is still checked below
+    assert len(synth) == len(data) and key(synth) != key(data)
     same_position = (synth.astype(str).to_numpy() == data.astype(str).to_numpy()).all(axis=1).mean()
     assert same_position < 0.05, "released rows keep the input order"
 
@@ -357,7 +359,10 @@ def test_protect_outliers_removes_at_risk_records_and_reports_the_cost(tmp_path:
     assert main(["run", str(src), "--out", str(tmp_path / "o"), "--seed", "8", *args, *FAST]) == 0
     release = json.loads((tmp_path / "o" / "audit.json").read_text())["release"]
     protect = release["protect_outliers"]
-    assert protect["at_risk_before"] > 50 and protect["at_risk_after"] == 0 == release["at_risk"]
+    # counts below 10 are written as "< 10" (issue 11)
+    assert (
+        protect["at_risk_before"] > 50 and protect["at_risk_after"] == "< 10" == release["at_risk"]
+    )
     effect = protect["effect"]
     assert set(effect["model_with"]) == set(effect["model_real"]) == {"age", "sbp", "smoker=yes"}
     assert effect["largest_mean_shift_sd_with"] < 0.3

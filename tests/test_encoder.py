@@ -37,7 +37,9 @@ META = {"stage": ColumnMeta(value_labels={1.0: "I", 2.0: "II", 3.0: "III", 4.0: 
 @pytest.fixture()
 def fitted() -> tuple[pd.DataFrame, TableEncoder]:
     df = cohort()
-    schema = infer_schema(df, time="time", event="event", column_meta=META)
+    observed = {c: (df[c].min(), df[c].max()) for c in ("age", "chol", "visits", "time")}
+    # observed range as user bounds: the default (10th extremes) would clip the real extremes
+    schema = infer_schema(df, time="time", event="event", column_meta=META, bounds=observed)
     return df, TableEncoder(schema).fit(df)
 
 

@@ -90,12 +90,12 @@ def test_kinds_and_reasons_on_a_mixed_frame() -> None:
     assert schema.to_frame().shape[0] == 14 and schema.time == "time" and schema.event == "event"
 
 
-def test_bounds_default_to_observed_and_user_bounds_override() -> None:
+def test_bounds_default_to_tenth_extremes_and_user_bounds_override() -> None:
     df = mixed_frame()
     schema = infer_schema(df, bounds={"age": (18, None)})
     age = schema.by_name("age")
-    assert age.lower == 18.0 and age.upper == df["age"].max()
-    assert schema.by_name("visits").lower == df["visits"].min()
+    assert age.lower == 18.0 and age.upper == df["age"].sort_values().iloc[-10]
+    assert schema.by_name("visits").lower == df["visits"].dropna().sort_values().iloc[9]
     with pytest.raises(InputError, match="lower bound"):
         infer_schema(df, bounds={"age": (90, 20)})
 

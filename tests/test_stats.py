@@ -197,7 +197,8 @@ def test_marginal_correlation_and_km(rossi: pd.DataFrame) -> None:
     assert cor.max_abs_difference == pytest.approx(2 * 0.8)  # corr(a, b) = 0.8 flips sign
     km = km_comparison(rossi, rossi.assign(week=rossi["week"] * 0.5), "week", "arrest")
     assert km.logrank_p < 1e-6 and 0 < km.max_abs_difference < 1
-    assert km.grid[0] == 0.0 and len(km.grid) == 101
+    events = np.histogram(rossi.loc[rossi["arrest"] == 1, "week"], bins=km.grid)[0]
+    assert km.grid[0] == 0.0 and ((events == 0) | (events >= 10)).all()  # coarse, disclosure-safe
 
 
 def test_fidelity_report_is_json_safe(rossi: pd.DataFrame) -> None:

@@ -33,6 +33,11 @@ ROLE_TIPS = {
     "drop": "Left out: never modelled and never exported.",
 }
 
+BOUNDS_HINT = (
+    "Bounds start at each number column's 10th smallest and 10th largest value, so no synthetic "
+    "value repeats a real extreme that fewer than 10 people hold; type clinical limits to change them."
+)
+
 
 class ColumnsPage(Page):
     title = "2  Columns"
@@ -63,6 +68,7 @@ class ColumnsPage(Page):
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.verticalHeader().setVisible(False)
         layout.addWidget(self.table, 1)
+        layout.addWidget(note(BOUNDS_HINT))
         self.summary = note("")
         layout.addWidget(self.summary)
         self.status = QtWidgets.QProgressBar()
