@@ -246,7 +246,7 @@ def _guarantee_dict(flow: DPTrainedFlow, enc: BoundedEncoder) -> dict[str, Any]:
         "The number of released rows equals the number of real complete rows; n is treated as public.",
         "Noise is drawn from torch's pseudo-random generator in float32 (no cryptographic or "
         "floating-point hardening).",
-        "Column kinds and decimal places are read from the data unless declared with --kind.",
+        "Column kinds and decimal places are read from the data unless they were declared.",
     ]
     if enc.undeclared_levels_:
         notes.append(
