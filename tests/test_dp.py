@@ -450,3 +450,21 @@ def test_dp_membership_audit_catches_a_release_that_copies_its_training_rows(
         prepared, epsilon=8.0, rng=np.random.default_rng(0), seed=0, repeats=1
     )
     assert audit.curve[0].auc > 0.95
+
+
+def test_without_dp_accounting_sigma_is_calibrated_on_the_rdp_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Fallback: the stated epsilon is the RDP bound, <= the target (n = 50,000 regime)."""
+    import engine.dp_accountant as acc
+
+    monkeypatch.setattr(acc, "_pld_available", lambda: False)
+    acc.accountant_name.cache_clear()
+    try:
+        sigma = sigma_for_epsilon(4.0, *BIG)
+        assert acc.accountant_name().startswith("RDP")
+        assert 3.99 <= rdp_epsilon(sigma, *BIG) <= 4.0
+        assert accountant_epsilon(sigma, *BIG) == rdp_epsilon(sigma, *BIG)
+        assert sigma > 0.66  # above the PLD sigma 0.62: the bound is looser
+    finally:
+        acc.accountant_name.cache_clear()
