@@ -5,6 +5,9 @@ Run: ``.venv/bin/python benchmarks/bench_dp.py [--quick] [--no-demo]``.
 1. Accounting: the DP-NF paper's four (sigma, mu, epsilon) settings (r = 0.5, T = 8000,
    delta = 0.01) with our mu-GDP, our RDP bound, and Google's ``dp-accounting`` PLD and RDP
    accountants when installed.
+   Then the calibration at the shipped defaults (expected batch 256, T = 1000, delta = n^-1.1)
+   for n = 1,608 / 8,000 / 50,000: sigma calibrated on PLD, with its PLD, RDP and mu-GDP
+   epsilons, beside the old mu-GDP sigma and its PLD epsilon.
 2. One DP-SGD step (per-record gradients by ``vmap(grad)``, clip, noise) against one ordinary
    batched backward pass and against a Python loop of single-record backward passes.
 3. Demo cohort, Framingham M (time ``time_cvd_years``, event ``cvd``; bounds: clinical presets
@@ -28,8 +31,10 @@ from engine.dp import dp_membership_audit, dp_release  # noqa: E402
 from engine.dp_accountant import (  # noqa: E402
     epsilon_for_sigma,
     gdp_mu,
+    gdp_sigma_for_epsilon,
     pld_epsilon,
     rdp_epsilon,
+    sigma_for_epsilon,
 )
 from engine.dp_train import noisy_mean_gradient  # noqa: E402
 from engine.flow_maf import MAF  # noqa: E402
@@ -63,6 +68,28 @@ def accounting() -> None:
             f"{float('nan') if pld is None else pld:<8.3f} "
             f"{rdp_epsilon(sigma, 0.01, 0.5, 8000):<13.3f} {lib_rdp:.3f}"
         )
+
+
+def calibration(sizes: tuple[int, ...] = (1_608, 8_000, 50_000)) -> None:
+    """Markdown table: sigma calibrated on PLD at the shipped defaults, three accountants."""
+    print(
+        "| n | rate | target eps | sigma (PLD) | PLD eps | RDP eps | mu-GDP eps "
+        "| old sigma (mu-GDP) | its PLD eps | seconds |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for n in sizes:
+        delta, r, T = n**-1.1, min(256 / n, 0.5), 1000
+        for target in (1.0, 4.0, 8.0):
+            t = time.perf_counter()
+            sigma = sigma_for_epsilon(target, delta, r, T)
+            seconds = time.perf_counter() - t
+            old = gdp_sigma_for_epsilon(target, delta, r, T)
+            print(
+                f"| {n:,} | {r:.4g} | {target:g} | {sigma:.4f} "
+                f"| {pld_epsilon(sigma, delta, r, T):.3f} | {rdp_epsilon(sigma, delta, r, T):.3f} "
+                f"| {epsilon_for_sigma(sigma, delta, r, T):.3f} | {old:.4f} "
+                f"| {pld_epsilon(old, delta, r, T):.3f} | {seconds:.2f} |"
+            )
 
 
 def step_timing(batch: int = 256, d: int = 6) -> None:
@@ -149,6 +176,7 @@ def demo(epsilon: float = 8.0, seed: int = 1) -> None:
 
 def main(argv: list[str]) -> None:
     accounting()
+    calibration()
     step_timing(batch=64 if "--quick" in argv else 256)
     if "--no-demo" not in argv:
         demo()

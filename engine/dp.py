@@ -3,12 +3,12 @@
 ::
 
     prepared (complete cases) -> BoundedEncoder (user bounds / clinical presets, no data moments)
-        -> DP-SGD MAF (sigma chosen for the target epsilon by mu-GDP) -> Flow Sampling n rows
+        -> DP-SGD MAF (sigma calibrated on the PLD accountant) -> Flow Sampling n rows
         -> decode, clip to the declared bounds -> DPRelease(synthetic, guarantee, flow)
 
 The released rows are post-processing of the DP model and inherit its (epsilon, delta)
 guarantee. Latent Noise Injection does *not* (it maps each real record), so the DP release is
-always Flow Sampling. Parts: :mod:`engine.dp_accountant` (mu-GDP, RDP bound, PLD cross-check),
+always Flow Sampling. Parts: :mod:`engine.dp_accountant` (PLD, RDP bound, mu-GDP for comparison),
 :mod:`engine.dp_train` (per-record gradients, clipping, noise), :mod:`engine.dp_bounds`
 (data-independent ranges, ``CLINICAL_PRESETS``).
 
@@ -69,6 +69,18 @@ __all__ = [
     "train_dp_flow",
 ]
 
+# The accounting parameters repeated at the top of ``release.dp`` in the run record.
+ACCOUNTING_KEYS = (
+    "accountant",
+    "epsilon",
+    "epsilon_target",
+    "delta",
+    "sigma",
+    "sampling_rate",
+    "steps",
+    "clip",
+)
+
 METHOD_NOTE = (
     "Synthetic rows drawn from a flow trained by DP-SGD (Flow Sampling); they inherit the "
     "model's (epsilon, delta) guarantee by post-processing. Latent Noise Injection releases "
@@ -89,8 +101,10 @@ class DPRelease:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``release`` block for the run record (no data, no seeds, no weights)."""
+        g = self.guarantee
         return {
             "method": "DP-SGD flow, Flow Sampling",
+            **{k: g.get(k) for k in ACCOUNTING_KEYS},
             "rows": int(len(self.synthetic)),
             "clipped": dict(self.clip_counts),
             "guarantee": self.guarantee,
@@ -232,7 +246,7 @@ def _guarantee_dict(flow: DPTrainedFlow, enc: BoundedEncoder) -> dict[str, Any]:
         "The number of released rows equals the number of real complete rows; n is treated as public.",
         "Noise is drawn from torch's pseudo-random generator in float32 (no cryptographic or "
         "floating-point hardening).",
-        "Column kinds and decimal places are read from the data unless declared with --kind.",
+        "Column kinds and decimal places are read from the data unless they were declared.",
     ]
     if enc.undeclared_levels_:
         notes.append(
@@ -240,9 +254,11 @@ def _guarantee_dict(flow: DPTrainedFlow, enc: BoundedEncoder) -> dict[str, Any]:
             + ", ".join(f"'{c}'" for c in enc.undeclared_levels_)
             + " were read from the data, not declared: the existence of each level is disclosed."
         )
-    if g.epsilon_pld is not None and g.epsilon_pld > g.epsilon * 1.02:
+    if g.epsilon_gdp is not None and g.epsilon_gdp < g.epsilon * 0.98:
         notes.append(
-            f"Google's PLD accountant gives epsilon {g.epsilon_pld:.2f}, above the mu-GDP value."
+            f"The mu-GDP approximation used by the DP-NF paper gives epsilon {g.epsilon_gdp:.2f} for "
+            f"the same training, below the stated {g.epsilon:.2f}: it is a central-limit "
+            "approximation that under-states epsilon at small sampling rates, so it is not used."
         )
     return {
         **g.to_dict(),

@@ -24,7 +24,7 @@ Known limits, stated in the guarantee's notes: noise comes from torch's generato
 cryptographic one; Opacus' "secure mode" uses torchcsprng), in float32 (floating-point attacks
 on the Gaussian mechanism are not addressed), and the number of rows ``n`` is treated as public.
 
-References: Abadi et al. 2016 (DP-SGD); Bu et al. 2020 (GDP accounting); DP-NF paper
+References: Abadi et al. 2016 (DP-SGD); Doroshenko et al. 2022 (PLD accounting); DP-NF paper
 (seeds/dp-normalizing-flows-paper.md) Algorithm 1 and section 3.2; Miyato et al. 2018.
 
 Example:
@@ -232,12 +232,13 @@ def train_dp_flow(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> DPTrainedFlow:
     """Train a MAF on ``X`` (n x d, encoded with data-independent bounds) by DP-SGD so that
-    it is (``epsilon``, ``delta``)-DP; sigma is chosen by the mu-GDP accountant.
+    it is (``epsilon``, ``delta``)-DP; sigma is calibrated on the PLD accountant (the RDP bound
+    without ``dp-accounting``), so the stated epsilon never exceeds ``epsilon``.
 
     ``clip``, ``r`` and ``T`` override the config's ``clip``, sampling rate and ``steps``.
     ``delta=None`` means ``1 / n^1.1``.
 
-    References: DP-NF paper Algorithm 1; Bu et al. 2020; Abadi et al. 2016.
+    References: DP-NF paper Algorithm 1; Abadi et al. 2016; Doroshenko et al. 2022 (PLD).
     """
     dp = _resolve_config(config, clip=clip, r=r, T=T)
     X = _check_rows(X)
@@ -271,7 +272,7 @@ def train_dp_flow(
                 )
             _dp_step(model, opt, Xt, rate=rate, clip=dp.clip, sigma=sigma, gen=gen)
         model.exact_spectral_()
-    guarantee = DPGuarantee.for_training(sigma, delta, rate, dp.steps, dp.clip)
+    guarantee = DPGuarantee.for_training(sigma, delta, rate, dp.steps, dp.clip, target=epsilon)
     progress(1.0, f"DP training: done, epsilon {guarantee.epsilon:.2f}")
     return DPTrainedFlow(
         model=model.eval(),

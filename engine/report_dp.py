@@ -2,7 +2,10 @@
 the run used ``--dp-epsilon``: the guarantee in words, its parameters and caveats, and the DP
 release's membership audit and model results beside the Latent Noise Injection release's.
 
-References: Dwork & Roth 2014; Dong, Roth & Su 2022 (Gaussian DP); the DP-NF paper
+The accountant that states epsilon (PLD, Google's dp-accounting) is named in the text and in a
+table of the guarantee's parameters.
+
+References: Dwork & Roth 2014; Doroshenko et al. 2022 (PLD); Dong, Roth & Su 2022 (Gaussian DP); the DP-NF paper
 (seeds/dp-normalizing-flows-paper.md).
 """
 
@@ -32,12 +35,42 @@ def dp_section(result: Any, st: dict[str, Any], width: float) -> list[Any]:
             st["body"],
         ),
     ]
+    flow.append(Paragraph("Privacy accounting", st["h2"]))
+    flow.append(table(accounting_rows(g), [width * f for f in (0.45, 0.55)]))
     notes = list(g.get("notes", []))
     if notes:
         flow.append(Paragraph("Caveats: " + " ".join(text(n) for n in notes), st["small"]))
     flow.append(Paragraph("DP release next to the Latent Noise Injection release", st["h2"]))
     flow.append(table(_comparison_rows(result, dp), [width * f for f in (0.40, 0.20, 0.20, 0.20)]))
     return flow
+
+
+def accounting_rows(g: dict[str, Any]) -> list[list[str]]:
+    """The accountant and every parameter of the guarantee, one row each (report table).
+
+    Example:
+        >>> rows = accounting_rows({"accountant": "PLD", "epsilon": 3.996, "sigma": 0.62})
+        >>> rows[1], rows[2][1]
+        (['accountant (states epsilon)', 'PLD'], '3.996')
+    """
+
+    def num(key: str, fmt: str) -> str:
+        value = g.get(key)
+        return "not available" if value is None else format(value, fmt)
+
+    return [
+        ["quantity", "value"],
+        ["accountant (states epsilon)", str(g.get("accountant", "not available"))],
+        ["epsilon (stated)", num("epsilon", ".3f")],
+        ["epsilon asked for", num("epsilon_target", ".3g")],
+        ["delta", num("delta", ".3g")],
+        ["noise multiplier (sigma)", num("sigma", ".4g")],
+        ["Poisson sampling rate", num("sampling_rate", ".4g")],
+        ["steps", num("steps", "d")],
+        ["clipping norm", num("clip", "g")],
+        ["epsilon, RDP upper bound", num("epsilon_rdp_bound", ".3f")],
+        ["epsilon, mu-GDP approximation (comparison only)", num("epsilon_gdp", ".3f")],
+    ]
 
 
 def _comparison_rows(result: Any, dp: dict[str, Any]) -> list[list[str]]:
