@@ -9,16 +9,22 @@ STAMP  := $(VENV)/.installed
 TORCH  ?= torch==2.13.0
 LOCAL_TORCH := $(wildcard $(or $(PIP_FIND_LINKS),/opt/wheels)/torch-2.13.0*cpu*.whl)
 TORCH_INDEX ?= $(if $(LOCAL_TORCH),,--index-url https://download.pytorch.org/whl/cpu)
+# Test what ships: every package the offline kit pins (installer/requirements.lock) is installed
+# at that version, through a pip constraints file made from the lock (constraints cannot carry
+# hashes). Packages the lock does not list (pytest, ruff, ...) are free. torch: TORCH above.
+LOCK        := installer/requirements.lock
+CONSTRAINTS := $(VENV)/constraints.txt
 
 .PHONY: demo test venv lint bench clean
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) installer/lockfile.py constraints --drop torch $(LOCK) > $(CONSTRAINTS)
 	$(PY) -m pip install --quiet "$(TORCH)" $(TORCH_INDEX)
-	$(PY) -m pip install --quiet -e ".[gui,test]"
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e ".[gui,test]"
 	touch $(STAMP)
 
 demo: $(STAMP)

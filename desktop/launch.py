@@ -1,12 +1,23 @@
-"""The ``latent-synth`` console script: no arguments open the wizard, anything else is the
-command line (``engine.cli``). Lives in ``desktop`` because the engine may not import Qt or
-``desktop``; nothing here imports Qt until the wizard is asked for, so the command line works
-without PySide6 installed."""
+"""Entry points of the installed program.
+
+``latent-synth`` (console script): no arguments open the wizard, anything else is the command
+line (``engine.cli``). ``latent-synth-gui`` (GUI script, no console window on Windows; the
+Start-menu shortcut points at it): the wizard, with any start-up failure written to a log file
+in the user's local app-data folder and shown in a message box, since a windowed program has
+no console to print to.
+
+Lives in ``desktop`` because the engine may not import Qt or ``desktop``; nothing here imports
+Qt until the wizard is asked for, so the command line works without PySide6 installed.
+"""
 
 from __future__ import annotations
 
+import datetime as _dt
+import os
 import sys
+import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -17,6 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return cli_main(args)
     try:
+        _load_torch_before_qt()
         from desktop.app import main as desktop_main
     except ImportError as err:
         print(
@@ -26,6 +38,87 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     return int(desktop_main())
+
+
+def _load_torch_before_qt() -> None:
+    """On Windows, import torch before Qt: the Visual C++ runtime that torch needs (14.40 or
+    newer, placed beside torch's DLLs by the installer) must be the one loaded, not an older
+    msvcp140.dll that Qt brings (WinError 1114)."""
+    if sys.platform == "win32":
+        import torch  # noqa: F401
+
+
+def log_folder() -> Path:
+    """Where start-up failures are logged: %LOCALAPPDATA%\\latent-synth\\logs on Windows,
+    $XDG_STATE_HOME (or ~/.local/state)/latent-synth/logs elsewhere."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+    else:
+        base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "latent-synth" / "logs"
+
+
+def _write_startup_log(text: str) -> Path | None:
+    """Append ``text`` to startup.log; None when even that is impossible."""
+    try:
+        folder = log_folder()
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "startup.log"
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(text)
+        return path
+    except OSError:
+        return None
+
+
+def _show_startup_error(message: str) -> None:
+    """Show ``message`` in a message box (Qt if it loads, else Windows' own), else on stderr."""
+    try:
+        from PySide6.QtWidgets import QApplication, QMessageBox
+
+        _app = QApplication.instance() or QApplication([])
+        QMessageBox.critical(None, "latent-synth could not start", message)
+        return
+    except Exception:  # noqa: BLE001 - Qt itself may be what failed to load
+        pass
+    if sys.platform == "win32":
+        import ctypes
+
+        ctypes.windll.user32.MessageBoxW(None, message, "latent-synth could not start", 0x10)
+    elif sys.stderr is not None:
+        print(message, file=sys.stderr)
+
+
+def _prefer_installed_modules() -> None:
+    """Drop the working folder from the import path: a ``pandas.py`` in Documents must never
+    be imported instead of the installed package."""
+    cwd = os.getcwd()
+    sys.path[:] = [p for p in sys.path if p not in ("", ".", cwd)]
+
+
+def gui_main() -> int:
+    """The wizard for the Start-menu shortcut; start-up failures are logged and shown."""
+    _prefer_installed_modules()
+    try:
+        _load_torch_before_qt()
+        from desktop.app import main as desktop_main
+
+        return int(desktop_main())
+    except Exception as err:  # noqa: BLE001 - a windowed program has no console to print to
+        return _startup_failed(err)
+
+
+def _startup_failed(err: BaseException) -> int:
+    """Log ``err`` with its traceback, tell the user where the log is, return exit code 1."""
+    stamp = _dt.datetime.now().isoformat(timespec="seconds")
+    detail = "".join(traceback.format_exception(err))
+    log = _write_startup_log(f"--- {stamp} latent-synth could not start\n{detail}\n")
+    where = f"The details were saved in {log}." if log else "The details could not be saved."
+    _show_startup_error(
+        f"latent-synth could not start: {err}\n\n{where}\n"
+        "Please send that file to whoever installed the program."
+    )
+    return 1
 
 
 if __name__ == "__main__":

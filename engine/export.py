@@ -28,10 +28,13 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import json
 import os
 import re
 import secrets
+import shutil
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -57,6 +60,9 @@ _STATA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
 _SPSS_NAME = re.compile(r"^[A-Za-z@#$\u00c0-\uffff][\w.@#$\u00c0-\uffff]*$")
 _STATA_LONG = (-2_147_483_647, 2_147_483_620)
 PathLike = str | os.PathLike[str]
+# Pauses (seconds) before retrying a replace that an antivirus scanner blocks for a moment.
+_RETRY_DELAYS: tuple[float, ...] = (0.05, 0.1, 0.2, 0.4, 0.8)
+_ON_WINDOWS = os.name == "nt"
 
 
 # ---------------------------------------------------------------- formula injection
@@ -160,11 +166,23 @@ def _refuse_input_path(target: Path, forbid: PathLike | None) -> None:
         )
 
 
-def _create_temp(target: Path) -> Path:
-    """Create an empty, hidden temporary file next to ``target`` (mode follows the umask)."""
+def _path_too_long(path: Path, err: OSError) -> bool:
+    """True when ``err`` (raised creating ``path``) comes from a path or name over the limit."""
+    if err.errno == errno.ENAMETOOLONG:
+        return True
+    # Windows without long-path support answers a path over 259 characters with "not found".
+    return _ON_WINDOWS and isinstance(err, FileNotFoundError) and len(str(path)) > 259
+
+
+def _create_temp(target: Path, suffix: str = ".tmp") -> Path:
+    """Create an empty, hidden temporary file next to ``target`` (mode follows the umask).
+
+    Raises InputError (one line naming the folder) when the folder cannot take the file: no
+    permission, a path too long for the system, or any other refusal by the file system.
+    """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     for _ in range(100):
-        tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}{suffix}")
         try:
             os.close(os.open(tmp, flags, 0o666))
             return tmp
@@ -173,6 +191,17 @@ def _create_temp(target: Path) -> Path:
         except PermissionError as err:
             raise InputError(
                 f"{target.parent}: no permission to write in this folder; choose another one"
+            ) from err
+        except OSError as err:
+            if _path_too_long(tmp, err):
+                raise InputError(
+                    f"{target.parent}: this folder's path is too long to write {target.name} "
+                    f"({len(str(tmp))} characters with the temporary name); "
+                    "choose an output folder with a shorter path"
+                ) from err
+            raise InputError(
+                f"{target.parent}: cannot write {target.name} in this folder "
+                f"({err.strerror or err}); choose another folder"
             ) from err
     raise InputError(f"{target.parent}: cannot create a temporary file; choose another folder")
 
@@ -196,14 +225,43 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
+def _replace_retrying(src: Path, dst: Path) -> None:
+    """``os.replace``, tried again after short pauses while it raises PermissionError.
+
+    An antivirus scanner or the Windows search indexer opens a new file for a moment; a
+    program that keeps the target open (Excel, a PDF viewer) still fails after the last try.
+    """
+    for delay in (*_RETRY_DELAYS, None):
+        try:
+            os.replace(src, dst)
+            return
+        except PermissionError:
+            if delay is None:
+                raise
+            time.sleep(delay)
+
+
+def _locked_message(target: Path) -> str:
+    """Plain words for a target that another program keeps open."""
+    program = "a PDF viewer" if target.suffix.lower() == ".pdf" else "Excel"
+    return f"{target} is open in another program (e.g. {program}); close it and export again"
+
+
 def _replace(tmp: Path, target: Path) -> None:
     """``os.replace`` with the locked-target case (Excel on Windows) said in plain words."""
     try:
-        os.replace(tmp, target)
+        _replace_retrying(tmp, target)
     except PermissionError as err:
-        raise InputError(
-            f"{target} is open in another program (e.g. Excel); close it and export again"
-        ) from err
+        raise InputError(_locked_message(target)) from err
+
+
+def _check_target(target: Path, forbid: PathLike | None) -> None:
+    """InputError when ``target`` is the input file, a folder, or in a missing folder."""
+    _refuse_input_path(target, forbid)
+    if not target.parent.is_dir():
+        raise InputError(f"{target.parent}: folder does not exist; create it or choose another")
+    if target.is_dir():
+        raise InputError(f"{target}: is a folder; choose a file name")
 
 
 @contextlib.contextmanager
@@ -225,11 +283,7 @@ def atomic_path(path: PathLike, *, forbid: PathLike | None = None) -> Iterator[P
         ('done', ['a.txt'])
     """
     target = Path(path)
-    _refuse_input_path(target, forbid)
-    if not target.parent.is_dir():
-        raise InputError(f"{target.parent}: folder does not exist; create it or choose another")
-    if target.is_dir():
-        raise InputError(f"{target}: is a folder; choose a file name")
+    _check_target(target, forbid)
     tmp = _create_temp(target)
     try:
         yield tmp
@@ -261,6 +315,153 @@ def atomic_write_bytes(path: PathLike, data: bytes, *, forbid: PathLike | None =
     return target
 
 
+Content = bytes | Callable[[Path], None]
+
+
+def _backup(target: Path) -> Path | None:
+    """A hidden copy of the current ``target`` (a hard link where possible), or None."""
+    if not target.exists():
+        return None
+    backup = _create_temp(target, ".bak")
+    try:
+        backup.unlink()
+        os.link(target, backup)
+    except OSError:  # no hard links here (FAT, some network shares): copy instead
+        shutil.copy2(target, backup)
+    return backup
+
+
+class AtomicBatch:
+    """Several files written as one: every file is staged first, then all are moved into place.
+
+    ``stage`` writes a file's content to a temporary file next to its target (bytes, or a
+    function that writes to the path it is given) and returns that temporary path, so a caller
+    can hash a file before staging the next. Leaving the ``with`` block normally commits: each
+    target is replaced in turn (with short retries for antivirus locks); when one replacement
+    fails, the targets already replaced get their previous content back and every temporary
+    file is removed, so the folders look as before. An exception inside the block discards.
+
+    References:
+        POSIX ``rename(2)``; Windows ``MoveFileEx`` (fails on a file another program has open).
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> with AtomicBatch() as batch:
+        ...     _ = batch.stage(folder / "a.txt", b"A")
+        ...     _ = batch.stage(folder / "b.txt", lambda tmp: tmp.write_bytes(b"B"))
+        >>> sorted(p.name for p in folder.iterdir()), (folder / "b.txt").read_text()
+        (['a.txt', 'b.txt'], 'B')
+    """
+
+    def __init__(self, *, forbid: PathLike | None = None) -> None:
+        self.forbid = forbid
+        self._staged: list[tuple[Path, Path]] = []
+        self.committed: list[Path] = []  # filled by a successful commit
+
+    def stage(self, path: PathLike, content: Content) -> Path:
+        """Write ``content`` for ``path`` to a temporary file and return the temporary path."""
+        target = Path(path)
+        if any(target == staged for staged, _ in self._staged):
+            raise ValueError(f"{target} is staged twice")
+        _check_target(target, self.forbid)
+        tmp = _create_temp(target)
+        self._staged.append((target, tmp))
+        if isinstance(content, bytes):
+            with open(tmp, "wb") as handle:
+                handle.write(content)
+        else:
+            content(tmp)
+        _fsync_file(tmp)
+        return tmp
+
+    @property
+    def targets(self) -> list[Path]:
+        """The staged targets, in staging order."""
+        return [target for target, _ in self._staged]
+
+    def discard(self) -> None:
+        """Remove every temporary file; no target is touched."""
+        for _, tmp in self._staged:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        self._staged = []
+
+    def commit(self) -> list[Path]:
+        """Move every staged file into place, or, on a failure, none (see the class)."""
+        targets = self.targets
+        done: list[tuple[Path, Path | None]] = []
+        try:
+            for target, tmp in self._staged:
+                backup = _backup(target)
+                try:
+                    _replace(tmp, target)
+                except BaseException:
+                    if backup is not None:
+                        with contextlib.suppress(OSError):
+                            backup.unlink()
+                    raise
+                done.append((target, backup))
+        except BaseException as err:
+            _roll_back(done)
+            self.discard()
+            if isinstance(err, InputError) and len(targets) > 1:
+                raise InputError(f"{err} (no file was changed)") from err
+            raise
+        for _, backup in done:
+            if backup is not None:
+                with contextlib.suppress(OSError):
+                    backup.unlink()
+        for folder in {target.parent for target in targets}:
+            _fsync_dir(folder)
+        self._staged = []
+        self.committed = targets
+        return targets
+
+    def __enter__(self) -> AtomicBatch:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.discard()
+
+
+def _roll_back(done: list[tuple[Path, Path | None]]) -> None:
+    """Give replaced targets their previous content back (remove the ones that were new)."""
+    for target, backup in reversed(done):
+        with contextlib.suppress(OSError):
+            if backup is None:
+                target.unlink()
+            else:
+                _replace_retrying(backup, target)
+
+
+def write_all_or_nothing(
+    files: Mapping[PathLike, Content], *, forbid: PathLike | None = None
+) -> list[Path]:
+    """Write every file of ``files`` ({path: bytes or writer(tmp_path)}) or none of them.
+
+    See :class:`AtomicBatch`: all temporary files are written first, then each target is
+    replaced; if any replacement fails (a file open in another program), the targets already
+    replaced get their old content back and the error names the locked file.
+
+    References:
+        CONTRACTS.md ("Files are written atomically"); issue 17 item 3.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> [p.name for p in write_all_or_nothing({folder / "x": b"1", folder / "y": b"2"})]
+        ['x', 'y']
+    """
+    with AtomicBatch(forbid=forbid) as batch:
+        for path, content in files.items():
+            batch.stage(path, content)
+    return batch.committed
+
+
 # ---------------------------------------------------------------- per-format writers
 
 
@@ -274,8 +475,12 @@ def _meta_field(meta: Any, name: str) -> Any:
 
 
 def _write_csv(frame: pd.DataFrame, tmp: Path, column_meta: Mapping[str, Any]) -> None:
-    """UTF-8 CSV (RFC 4180 line ends, so CR and LF inside a cell are quoted)."""
-    _spreadsheet_safe(frame).to_csv(tmp, index=False, encoding="utf-8", lineterminator="\r\n")
+    """UTF-8 CSV with a byte-order mark (RFC 4180 line ends, so CR and LF in a cell are quoted).
+
+    The mark tells Excel the file is UTF-8; without it Excel reads the locale's code page
+    (cp1252) and shows "Ã©" for "é".
+    """
+    _spreadsheet_safe(frame).to_csv(tmp, index=False, encoding="utf-8-sig", lineterminator="\r\n")
 
 
 def _excel_values(series: pd.Series, name: str) -> list[Any]:
@@ -496,6 +701,30 @@ def _format_name(fmt: str) -> str:
     return name
 
 
+def table_writer(
+    frame: pd.DataFrame, fmt: str, column_meta: Mapping[str, Any] | None = None
+) -> Callable[[Path], None]:
+    """A function that writes ``frame`` as ``fmt`` to the path it is given (for
+    :class:`AtomicBatch`); the format is checked now, the table written when called.
+
+    Example:
+        >>> import tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "t.csv"
+        >>> table_writer(pd.DataFrame({"a": [1]}), "csv")(p)
+        >>> p.read_bytes()[:3].hex()  # the UTF-8 byte-order mark
+        'efbbbf'
+    """
+    name = _format_name(fmt)
+    data = frame.copy(deep=False)
+    data.columns = [str(c) for c in data.columns]
+    meta = {str(k): v for k, v in (column_meta or {}).items()}
+
+    def write(tmp: Path) -> None:
+        _WRITERS[name](data.reset_index(drop=True), tmp, meta)
+
+    return write
+
+
 def write_table(
     frame: pd.DataFrame,
     path: PathLike,
@@ -508,7 +737,8 @@ def write_table(
 
     ``column_meta`` maps a column name to an object or dict with ``variable_label`` and
     ``value_labels`` ({code: label}); SPSS and Stata get them as labels, Parquet as schema
-    metadata. Text columns whose values are all labels are written as labelled codes.
+    metadata. Text columns whose values are all labels are written as labelled codes. CSV is
+    UTF-8 with a byte-order mark, so Excel shows non-ASCII labels correctly.
 
     References:
         OWASP ASVS V1.2.10 and OWASP "CSV Injection" (CSV and Excel cells are escaped).
@@ -517,16 +747,13 @@ def write_table(
         >>> import tempfile
         >>> p = Path(tempfile.mkdtemp()) / "synthetic.csv"
         >>> _ = write_table(pd.DataFrame({"a": ["=1", "x"], "b": [-1, 2]}), p, "csv")
-        >>> p.read_text(encoding="utf-8").splitlines()
+        >>> p.read_text(encoding="utf-8-sig").splitlines()
         ['a,b', "'=1,-1", 'x,2']
     """
-    name = _format_name(fmt)
     target = Path(path)
-    data = frame.copy(deep=False)
-    data.columns = [str(c) for c in data.columns]
-    meta = {str(k): v for k, v in (column_meta or {}).items()}
+    writer = table_writer(frame, fmt, column_meta)
     with atomic_path(target, forbid=forbid) as tmp:
-        _WRITERS[name](data.reset_index(drop=True), tmp, meta)
+        writer(tmp)
     return target
 
 
@@ -666,6 +893,10 @@ def write_recipient_readme(folder: PathLike, info: Mapping[str, Any]) -> Path:
         >>> "SYNTHETIC" in p.read_text(encoding="utf-8"), p.name
         (True, 'README.txt')
     """
-    target = Path(folder) / "README.txt"
+    return atomic_write_bytes(Path(folder) / "README.txt", recipient_readme_bytes(info))
+
+
+def recipient_readme_bytes(info: Mapping[str, Any]) -> bytes:
+    """The bytes of ``README.txt`` (see :func:`write_recipient_readme`): UTF-8, CRLF on Windows."""
     text = _readme_text(info).replace("\n", os.linesep if os.name == "nt" else "\n")
-    return atomic_write_bytes(target, text.encode("utf-8"))
+    return text.encode("utf-8")

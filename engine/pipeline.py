@@ -774,58 +774,59 @@ def _jsonable(obj: Any) -> Any:
 
 
 def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progress) -> RunResult:
-    """Write synthetic file(s), audit.json, results.json, README.txt and report.pdf atomically."""
-    from engine.export import atomic_write_bytes, write_recipient_readme, write_table
+    """Write synthetic file(s), README.txt, report.pdf, audit.json and results.json: all or none.
+
+    Every file is staged as a temporary file in ``out`` first (the hashes in audit.json and
+    results.json are of those bytes); only then are the targets replaced, and when one cannot
+    be (a report open in a PDF viewer), the files already replaced get their old content back,
+    so the folder never holds a new table beside an old report.
+    """
+    from engine.export import AtomicBatch, recipient_readme_bytes, table_writer
     from engine.provenance import results_json, sha256_file
 
     cfg = result.config
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: the output path is a file; give a folder with --out")
-    out.mkdir(parents=True, exist_ok=True)
-    input_path = Path(cfg.input).resolve()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(
+            f"{out}: cannot create this output folder ({err.strerror or err}); "
+            "choose another folder, with a shorter path"
+        ) from err
+    meta = result.prepared.table.column_meta
     outputs: dict[str, str] = {}
     progress(0.0, "writing files")
-    for i, frame in enumerate(result.copies):
-        name = f"synthetic.{cfg.fmt}" if i == 0 else f"synthetic_{i + 1}.{cfg.fmt}"
-        path = write_table(
-            frame,
-            out / name,
-            cfg.fmt,
-            column_meta=result.prepared.table.column_meta,
-            forbid=input_path,
-        )
-        outputs[name] = sha256_file(path)
-    if result.dp_synthetic is not None and result.synthetic is not None:
-        name = f"synthetic_dp.{cfg.fmt}"
-        path = write_table(
-            result.dp_synthetic, out / name, cfg.fmt,
-            column_meta=result.prepared.table.column_meta, forbid=input_path,
-        )  # fmt: skip
-        outputs[name] = sha256_file(path)
-    if result.synthetic is not None:
-        readme = write_recipient_readme(out, _readme_info(result))
-        outputs[readme.name] = sha256_file(readme)
-    if cfg.report:
-        progress(0.3, "writing the PDF report")
-        from engine.report import build_report
+    with AtomicBatch(forbid=Path(cfg.input).resolve()) as batch:
+        tables = [
+            (f"synthetic.{cfg.fmt}" if i == 0 else f"synthetic_{i + 1}.{cfg.fmt}", frame)
+            for i, frame in enumerate(result.copies)
+        ]
+        if result.dp_synthetic is not None and result.synthetic is not None:
+            tables.append((f"synthetic_dp.{cfg.fmt}", result.dp_synthetic))
+        for name, frame in tables:
+            outputs[name] = sha256_file(
+                batch.stage(out / name, table_writer(frame, cfg.fmt, column_meta=meta))
+            )
+        if result.synthetic is not None:
+            readme = recipient_readme_bytes(_readme_info(result))
+            outputs["README.txt"] = sha256_file(batch.stage(out / "README.txt", readme))
+        if cfg.report:
+            progress(0.3, "writing the PDF report")
+            from engine.report import render_report
 
-        report_path = build_report(result, out / "report.pdf")
-        outputs["report.pdf"] = sha256_file(report_path)
-    result = replace(result, outputs=outputs)
-    audit_json = build_audit_json(result)
-    data = json.dumps(audit_json, indent=2, ensure_ascii=False).encode("utf-8")
-    atomic_write_bytes(out / "audit.json", data, forbid=input_path)
-    outputs["audit.json"] = sha256_file(out / "audit.json")
-    records = [
-        {"name": name, "sha256": digest, "summary": _summary_for(name, result)}
-        for name, digest in outputs.items()
-    ]
-    atomic_write_bytes(
-        out / "results.json",
-        json.dumps(results_json(records), indent=2).encode("utf-8"),
-        forbid=input_path,
-    )
+            pdf = render_report(result)
+            outputs["report.pdf"] = sha256_file(batch.stage(out / "report.pdf", pdf))
+        result = replace(result, outputs=outputs)
+        audit_json = build_audit_json(result)
+        data = json.dumps(audit_json, indent=2, ensure_ascii=False).encode("utf-8")
+        outputs["audit.json"] = sha256_file(batch.stage(out / "audit.json", data))
+        records = [
+            {"name": name, "sha256": digest, "summary": _summary_for(name, result)}
+            for name, digest in outputs.items()
+        ]
+        batch.stage(out / "results.json", json.dumps(results_json(records), indent=2).encode())
     progress(1.0, "files written")
     return replace(result, outputs=outputs, audit_json=audit_json)
 

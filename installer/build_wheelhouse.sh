@@ -9,6 +9,9 @@
 #   wheels/             every wheel of installer/requirements.lock for that target
 #                       (--only-binary=:all:, checked against the lock's hashes) + the app's wheel
 #   requirements.lock   the lock itself (pip evaluates its markers on the target)
+#   vcruntime/          (Windows) Microsoft's Visual C++ 14.44 runtime DLLs (redistributable),
+#                       from the hash-pinned msvc-runtime wheel; install.ps1 places them beside
+#                       torch's DLLs when the workstation's runtime is missing or older than 14.40
 #   install.sh / uninstall.sh (Linux), install.ps1 / uninstall.ps1 (Windows), lockfile.py
 #   README-admins.md    for the administrators of the secure environment
 #   sbom.cdx.json       CycloneDX 1.5: every package, version, licence and wheel hash
@@ -58,6 +61,10 @@ fi
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || {
   echo "build_wheelhouse.sh: needs Python 3.11 (set PYTHON=...); the kit is for CPython 3.11" >&2; exit 2; }
 TORCH_INDEX_URL="${TORCH_INDEX_URL-https://download.pytorch.org/whl/cpu}"
+# Visual C++ runtime for Windows (torch's c10.dll imports MSVCP140.dll and MSVCP140_ATOMIC_WAIT.dll
+# and ships neither). The wheel holds the redistributable DLLs; it is unpacked, not installed.
+MSVC_RUNTIME="msvc-runtime==14.44.35112"
+MSVC_RUNTIME_SHA256="aba7fbe71897d25ed53fbb7f391e9f50289378a8a9ae218ba18530c663448391"
 FIND_LINKS="${FIND_LINKS:-}"
 VERSION="$(sed -n 's/^version *= *"\(.*\)"/\1/p' "$ROOT/pyproject.toml" | head -1)"
 LOCK="$HERE/requirements.lock"
@@ -130,6 +137,25 @@ for T in $TARGETS; do
   cp "$LOCK" "$HERE/lockfile.py" "$HERE/README-admins.md" "$KIT/"
   if [ "$T" = win_amd64 ]; then
     cp "$HERE/install.ps1" "$HERE/uninstall.ps1" "$KIT/"
+    echo "$MSVC_RUNTIME --hash=sha256:$MSVC_RUNTIME_SHA256" > "$WORK/msvc.txt"
+    rm -rf "$WORK/msvc" && mkdir -p "$WORK/msvc" "$KIT/vcruntime"
+    "$TPY" -m pip download --quiet --no-deps --require-hashes --only-binary=:all: \
+        --python-version 3.11 --implementation cp --abi cp311 --platform win_amd64 \
+        --dest "$WORK/msvc" -r "$WORK/msvc.txt"
+    "$TPY" - "$WORK"/msvc/msvc_runtime-*.whl "$KIT/vcruntime" <<'PY'
+import sys, zipfile, pathlib
+wheel, dest = sys.argv[1], pathlib.Path(sys.argv[2])
+with zipfile.ZipFile(wheel) as zf:
+    for name in zf.namelist():  # the Scripts/ copy holds every DLL, vcruntime140*.dll included
+        base = name.rsplit("/", 1)[-1]
+        if "/data/Scripts/" in name and base.lower().endswith(".dll"):
+            (dest / base).write_bytes(zf.read(name))
+        elif name.endswith("dist-info/licenses/LICENSE"):
+            (dest / "LICENSE-msvc-runtime.txt").write_bytes(zf.read(name))
+PY
+    for dll in msvcp140.dll msvcp140_atomic_wait.dll vcruntime140.dll vcruntime140_1.dll; do
+      [ -f "$KIT/vcruntime/$dll" ] || { echo "build_wheelhouse.sh: $dll missing from $MSVC_RUNTIME" >&2; exit 1; }
+    done
   else
     cp "$HERE/install.sh" "$HERE/uninstall.sh" "$KIT/"
     chmod +x "$KIT/install.sh" "$KIT/uninstall.sh"

@@ -9,6 +9,8 @@ Sub-commands (``python installer/lockfile.py CMD --help``):
             (run it on a connected machine); everything else here works offline.
   select    print the lock's requirements for one target, markers evaluated and removed
             (``pip download --platform`` evaluates markers for the *host*, not the target).
+  constraints  the lock's pins for this machine as a pip constraints file (``-c``): no hashes
+            (pip refuses hashes in constraints), no markers; ``make venv`` tests what ships.
   check     the lock pins every dependency of pyproject.toml, with hashes, for every target.
   sums      write DIR/SHA256SUMS (``sha256sum -c`` format) for every file under DIR.
   verify    check DIR/SHA256SUMS and refuse files under wheels/ that it does not list.
@@ -164,6 +166,22 @@ def select(pins: Iterable[Pin], target: str, drop: Iterable[str] = ()) -> list[P
             raise LockError(f"{pin.name} is pinned twice for {target}")
         chosen[pin.name] = pin
     return list(chosen.values())
+
+
+def native_target() -> str:
+    return "win_amd64" if sys.platform == "win32" else "linux_x86_64"
+
+
+def distribution_names(lock: Path, target: str | None = None) -> list[str]:
+    """Every package the lock pins for ``target`` (default: this machine). The PyInstaller spec
+    copies their metadata, so the About box and results.json know every version that ships."""
+    return sorted(pin.name for pin in select(read_lock(lock), target or native_target()))
+
+
+def constraints(lock: Path, drop: Iterable[str] = ()) -> str:
+    """``name==version`` lines of the lock for this machine: a pip constraints file."""
+    lines = [f"{pin.name}=={pin.version}" for pin in select(read_lock(lock), native_target(), drop)]
+    return "# from installer/requirements.lock by `lockfile.py constraints`\n" + "\n".join(lines) + "\n"
 
 
 # ----------------------------------------------------------------------------- pyproject
@@ -425,6 +443,9 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--target", required=True, choices=[*TARGETS, "native"])
     s.add_argument("--drop", action="append", default=[])
     s.add_argument("lock", nargs="?", default=str(HERE / "requirements.lock"))
+    n = sub.add_parser("constraints", help="pip constraints (no hashes) for this machine")
+    n.add_argument("--drop", action="append", default=[])
+    n.add_argument("lock", nargs="?", default=str(HERE / "requirements.lock"))
     k = sub.add_parser("check", help="the lock covers pyproject.toml for every target")
     k.add_argument("lock", nargs="?", default=str(HERE / "requirements.lock"))
     k.add_argument("--pyproject", default=str(HERE.parent / "pyproject.toml"))
@@ -450,6 +471,9 @@ def main(argv: list[str] | None = None) -> int:
             target = "win_amd64" if sys.platform == "win32" else "linux_x86_64"
         for pin in select(read_lock(Path(args.lock)), target, args.drop):
             print(pin.render(with_marker=False))
+        return 0
+    if args.cmd == "constraints":
+        print(constraints(Path(args.lock), args.drop), end="")
         return 0
     if args.cmd == "check":
         problems = check(Path(args.lock), Path(args.pyproject))

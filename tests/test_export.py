@@ -479,3 +479,159 @@ def test_results_json_from_name_and_digest() -> None:
     assert doc["results"]["output_1"]["files"] == [
         {"name": "report.pdf", "sha256": "cd" * 32, "sdc": {}}
     ]
+
+
+# ---------------------------------------------------------------- issue 17: Windows export
+
+
+def _folder_state(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def _locked(name: str):
+    """An ``os.replace`` that fails like Windows when ``name`` is open in another program."""
+    real = os.replace
+
+    def replace(src, dst) -> None:
+        if Path(dst).name == name:
+            raise PermissionError(13, "The process cannot access the file", str(dst))
+        real(src, dst)
+
+    return replace
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """Two small pipeline results (different seeds) of the same table: old and new export."""
+    from engine.pipeline import RunConfig, prepare, synthesize
+
+    rng = np.random.default_rng(0)
+    n = 300
+    frame = pd.DataFrame({"age": rng.normal(60, 8, n).round(1), "group": rng.integers(0, 3, n)})
+    frame["sbp"] = (120 + 0.5 * frame["age"] + rng.normal(0, 9, n)).round(1)
+    src = tmp_path_factory.mktemp("input") / "cohort.csv"
+    frame.to_csv(src, index=False)
+    results = []
+    for seed in (1, 2):
+        config = RunConfig(input=src, w_grid=(0.5, 0.8), repeats=2, seed=seed, allow_risky=True)
+        results.append(synthesize(prepare(config)))
+    return results
+
+
+def test_locked_report_leaves_the_output_folder_unchanged(tmp_path, monkeypatch, two_runs):
+    """Issue 17.3: report.pdf open in a viewer -> the new table, README and JSON files are not
+    written either; the folder keeps the old, consistent set (hashes in results.json match)."""
+    from engine.pipeline import write_outputs
+
+    old, new = two_runs
+    write_outputs(old, tmp_path)
+    before = _folder_state(tmp_path)
+    assert {"synthetic.csv", "README.txt", "report.pdf", "audit.json", "results.json"} <= set(
+        before
+    )
+    monkeypatch.setattr(export, "_RETRY_DELAYS", (0.0, 0.0), raising=False)
+    monkeypatch.setattr(export.os, "replace", _locked("report.pdf"))
+    with pytest.raises(InputError) as info:
+        write_outputs(new, tmp_path)
+    message = str(info.value)
+    assert "report.pdf" in message and "close it and export again" in message
+    assert "\n" not in message
+    after = _folder_state(tmp_path)
+    assert sorted(after) == sorted(before), "no temporary or backup file is left behind"
+    changed = [name for name in before if after[name] != before[name]]
+    assert changed == []
+    records = json.loads(after["results.json"])["results"].values()
+    digests = {f["name"]: f["sha256"] for record in records for f in record["files"]}
+    assert {"synthetic.csv", "report.pdf", "audit.json"} <= set(digests)
+    for name, digest in digests.items():
+        assert sha256_file(tmp_path / name) == digest, name
+
+    # a fresh folder stays empty when the report cannot be placed
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    with pytest.raises(InputError):
+        write_outputs(new, fresh)
+    assert list(fresh.iterdir()) == []
+
+
+def test_all_or_nothing_retries_a_short_antivirus_lock(tmp_path, monkeypatch):
+    """A lock that is gone after two tries (a virus scanner) does not fail the export."""
+    monkeypatch.setattr(export, "_RETRY_DELAYS", (0.0, 0.0, 0.0), raising=False)
+    real, calls = os.replace, {"n": 0}
+
+    def flaky(src, dst) -> None:
+        if Path(dst).name == "b.txt" and calls["n"] < 2:
+            calls["n"] += 1
+            raise PermissionError(13, "locked for a moment")
+        real(src, dst)
+
+    monkeypatch.setattr(export.os, "replace", flaky)
+    written = export.write_all_or_nothing({tmp_path / "a.txt": b"A", tmp_path / "b.txt": b"B"})
+    assert [p.name for p in written] == ["a.txt", "b.txt"] and calls["n"] == 2
+    assert _folder_state(tmp_path) == {"a.txt": b"A", "b.txt": b"B"}
+
+
+def test_all_or_nothing_rolls_back_on_a_failing_writer(tmp_path):
+    atomic_write_bytes(tmp_path / "a.txt", b"old A")
+
+    def broken(tmp: Path) -> None:
+        tmp.write_bytes(b"half")
+        raise InputError("column 'x': cannot be stored")
+
+    with pytest.raises(InputError, match="column 'x'"):
+        export.write_all_or_nothing({tmp_path / "a.txt": b"new A", tmp_path / "b.csv": broken})
+    assert _folder_state(tmp_path) == {"a.txt": b"old A"}
+
+
+def test_csv_has_a_byte_order_mark_for_excel(tmp_path):
+    """Issue 17.4: Excel reads a CSV without a BOM in cp1252 ("MÃ¼nchen"); with one, as UTF-8."""
+    frame = pd.DataFrame({"Größe": [1.5, 2.0], "Ort": ["München", "Zürich"]})
+    path = write_table(frame, tmp_path / "synthetic.csv", "csv")
+    raw = path.read_bytes()
+    assert raw[:3] == b"\xef\xbb\xbf" and raw.count(b"\xef\xbb\xbf") == 1
+    assert raw[3:].decode("utf-8").splitlines()[0] == "Größe,Ort"
+    back = pd.read_csv(path, encoding="utf-8-sig")
+    assert list(back.columns) == ["Größe", "Ort"] and back["Ort"].tolist() == ["München", "Zürich"]
+
+
+def test_too_long_temporary_path_is_a_one_line_input_error(tmp_path, monkeypatch):
+    """Issue 17.8: the temporary name (19 characters longer than the target) can push a path
+    over the system's limit; that is the user's folder choice, not an internal error."""
+    # POSIX: a file name over 255 bytes is refused (ENAMETOOLONG); the target itself fits.
+    name = "s" * 240 + ".csv"
+    with pytest.raises(InputError) as info:
+        write_table(pd.DataFrame({"a": [1]}), tmp_path / name, "csv")
+    message = str(info.value)
+    assert str(tmp_path) in message and "shorter path" in message and "\n" not in message
+    assert list(tmp_path.iterdir()) == []
+
+    # Windows: a path over 259 characters is answered with FileNotFoundError.
+    def not_found(path, *args, **kwargs):
+        raise FileNotFoundError(2, "The system cannot find the path specified", str(path))
+
+    deep = tmp_path / ("d" * 200) / "out"
+    deep.mkdir(parents=True)
+    monkeypatch.setattr(export, "_ON_WINDOWS", True, raising=False)
+    monkeypatch.setattr(export.os, "open", not_found)
+    with pytest.raises(InputError, match="shorter path"):
+        atomic_write_bytes(deep / "synthetic.csv", b"x")
+
+
+def test_command_line_answers_a_too_long_output_path_with_exit_2(tmp_path, capsys):
+    """Issue 17.8 end to end: an output folder whose path fits but whose temporary file names do
+    not (POSIX PATH_MAX, 4096 bytes) gives exit 2 and one line, not an internal error."""
+    from engine.cli import main
+
+    summary = tmp_path / "studies.csv"
+    summary.write_text("study,estimate,se\nA,0.1,0.05\nB,0.2,0.07\nC,0.15,0.06\n")
+    limit = os.pathconf(tmp_path, "PC_PATH_MAX")
+    out = tmp_path
+    while len(str(out)) < limit - 20:  # out/meta.json fits; out/.meta.json.<hex>.tmp does not
+        out = out / ("d" * min(200, limit - 20 - len(str(out)) - 1))
+    out.mkdir(parents=True)
+    assert len(str(out / "forest.pdf")) < limit <= len(str(out / ".meta.json.0123456789ab.tmp"))
+    code = main(["meta", "--summary", str(summary), "--out", str(out), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1 and "shorter path" in err and "internal error" not in err
+    assert list(out.iterdir()) == []

@@ -344,3 +344,135 @@ def test_bundle_runs_without_network(tmp_path):
         cwd=tmp_path,
     )
     assert any(out.rglob("*.csv")) and any(out.rglob("*.pdf"))
+
+
+# ----------------------------------------------------------------------------- issue 17 (Windows)
+
+PS1 = (INSTALLER / "install.ps1").read_text(encoding="utf-8")
+UNPS1 = (INSTALLER / "uninstall.ps1").read_text(encoding="utf-8")
+
+
+def test_constraints_from_the_lock_carry_versions_not_hashes():
+    """Item 9: pip refuses hashes in a constraints file; every pin of this machine is there."""
+    text = lockfile.constraints(LOCK, drop=["torch"])
+    lines = [line for line in text.splitlines() if not line.startswith("#")]
+    pins = {p.name: p.version for p in lockfile.select(lockfile.read_lock(LOCK), "linux_x86_64")}
+    assert len(lines) == len(pins) - 1 and len(lines) > 30
+    assert not any(
+        "--hash" in line or ";" in line or "torch" == line.split("==")[0] for line in lines
+    )
+    assert (
+        f"pyside6=={pins['pyside6']}" in lines
+        and f"autograd-gamma=={pins['autograd-gamma']}" in lines
+    )
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("$(STAMP):", 1)[1].split("\n\n", 1)[0]
+    assert "lockfile.py constraints" in recipe and '-c $(CONSTRAINTS) -e ".[gui,test]"' in recipe
+    assert "$(LOCK)" in recipe.splitlines()[0], "a changed lock re-creates the test environment"
+
+
+def test_test_environment_runs_the_locked_versions():
+    """Item 9: the tested combination is the shipped one. Every package the kit pins that is
+    installed here has the lock's version (the test venv is built with the lock as constraints:
+    `make venv`)."""
+    from importlib import metadata
+
+    pins = lockfile.select(
+        lockfile.read_lock(LOCK), "win_amd64" if os.name == "nt" else "linux_x86_64"
+    )
+    wrong = {}
+    for pin in pins:
+        try:
+            installed = metadata.version(pin.name)
+        except metadata.PackageNotFoundError:
+            continue
+        if pin.name == "torch":  # the GPU build may replace the CPU one (README, "Using a GPU")
+            installed, want = installed.split("+")[0], pin.version.split("+")[0]
+        else:
+            want = pin.version
+        if installed != want:
+            wrong[pin.name] = f"{installed} installed, {want} shipped"
+    assert not wrong, f"the test environment differs from the kit; run `make venv`: {wrong}"
+
+
+def test_gui_script_is_the_shortcut_target():
+    """Item 5: a GUI script (no `pythonw -c` in Documents) is what the Start menu starts."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["gui-scripts"] == {"latent-synth-gui": "desktop.launch:gui_main"}
+    shortcut = PS1.split("CreateShortcut", 1)[1].split(".Save()", 1)[0]
+    assert "latent-synth-gui.exe" in shortcut and "pythonw" not in shortcut and "-c" not in shortcut
+
+
+def test_gui_start_failure_is_logged_and_shown(tmp_path, monkeypatch):
+    """Item 5: a windowed program has no console; a failure at start goes to a log file in the
+    user's local app-data folder and into a message box that names it."""
+    from desktop import app, launch
+
+    def broken() -> int:
+        raise OSError("[WinError 126] The specified module could not be found: c10.dll")
+
+    shown: list[str] = []
+    monkeypatch.setattr(app, "main", broken)
+    monkeypatch.setattr(launch, "_show_startup_error", shown.append)
+    monkeypatch.setattr(launch.sys, "platform", "win32")
+    monkeypatch.setitem(sys.modules, "torch", sys.modules.get("torch") or object())
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "Local"))
+    (tmp_path / "docs").mkdir()
+    monkeypatch.chdir(tmp_path / "docs")
+    monkeypatch.setattr(sys, "path", ["", str(tmp_path / "docs"), *sys.path])
+    assert launch.gui_main() == 1
+    log = tmp_path / "Local" / "latent-synth" / "logs" / "startup.log"
+    text = log.read_text(encoding="utf-8")
+    assert "c10.dll" in text and "Traceback" in text
+    assert len(shown) == 1 and str(log) in shown[0] and "c10.dll" in shown[0]
+    assert "" not in sys.path and str(tmp_path / "docs") not in sys.path
+
+
+def test_install_ps1_smoke_test_loads_torch_and_qt_in_both_orders():
+    """Item 1: the install fails at install time, not at first run, when torch and Qt cannot
+    both load; the kit's Visual C++ runtime goes beside torch's DLLs when the system's is old."""
+    assert '"import torch, PySide6.QtWidgets", "import PySide6.QtWidgets, torch"' in PS1
+    assert 'Join-Path $site "torch\\lib"' in PS1 and '[version]"14.40.0.0"' in PS1
+    assert "msvcp140_atomic_wait.dll" in PS1
+    build = (INSTALLER / "build_wheelhouse.sh").read_text(encoding="utf-8")
+    assert 'MSVC_RUNTIME_SHA256="' in build and '"$KIT/vcruntime"' in build
+
+
+def test_install_ps1_paths_are_ascii_relative_and_checked():
+    """Item 2: the .cmd launcher and the .pth file hold no install path (a non-ASCII user name
+    cannot be garbled), and a Prefix too long for MAX_PATH is refused before anything is written."""
+    launcher = PS1.split("Set-Content -LiteralPath $cmd", 1)[1].split("\n)", 1)[0]
+    assert "%~dp0..\\venv\\Scripts\\latent-synth.exe" in launcher and "$Prefix" not in launcher
+    pth = PS1.split("$pth = ", 1)[1].splitlines()[0]
+    assert "$" not in pth.strip('"') and pth.isascii() and "sys.prefix" in pth
+    assert "[System.Text.Encoding]::ASCII" in PS1
+    assert PS1.index("Get-LongestWheelEntry (Join") < PS1.index("-m venv")
+    assert "sysconfig.get_paths" not in PS1, "no path read back through the console code page"
+
+
+def test_path_edits_keep_the_registry_value_kind():
+    """Item 6: the user's Path (REG_EXPAND_SZ) is read unexpanded and written with its kind."""
+    for script in (PS1, UNPS1):
+        assert 'SetEnvironmentVariable("Path"' not in script
+        assert "DoNotExpandEnvironmentNames" in script and 'GetValueKind("Path")' in script
+        assert "SendMessageTimeout" in script
+
+
+def test_pip_is_isolated_from_user_configuration():
+    """Item 8: PIP_CONFIG_FILE=NUL does not isolate pip; --isolated does."""
+    installs = [line for line in PS1.splitlines() if "install --no-index" in line]
+    assert len(installs) == 2 and all("@PipIso" in line for line in installs)
+    assert '$PipIso = @("-m", "pip", "--isolated")' in PS1 and "PIP_CONFIG_FILE" not in PS1
+
+
+def test_bundle_copies_metadata_of_every_shipped_package():
+    """Item 7: the About box and results.json read versions from package metadata; the bundle
+    copies it for every package the lock pins (scipy, statsmodels, reportlab included)."""
+    names = lockfile.distribution_names(LOCK, "win_amd64")
+    assert {"scipy", "statsmodels", "reportlab", "pyside6", "torch", "lifelines"} <= set(names)
+    spec = (INSTALLER / "latent-synth.spec").read_text(encoding="utf-8")
+    assert "lockfile.distribution_names(" in spec
+    cli = (INSTALLER / "pyi" / "cli_entry.py").read_text(encoding="utf-8")
+    assert "from desktop.launch import main" in cli, "no arguments open the wizard, as documented"

@@ -7,6 +7,6 @@ import sys
 if __name__ == "__main__":
     multiprocessing.freeze_support()
     os.environ.setdefault("MPLBACKEND", "Agg")
-    from desktop.app import main
+    from desktop.launch import gui_main  # start-up failures logged and shown, not lost
 
-    sys.exit(main())
+    sys.exit(gui_main())
