@@ -187,3 +187,35 @@ def test_perturb_latent_draws_noise_from_the_given_generator() -> None:
     Z = np.zeros((4, 2))
     a = perturb_latent(Z, 0.0, np.random.default_rng(5))
     np.testing.assert_array_equal(a, np.random.default_rng(5).standard_normal((4, 2)))
+
+
+class _Shifted(_Identity):
+    """A map that is not exactly invertible (decoding adds 0.25), to see whether it is called."""
+
+    def from_latent(self, Z: np.ndarray) -> np.ndarray:
+        return np.asarray(Z, dtype=float) + 0.25
+
+
+def test_w1_returns_a_fresh_copy_of_the_real_rows_without_decoding() -> None:
+    """At w = 1 the release is the data itself: no decoding error, and a copy, so that a later
+    edit of the released array cannot change the real rows (kills the w == 1 shortcut mutants)."""
+    X = np.arange(6.0).reshape(3, 2)
+    same = latent_noise_injection(_Shifted(), X, 1.0, np.random.default_rng(0))
+    np.testing.assert_array_equal(same, X)
+    assert not np.shares_memory(same, X)
+    ints = latent_noise_injection(
+        _Shifted(), np.arange(4).reshape(2, 2), 1, np.random.default_rng(0)
+    )
+    np.testing.assert_array_equal(ints, [[0.0, 1.0], [2.0, 3.0]])
+    assert ints.dtype == np.float64
+    # a per-row w of all ones is injected, not short-cut: it goes through the map
+    rows = latent_noise_injection(_Shifted(), X, np.ones(3), np.random.default_rng(0))
+    np.testing.assert_allclose(rows, X + 0.25)
+    assert latent_noise_injection(_Shifted(), X, 0.5, np.random.default_rng(0)).shape == (3, 2)
+
+
+def test_w_at_the_ends_of_0_1_is_accepted() -> None:
+    Z, noise = np.array([[2.0, -1.0]]), np.array([[0.5, 0.5]])
+    np.testing.assert_array_equal(inject_latent_noise(Z, 1.0, noise), Z)
+    np.testing.assert_array_equal(inject_latent_noise(Z, 0.0, noise), noise)
+    np.testing.assert_array_equal(inject_latent_noise(Z, np.array([1.0]), noise), Z)
