@@ -219,3 +219,25 @@ def test_w_at_the_ends_of_0_1_is_accepted() -> None:
     np.testing.assert_array_equal(inject_latent_noise(Z, 1.0, noise), Z)
     np.testing.assert_array_equal(inject_latent_noise(Z, 0.0, noise), noise)
     np.testing.assert_array_equal(inject_latent_noise(Z, np.array([1.0]), noise), Z)
+
+
+def test_two_repeats_have_a_standard_error() -> None:
+    """[0.5, 0.7]: SD 0.1414, SE 0.1 — two repeats are enough for an SE (not reported as 0)."""
+    _, sd, se = audit._mean_sd_se([0.5, 0.7])
+    assert (sd, se) == pytest.approx((math.sqrt(0.02), 0.1), abs=1e-12)
+
+
+def test_direct_noise_injection_by_hand() -> None:
+    """sqrt(w) X + sqrt(1 - w) * column SD * Z, with column SDs 1 and 10."""
+    X = np.array([[0.0, 0.0], [1.0, 10.0], [2.0, 20.0]])
+    got = generate.direct_noise_injection(X, 0.25, np.random.default_rng(3))
+    z = np.random.default_rng(3).standard_normal(X.shape)
+    np.testing.assert_allclose(got, 0.5 * X + math.sqrt(0.75) * z * [1.0, 10.0], atol=1e-12)
+    with pytest.raises(InputError):
+        generate.direct_noise_injection(X, 1.5, np.random.default_rng(3))
+
+
+def test_shuffled_is_a_permutation_of_all_rows() -> None:
+    order = generate.shuffled(50, np.random.default_rng(0))
+    assert sorted(order.tolist()) == list(range(50))
+    assert (order != np.arange(50)).sum() > 40
