@@ -57,6 +57,7 @@ from engine.audit_release import (  # noqa: F401  (re-exported: the audit's publ
     release_metrics,
 )
 from engine.errors import InputError
+from engine.generate import inject_latent_noise
 from engine.neighbours import nearest_distances
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
@@ -320,7 +321,7 @@ def _make_split(X_model, X_dist, fit_map, config, rng) -> _Split:
 def _one_repeat(split: _Split, w: float, X_dist, to_dist, config, rng, acc: _Samples) -> None:
     """Perturb the train part once at w and score both attacks."""
     noise = rng.standard_normal(split.latent.shape)
-    synth = split.lmap.from_latent(math.sqrt(w) * split.latent + math.sqrt(1.0 - w) * noise)
+    synth = split.lmap.from_latent(inject_latent_noise(split.latent, w, noise))
     synth_dist = np.asarray(to_dist(np.asarray(synth)), dtype=np.float64)
     score = -nearest_distances(X_dist, synth_dist, method=config.nn_method)
     members, nonmembers = score[split.train], score[split.hold]

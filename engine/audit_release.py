@@ -30,6 +30,7 @@ from typing import Protocol
 
 import numpy as np
 
+from engine.generate import perturb_latent
 from engine.neighbours import count_closer, kth_neighbour_distances, nearest_distances
 
 
@@ -238,21 +239,15 @@ def protect_outliers(
     real = np.asarray(X_dist, dtype=np.float64)
     kth = kth_neighbour_distances(real, min(k, len(real) - 1))
     w_i = np.full(len(Z), float(w))
-    synth = np.asarray(latent_map.from_latent(_inject(Z, w_i, rng)), dtype=np.float64)
+    synth = np.asarray(latent_map.from_latent(perturb_latent(Z, w_i, rng)), dtype=np.float64)
     risky = _at_risk(real, to_dist(synth), kth, np.arange(len(Z)))
     before, rounds = len(risky), 0
     while len(risky) and rounds < max_rounds:
         rounds += 1
         w_i[risky] = 0.0 if rounds == max_rounds else w_i[risky] * 0.5
-        synth[risky] = latent_map.from_latent(_inject(Z[risky], w_i[risky], rng))
+        synth[risky] = latent_map.from_latent(perturb_latent(Z[risky], w_i[risky], rng))
         risky = risky[_at_risk(real[risky], to_dist(synth[risky]), kth[risky], None)]
     return ProtectResult(synth, w_i, before, len(risky), rounds)
-
-
-def _inject(Z: np.ndarray, w_i: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """sqrt(w_i) z_i + sqrt(1 - w_i) e_i, row by row."""
-    noise = rng.standard_normal(Z.shape)
-    return np.sqrt(w_i)[:, None] * Z + np.sqrt(1.0 - w_i)[:, None] * noise
 
 
 def _at_risk(real, synth, kth, rows) -> np.ndarray:

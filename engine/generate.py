@@ -47,14 +47,37 @@ def _check_weight(w: float | np.ndarray) -> None:
         )
 
 
-def perturb_latent(Z: np.ndarray, w: float | np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """``sqrt(w) Z + sqrt(1 - w) N(0, I)``; ``w`` may be one number or one per row."""
+def inject_latent_noise(Z: np.ndarray, w: float | np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """The latent step of eq. 12, ``sqrt(w) Z + sqrt(1 - w) noise``: the one implementation.
+
+    The audit, the release and outlier protection all call this function, so the map that is
+    audited is the map that is released. ``w`` is one number or one per row (a 1-D array with
+    one entry per row of ``Z``); ``noise`` has ``Z``'s shape. With ``Z`` and ``noise`` standard
+    Gaussian the result is standard Gaussian for every w (variance ``w + (1 - w) = 1``).
+
+    References:
+        main paper (seeds/latent-noise-injection-paper.md) eq. 12, Algorithm 1.
+
+    Example:
+        >>> inject_latent_noise(np.array([[2.0, -2.0]]), 0.25, np.array([[1.0, 0.0]])).round(4)
+        array([[ 1.866, -1.   ]])
+        >>> inject_latent_noise(np.ones((2, 1)), np.array([1.0, 0.0]), np.zeros((2, 1))).ravel()
+        array([1., 0.])
+    """
     _check_weight(w)
+    Z = np.asarray(Z, dtype=float)
+    noise = np.asarray(noise, dtype=float)
+    if noise.shape != Z.shape:
+        raise ValueError(f"noise shape {noise.shape} differs from latent shape {Z.shape}")
     w_col = np.asarray(w, dtype=float)
     if w_col.ndim == 1:
         w_col = w_col[:, None]
-    noise = rng.standard_normal(Z.shape)
     return np.sqrt(w_col) * Z + np.sqrt(1.0 - w_col) * noise
+
+
+def perturb_latent(Z: np.ndarray, w: float | np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """:func:`inject_latent_noise` with fresh noise ``N(0, I)`` drawn from ``rng``."""
+    return inject_latent_noise(Z, w, rng.standard_normal(np.shape(Z)))
 
 
 def latent_noise_injection(
