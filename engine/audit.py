@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import rankdata
 
-from engine.audit_density import GaussianKDE
+from engine.audit_density import GaussianKDE, principal_basis
 from engine.audit_release import (  # noqa: F401  (re-exported: the audit's public API)
     EpsilonStatement,
     LatentMap,
@@ -192,6 +192,7 @@ class _Split:
     lmap: LatentMap
     ref_log_members: np.ndarray  # log p_ref at each train row (its randomly assigned half)
     ref_log_hold: np.ndarray  # log p_ref at each holdout row (the other half)
+    basis: np.ndarray  # shared subspace of every KDE (one-hot row sums projected out)
 
 
 @dataclass
@@ -212,7 +213,8 @@ def _make_split(X_model, X_dist, fit_map, config, rng) -> _Split:
     lmap = fit_map(X_model[train])
     latent = np.asarray(lmap.to_latent(X_model[train]), dtype=np.float64)
     half = rng.permutation(len(hold)) < len(hold) // 2
-    kde = [GaussianKDE().fit(X_dist[hold[half == h]]) for h in (False, True)]
+    basis = principal_basis(X_dist)
+    kde = [GaussianKDE(basis=basis).fit(X_dist[hold[half == h]]) for h in (False, True)]
     ref_hold = np.empty(len(hold))
     for h in (False, True):  # each holdout row is scored by the half it is not in
         ref_hold[half == h] = kde[int(not h)].log_density(X_dist[hold[half == h]])
@@ -220,7 +222,7 @@ def _make_split(X_model, X_dist, fit_map, config, rng) -> _Split:
     ref_members = np.empty(len(train))
     for h in (False, True):
         ref_members[member_half == h] = kde[int(h)].log_density(X_dist[train[member_half == h]])
-    return _Split(train, hold, latent, lmap, ref_members, ref_hold)
+    return _Split(train, hold, latent, lmap, ref_members, ref_hold, basis)
 
 
 def _one_repeat(split: _Split, w: float, X_dist, to_dist, config, rng, acc: _Samples) -> None:
@@ -238,7 +240,7 @@ def _one_repeat(split: _Split, w: float, X_dist, to_dist, config, rng, acc: _Sam
     mi = rng.choice(len(split.train), size=m, replace=False)
     hi = rng.choice(len(split.hold), size=h, replace=False)
     rows = np.concatenate([split.train[mi], split.hold[hi]])
-    log_synth = GaussianKDE().fit(synth_dist).log_density(X_dist[rows])
+    log_synth = GaussianKDE(basis=split.basis).fit(synth_dist).log_density(X_dist[rows])
     ref = np.concatenate([split.ref_log_members[mi], split.ref_log_hold[hi]])
     ratio = log_synth - ref
     acc.density.append(membership_auc(ratio[:m], ratio[m:]))
