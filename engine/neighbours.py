@@ -97,7 +97,8 @@ def _brute_nearest(q: np.ndarray, r: np.ndarray, device: torch.device) -> np.nda
         vals, idx = (t.cpu().numpy() for t in torch.topk(part, k, dim=1, largest=False))
         diff = qc - r[idx[:, 0]]
         best2 = np.einsum("ij,ij->i", diff, diff)
-        unsure = np.flatnonzero(vals[:, -1] - vals[:, 0] <= 2.0 * bound) if k == 2 else []
+        gap = vals[:, -1] - vals[:, 0] if k == 2 else np.zeros(len(qc))
+        unsure = np.flatnonzero(gap <= 2.0 * bound) if k == 2 else np.empty(0, dtype=np.int64)
         if len(unsure):
             sub = part[torch.from_numpy(unsure).to(device)]
             limit = torch.from_numpy(vals[unsure, 0] + 2.0 * bound[unsure]).to(device, sub.dtype)
