@@ -6,7 +6,8 @@ Run: ``.venv/bin/python benchmarks/bench_audit.py [--quick]``.
 2. The neighbour step (all n real rows against the 80 % synthetic rows, exact nearest distance)
    against scikit-learn's ``NearestNeighbors(algorithm="brute")`` doing the same queries:
    n = 15,000 (d = 7 and d = 50) and n = 200,000 (d = 7; sklearn timed on one chunk of queries
-   and extrapolated, which is stated in the output).
+   and extrapolated, which is stated in the output); n = 15,000 queries against 30,000 rows at
+   d = 30 and 50 (brute path).
 3. The kd-tree / brute-force crossover over d (sets ``BRUTE_FORCE_MIN_DIM``).
 """
 
@@ -62,12 +63,14 @@ def bench_audit(n: int = 15000, d: int = 7) -> None:
     )
 
 
-def bench_neighbours(n: int, d: int, sklearn_rows: int | None = None) -> None:
+def bench_neighbours(
+    n: int, d: int, sklearn_rows: int | None = None, n_ref: int | None = None
+) -> None:
     from sklearn.neighbors import NearestNeighbors
 
     rng = np.random.default_rng(2)
     real = rng.standard_normal((n, d))
-    synth = rng.standard_normal((int(0.8 * n), d))
+    synth = rng.standard_normal((n_ref or int(0.8 * n), d))
     ours, dist = _timed(nearest_distances, real, synth)
     q = real if sklearn_rows is None else real[:sklearn_rows]
     nn = NearestNeighbors(n_neighbors=1, algorithm="brute").fit(synth)
@@ -76,7 +79,7 @@ def bench_neighbours(n: int, d: int, sklearn_rows: int | None = None) -> None:
     note = "" if scale == 1 else f" (sklearn timed on {len(q)} queries, x{scale:.0f} extrapolated)"
     err = float(np.abs(sk_dist[:, 0] - dist[: len(q)]).max())
     print(
-        f"neighbours n={n} d={d}: ours {ours:.3f} s, sklearn brute {sk * scale:.2f} s, "
+        f"neighbours n={n} ref={len(synth)} d={d}: ours {ours:.3f} s, sklearn brute {sk * scale:.2f} s, "
         f"speed-up {sk * scale / ours:.1f}x, max |diff| {err:.1e}{note}"
     )
 
@@ -95,5 +98,7 @@ if __name__ == "__main__":
     bench_audit()
     bench_neighbours(15000, 7)
     bench_neighbours(15000, 50)
+    for dim in (30, 50):  # one-hot columns make such d common (issue 11, item 11)
+        bench_neighbours(15000, dim, n_ref=30000)
     bench_neighbours(200000, 7, sklearn_rows=20000 if quick else None)
     bench_crossover()

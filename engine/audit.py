@@ -10,9 +10,9 @@ products for the kernel sums (:mod:`engine.audit_density`).
 Two attacks, both scored on every w of the grid (METHOD.md section 5):
     distance (the paper's eqs. 24/25): score d(X) = min over synthetic rows ||X - X~||.
     density ratio (DOMIAS): score log p_synth(X) - log p_ref(X), Gaussian KDEs (Scott) in the
-        distance space. p_ref is fitted on one half of the holdout; each evaluated row uses the
-        half it is not in (members: a random half), so no row is scored by a density fitted on
-        it. The KDE is evaluated on at most ``density_max_eval`` random members and non-members
+        distance space. p_ref is fitted on the holdout; holdout rows are scored leave-one-out
+        (a two-fold split biased the AUC below 0.5 in sparse categorical cells), so no row is
+        scored by a density fitted on it. The KDE is evaluated on at most ``density_max_eval`` random members and non-members
         per repeat (fresh sample per repeat): its cost is rows x synthetic rows.
 
 Selection: the largest grid w such that, for it and every smaller grid w, both attacks' mean
@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
-from engine.audit_density import GaussianKDE
+from engine.audit_density import GaussianKDE, principal_basis
 from engine.audit_release import (  # noqa: F401  (re-exported: the audit's public API)
     EpsilonStatement,
     LatentMap,
@@ -281,8 +281,9 @@ class _Split:
     hold: np.ndarray
     latent: np.ndarray
     lmap: LatentMap
-    ref_log_members: np.ndarray  # log p_ref at each train row (its randomly assigned half)
-    ref_log_hold: np.ndarray  # log p_ref at each holdout row (the other half)
+    ref_log_members: np.ndarray  # log p_ref at each train row (KDE of the holdout)
+    ref_log_hold: np.ndarray  # log p_ref at each holdout row (leave-one-out)
+    basis: np.ndarray  # shared subspace of every KDE (one-hot row sums projected out)
 
 
 @dataclass
@@ -295,7 +296,7 @@ class _Samples:
 
 
 def _make_split(X_model, X_dist, fit_map, config, rng) -> _Split:
-    """Random split, map fitted on the train part, two-fold density references on the holdout."""
+    """Random split, map fitted on the train part, leave-one-out density reference on the holdout."""
     n = len(X_model)
     n_hold = max(2, int(round(n * config.holdout_fraction)))
     perm = rng.permutation(n)
@@ -306,16 +307,11 @@ def _make_split(X_model, X_dist, fit_map, config, rng) -> _Split:
     # Injection pass draws M independent copies and the attacks see their union, as a recipient
     # of all M files would (the distance attack's minimum and the density both cover all copies).
     latent = np.tile(latent, (config.copies, 1))
-    half = rng.permutation(len(hold)) < len(hold) // 2
-    kde = [GaussianKDE().fit(X_dist[hold[half == h]]) for h in (False, True)]
-    ref_hold = np.empty(len(hold))
-    for h in (False, True):  # each holdout row is scored by the half it is not in
-        ref_hold[half == h] = kde[int(not h)].log_density(X_dist[hold[half == h]])
-    member_half = rng.random(len(train)) < 0.5
-    ref_members = np.empty(len(train))
-    for h in (False, True):
-        ref_members[member_half == h] = kde[int(h)].log_density(X_dist[train[member_half == h]])
-    return _Split(train, hold, latent, lmap, ref_members, ref_hold)
+    basis = principal_basis(X_dist)
+    kde = GaussianKDE(basis=basis).fit(X_dist[hold])
+    ref_hold = kde.leave_one_out_log_density()  # no holdout row scored by a KDE holding it
+    ref_members = kde.log_density(X_dist[train])
+    return _Split(train, hold, latent, lmap, ref_members, ref_hold, basis)
 
 
 def _one_repeat(split: _Split, w: float, X_dist, to_dist, config, rng, acc: _Samples) -> None:
@@ -333,7 +329,7 @@ def _one_repeat(split: _Split, w: float, X_dist, to_dist, config, rng, acc: _Sam
     mi = rng.choice(len(split.train), size=m, replace=False)
     hi = rng.choice(len(split.hold), size=h, replace=False)
     rows = np.concatenate([split.train[mi], split.hold[hi]])
-    log_synth = GaussianKDE().fit(synth_dist).log_density(X_dist[rows])
+    log_synth = GaussianKDE(basis=split.basis).fit(synth_dist).log_density(X_dist[rows])
     ref = np.concatenate([split.ref_log_members[mi], split.ref_log_hold[hi]])
     ratio = log_synth - ref
     acc.density.append(membership_auc(ratio[:m], ratio[m:]))

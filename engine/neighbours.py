@@ -71,13 +71,20 @@ def nearest_distances(
 
 
 def _brute_nearest(q: np.ndarray, r: np.ndarray, device: torch.device) -> np.ndarray:
-    """Chunked float32 search; every candidate within the float32 error bound of the float32
-    minimum is re-computed in float64, so the returned minimum is the exact one."""
+    """Chunked float32 search with an exactness certificate, then a float64 distance.
+
+    Per query the two smallest float32 values come from one ``topk`` pass. If their gap exceeds
+    twice the float32 error bound, the first is certainly the exact nearest row; only the
+    other rows (exact ties, near-ties) re-compute in float64 every candidate within the bound
+    of the float32 minimum. One pass fewer over the chunk than comparing every entry with the
+    bound: 1.3x faster at d = 50 (benchmarks/bench_audit.py).
+    """
     centre = r.mean(axis=0)
     q, r = q - centre, r - centre  # smaller norms -> smaller float32 cancellation error
     r32 = torch.from_numpy(r.astype(np.float32)).to(device)
     r_norm2 = (r32 * r32).sum(1)
     r_max = float(np.sqrt((r * r).sum(1).max()))
+    k = min(2, len(r))
     chunk = max(1, _CHUNK_ELEMENTS // len(r))
     out = np.empty(len(q))
     for start in range(0, len(q), chunk):
@@ -87,13 +94,19 @@ def _brute_nearest(q: np.ndarray, r: np.ndarray, device: torch.device) -> np.nda
         # float32 error of |q|^2 + |r|^2 - 2 q.r is below (d + 2) eps (|q| + |r|)^2; 4x margin
         q_norm = np.sqrt((qc * qc).sum(1))
         bound = 4.0 * (q.shape[1] + 2) * 2.0**-24 * (q_norm + r_max) ** 2
-        low = part.min(dim=1, keepdim=True).values
-        limit = low + torch.from_numpy(2.0 * bound).to(device=device, dtype=part.dtype)[:, None]
-        rows, cols = (t.cpu().numpy() for t in torch.nonzero(part <= limit, as_tuple=True))
-        diff = qc[rows] - r[cols]
-        exact2 = np.einsum("ij,ij->i", diff, diff)
-        best2 = np.full(len(qc), np.inf)
-        np.minimum.at(best2, rows, exact2)
+        vals, idx = (t.cpu().numpy() for t in torch.topk(part, k, dim=1, largest=False))
+        diff = qc - r[idx[:, 0]]
+        best2 = np.einsum("ij,ij->i", diff, diff)
+        gap = vals[:, -1] - vals[:, 0] if k == 2 else np.zeros(len(qc))
+        unsure = np.flatnonzero(gap <= 2.0 * bound) if k == 2 else np.empty(0, dtype=np.int64)
+        if len(unsure):
+            sub = part[torch.from_numpy(unsure).to(device)]
+            limit = torch.from_numpy(vals[unsure, 0] + 2.0 * bound[unsure]).to(device, sub.dtype)
+            rows, cols = (
+                t.cpu().numpy() for t in torch.nonzero(sub <= limit[:, None], as_tuple=True)
+            )
+            diff = qc[unsure[rows]] - r[cols]
+            np.minimum.at(best2, unsure[rows], np.einsum("ij,ij->i", diff, diff))
         out[start : start + len(qc)] = np.sqrt(best2)
     return out
 
