@@ -198,3 +198,68 @@ def test_schema_from_loaded_csv_uses_file_name_and_labels(tmp_path: Path) -> Non
     assert schema.by_name("stage").kind == "integer"  # no value labels in a CSV
     assert schema.by_name("event").dtype == "int64"
     assert "cohort.csv" in _raises(read_table(path), event="sex" + "x")
+
+
+def identifier_frame(n: int = 300, seed: int = 3) -> pd.DataFrame:
+    """Record identifiers with a few duplicates next to genuine measurements."""
+    rng = np.random.default_rng(seed)
+    subject_no = np.arange(1001, 1001 + n)
+    subject_no[rng.choice(n, 6, replace=False)] = subject_no[:6]  # 98 % unique
+    with_dupes = lambda v: np.where(np.arange(n) % 50 == 7, v[0], v)  # noqa: E731
+    return pd.DataFrame(
+        {
+            "subject_no": rng.permutation(subject_no),
+            "mrn": with_dupes(rng.choice(9_000_000, n, replace=False) + 1_000_000),
+            "nhs_number": with_dupes(rng.choice(10**9, n, replace=False) + 4 * 10**9),
+            "record_id": with_dupes(rng.permutation(n) + 1),
+            "patient_id": with_dupes(np.array([f"P{k:05d}" for k in rng.permutation(n)])),
+            "study_id": with_dupes(np.array([f"S-{k:04d}" for k in range(n)])),
+            "var7": np.sort(with_dupes(rng.choice(50_000, n, replace=False))),  # in row order
+            "cholesterol": np.round(rng.uniform(3.1, 9.8, n), 2),
+            "age": rng.integers(25, 85, n),
+            "birth_weight_g": rng.integers(1800, 4600, n),
+            "midline_shift": np.round(rng.normal(0, 3, n), 1),
+            "paid": rng.integers(1, 10**6, n),
+            "days_to_event": np.sort(rng.choice(5000, n, replace=False)),
+            "site": rng.choice(["A", "B", "C"], n),
+            "study": rng.choice([1, 2, 3], n),
+        }
+    )
+
+
+def test_near_unique_identifiers_are_dropped_with_a_plain_reason() -> None:
+    schema = infer_schema(identifier_frame())
+    for name in (
+        "subject_no",
+        "mrn",
+        "nhs_number",
+        "record_id",
+        "patient_id",
+        "study_id",
+        "var7",
+    ):
+        spec = schema.by_name(name)
+        assert (spec.kind, spec.action) == ("identifier", "drop"), (name, spec.reason)
+        assert "identifier" in spec.reason and "--" not in spec.reason
+    assert "98 % different" in schema.by_name("subject_no").reason
+
+
+def test_measurements_with_many_values_are_not_identifiers() -> None:
+    schema = infer_schema(identifier_frame())
+    expected = {
+        "cholesterol": "continuous",
+        "age": "integer",
+        "birth_weight_g": "integer",
+        "midline_shift": "continuous",
+        "paid": "integer",  # 'paid' is not 'id'; random amounts, not in row order
+        "days_to_event": "integer",  # a time, even sorted
+        "site": "categorical",
+        "study": "integer",
+    }
+    assert {n: schema.by_name(n).kind for n in expected} == expected
+    assert len(schema.synthesized()) == 8
+
+
+def test_user_can_keep_a_flagged_identifier() -> None:
+    kept = infer_schema(identifier_frame(), keep=["subject_no"]).by_name("subject_no")
+    assert (kept.kind, kept.action) == ("integer", "synthesize")
