@@ -389,9 +389,18 @@ def _demo(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> 
             continue
         released.append(study)
         _print_summary(result, out)
+    refused = tuple(s for s in studies if s not in released)
     studies = tuple(released)
     if ns.all:
         from engine.meta import MetaConfig, run_meta
+
+        if len(studies) < 2:
+            print(
+                f"meta-analysis not run: {len(studies)} sub-studies were released and at least 2 "
+                "are needed",
+                file=sys.stderr,
+            )
+            return 3
 
         files = [ns.out / s.replace(" ", "_") / f"synthetic.{ns.fmt}" for s in studies]
         meta_cfg = MetaConfig(
@@ -406,7 +415,14 @@ def _demo(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> 
             adjust=("age", "totchol", "hdl"),
             per=10.0,
             method="dl",
+            include=studies,
+            excluded=refused,
         )
+        if refused:
+            print(
+                f"meta-analysis: {', '.join(refused)} left out of both the real and the synthetic "
+                "pooling (release refused), so both pool the same studies"
+            )
         meta_progress = _scaled(progress, 1.0 - share, share, "meta-analysis: ")
         run_meta(meta_cfg, progress=meta_progress, cancel=cancel)
         print(f"meta-analysis written to {ns.out / 'meta'}")

@@ -361,3 +361,38 @@ def test_protect_outliers_removes_at_risk_records_and_reports_the_cost(tmp_path:
     effect = protect["effect"]
     assert set(effect["model_with"]) == set(effect["model_real"]) == {"age", "sbp", "smoker=yes"}
     assert effect["largest_mean_shift_sd_with"] < 0.3
+
+
+def test_demo_all_pools_the_same_studies_when_one_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A refused sub-study is left out of both the real and the synthetic pooling."""
+    import engine.cli as cli
+    import engine.pipeline as pipeline
+    from engine.errors import PrivacyRefused
+
+    real = pd.read_csv(cli.demo_input())
+    kept = ["ARIC F", "CHS F", "MESA M", "Framingham M"]
+
+    def fake_run(config: pipeline.RunConfig, *args: object, **kwargs: object) -> object:
+        study = config.subset[1]  # type: ignore[index]
+        if study == "CHS F":
+            raise PrivacyRefused("no w met the limit")
+        Path(config.out).mkdir(parents=True)  # type: ignore[arg-type]
+        real[real["study"] == study].drop(columns=["study"]).to_csv(
+            Path(config.out) / "synthetic.csv",  # type: ignore[arg-type]
+            index=False,
+        )
+        return None
+
+    monkeypatch.setattr(cli, "DEMO_STUDIES", tuple(kept))
+    monkeypatch.setattr(pipeline, "run_pipeline", fake_run)
+    monkeypatch.setattr(cli, "_print_summary", lambda result, out: None)
+    assert main(["demo", "--all", "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    meta = json.loads((tmp_path / "out" / "meta" / "meta.json").read_text())
+    real_studies = [s["study"] for s in meta["sets"]["real"]["studies"]]
+    synth_studies = [s["study"] for s in meta["sets"]["synthetic"]["studies"]]
+    assert meta["sets"]["real"]["k"] == meta["sets"]["synthetic"]["k"] == 3
+    assert sorted(real_studies) == sorted(synth_studies) and "CHS F" not in real_studies
+    assert any("CHS F" in note for note in meta["notes"])
+    assert "CHS F left out" in capsys.readouterr().out
