@@ -92,10 +92,16 @@ def test_run_writes_contract_files_and_keys(small_run: tuple[Path, Path, pd.Data
         audit["model"]
     )
     assert [p["w"] for p in audit["audit"]["curve"]][:3] == [0.0, 0.5, 0.8]
-    assert all(0.0 <= p["auc"] <= 1.0 for p in audit["audit"]["curve"])
+    curve = {p["w"]: p["auc"] for p in audit["audit"]["curve"]}
+    assert abs(curve[0.0] - 0.5) < 0.1  # plain flow sampling: no membership leak
+    selected = audit["audit"]["selected_w"]
+    assert curve[selected] < audit["audit"]["threshold"] == 0.55
+    assert all(w > selected for w, auc in curve.items() if auc >= 0.55)
     release = audit["release"]
     assert release["rows"] == 600
-    assert 0.0 <= release["closer_probability"] <= 1.0
+    # about 0.5 at w = 0; the paper's selected w gave 1-13 %: the released rows stay near their own
+    assert 0.0 < release["closer_probability"] < 0.25
+    assert release["median_rank"] < 600 / 4
     assert release["epsilon"]["value"] > 0
     kinds = {c["name"]: (c["kind"], c["action"]) for c in audit["columns"]}
     assert kinds["patient_id"] == ("identifier", "drop")
