@@ -572,11 +572,14 @@ def _fidelity(prep: Prepared, released: tuple[pd.DataFrame, ...]) -> dict[str, A
         )
     report = fidelity_report(prep.real, released[0], spec, columns)
     out = report.to_dict()
-    if len(released) > 1 and spec is not None:
-        from engine.stats import combine_synthetic_copies, fit_model
+    if len(released) > 1 and spec is not None and report.model_error is None:
+        from engine.stats import ModelNotConverged, combine_synthetic_copies, fit_model
 
-        fits = [fit_model(c, spec) for c in released]
-        out["combined_copies"] = combine_synthetic_copies(fits).to_dict()
+        try:
+            fits = [fit_model(c, spec) for c in released]
+            out["combined_copies"] = combine_synthetic_copies(fits).to_dict()
+        except ModelNotConverged as exc:
+            out["combined_copies"] = {"model_status": f"did not converge: {exc}"}
     return out
 
 

@@ -465,6 +465,16 @@ def _regression_block(
 
     model = pick(fidelity, "model")
     coefs = list(pick(model, "coefficients", default=()) or ())
+    status = str(pick(fidelity, "model_status", default="") or "")
+    if not coefs and status.startswith("did not converge"):
+        return [
+            _p("Regression", st, "h2"),
+            _p(
+                f"The regression model {text(status)}. The synthetic table was still exported; "
+                "compare a simpler model (fewer covariates) on both tables yourself.",
+                st,
+            ),
+        ]
     if not coefs:
         return [
             _p("Regression", st, "h2"),

@@ -402,3 +402,23 @@ def test_demo_all_pools_the_same_studies_when_one_is_refused(
     assert sorted(real_studies) == sorted(synth_studies) and "CHS F" not in real_studies
     assert any("CHS F" in note for note in meta["notes"])
     assert "CHS F left out" in capsys.readouterr().out
+
+
+def test_a_fidelity_model_that_does_not_converge_still_exports(tmp_path: Path) -> None:
+    """Perfect separation in the real table: the run exports (exit 0) and says so everywhere."""
+    from pypdf import PdfReader
+
+    data = _cohort(300, seed=4)
+    data["high_bp"] = (data["sbp"] > 120).astype(int)  # sbp separates high_bp perfectly
+    src = tmp_path / "sep.csv"
+    data.to_csv(src, index=False)
+    out = tmp_path / "out"
+    args = ["run", str(src), "--out", str(out), "--seed", "3", "--analysis", "logistic"]
+    args += ["--outcome", "high_bp", "--covariates", "sbp,age"]
+    assert main(args + [a for a in FAST if a != "--no-report"]) == 0
+    fidelity = json.loads((out / "audit.json").read_text())["fidelity"]
+    assert fidelity["model"] is None
+    assert fidelity["model_status"].startswith("did not converge")
+    assert len(pd.read_csv(out / "synthetic.csv")) == 300
+    pdf = " ".join(p.extract_text() for p in PdfReader(out / "report.pdf").pages)
+    assert "did not converge" in " ".join(pdf.split())
