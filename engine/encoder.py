@@ -130,7 +130,7 @@ class TableEncoder:
     ) -> ColumnTransform:
         """k + U(0,1) has mean mean(k) + 1/2 and variance var(k) + 1/12."""
         mean = float(codes.mean()) + 0.5
-        sd = float(np.sqrt(codes.var() + 1.0 / 12.0))
+        sd = float(np.hypot(_std(codes), np.sqrt(1.0 / 12.0)))
         return ColumnTransform(
             spec, mean, sd, float(codes.mean()), _sd(codes), dtype, labels=labels
         )
@@ -260,9 +260,25 @@ class TableEncoder:
 
 
 def _sd(v: np.ndarray) -> float:
-    """Population SD, 1.0 when the column does not vary (avoids dividing by zero)."""
-    sd = float(np.std(v))
+    """Population SD, 1.0 when the column does not vary (avoids dividing by zero).
+
+    Computed on values scaled by their largest magnitude, so a column of values near 1e200
+    (whose squares overflow to inf) still gets its true SD instead of a silent 1.0.
+
+    Example:
+        >>> f"{_sd(np.array([1e200, 3e200])):.3g}", _sd(np.array([2.0, 2.0]))
+        ('1e+200', 1.0)
+    """
+    sd = _std(v)
     return sd if sd > 0 and np.isfinite(sd) else 1.0
+
+
+def _std(v: np.ndarray) -> float:
+    """Population SD without overflow (0.0 for a constant or empty column)."""
+    scale = float(np.max(np.abs(v))) if v.size else 0.0
+    if not (np.isfinite(scale) and scale > 0):
+        return 0.0
+    return float(np.std(v / scale)) * scale
 
 
 def _time_window(v: np.ndarray) -> tuple[float, float]:

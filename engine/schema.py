@@ -417,8 +417,11 @@ def _classify(s: pd.Series, meta: ColumnMeta | None) -> tuple[str, str, tuple[An
         )
     if not pd.api.types.is_numeric_dtype(s):
         return "text", "mixed values that are neither numbers nor categories; not modelled", None
-    if _whole(present):
+    fits_int64 = present.dtype.kind in "iu" or np.abs(present.to_numpy("float64")).max() < 2.0**63
+    if _whole(present) and fits_int64:
         return "integer", f"whole numbers with {n_distinct} different values (count)", None
+    if _whole(present):
+        return "continuous", "very large numbers (beyond the whole-number range)", None
     return "continuous", "numbers with decimals", None
 
 

@@ -591,7 +591,7 @@ def marginal_fidelity(
             row.update(
                 {
                     f"{tag}_mean": s.mean(),
-                    f"{tag}_sd": s.std(),
+                    f"{tag}_sd": _sd_no_overflow(s),
                     f"{tag}_q25": q[0],
                     f"{tag}_median": q[1],
                     f"{tag}_q75": q[2],
@@ -605,6 +605,20 @@ def marginal_fidelity(
         )
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _sd_no_overflow(s: pd.Series) -> float:
+    """Sample SD computed on values scaled by their largest magnitude (values near 1e200 have
+    squares that overflow to inf).
+
+    Example:
+        >>> f"{_sd_no_overflow(pd.Series([1e200, 3e200])):.4g}"
+        '1.414e+200'
+    """
+    scale = float(s.abs().max()) if s.notna().any() else 0.0
+    if not (math.isfinite(scale) and scale > 0):
+        return float(s.std())
+    return float((s / scale).std()) * scale
 
 
 @dataclass(frozen=True)

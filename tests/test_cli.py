@@ -422,3 +422,25 @@ def test_a_fidelity_model_that_does_not_converge_still_exports(tmp_path: Path) -
     assert len(pd.read_csv(out / "synthetic.csv")) == 300
     pdf = " ".join(p.extract_text() for p in PdfReader(out / "report.pdf").pages)
     assert "did not converge" in " ".join(pdf.split())
+
+
+def test_a_table_with_very_large_values_is_released(tmp_path: Path) -> None:
+    """Values from 1e15 to 1e200 once ended in 'cannot convert float NaN to integer' (exit 1)."""
+    rng = np.random.default_rng(0)
+    n = 200
+    src = tmp_path / "big.csv"
+    pd.DataFrame(
+        {
+            "age": rng.integers(30, 80, n),
+            "big": 10 ** rng.uniform(15, 200, n),
+            "bigint": rng.integers(10**15, 10**18, n),
+        }
+    ).to_csv(src, index=False)
+    out = tmp_path / "out"
+    args = ["run", str(src), "--out", str(out), "--seed", "1", "--allow-risky", *FAST]
+    assert main(args) == 0
+    synth = pd.read_csv(out / "synthetic.csv")
+    assert len(synth) == n and synth["bigint"].dtype == np.int64
+    marginal = json.loads((out / "audit.json").read_text())["fidelity"]["marginal"]
+    big = next(m for m in marginal if m["column"] == "big")
+    assert 1e197 < big["real_sd"] < 1e200  # not an overflowed SD (null)
