@@ -293,13 +293,18 @@ def table(
     return t
 
 
+MAX_IMAGE_HEIGHT = 640.0  # points: below the text frame of an A4 page (about 736) with a caption
+
+
 def image(png: bytes, width: float) -> Any:
-    """A raster image flowable scaled to ``width`` points (aspect kept)."""
+    """A raster image flowable scaled to ``width`` points (aspect kept), and shrunk further when
+    it would be taller than ``MAX_IMAGE_HEIGHT`` (a frame-sized image stops reportlab's layout)."""
     from reportlab.lib.utils import ImageReader
     from reportlab.platypus import Image
 
     w, h = ImageReader(io.BytesIO(png)).getSize()
-    return Image(io.BytesIO(png), width=width, height=width * h / w)
+    scale = min(width / w, MAX_IMAGE_HEIGHT / h)
+    return Image(io.BytesIO(png), width=w * scale, height=h * scale)
 
 
 def text(value: Any) -> str:
