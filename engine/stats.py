@@ -644,8 +644,12 @@ class KMComparison:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe."""
-        return json_safe(asdict(self))
+        """JSON-safe. ``logrank_p_descriptive`` repeats ``logrank_p`` under a name that says what
+        it is: the synthetic rows are derived from the real ones, not an independent sample, so
+        the p-value describes the gap between the curves and is not a test."""
+        out = json_safe(asdict(self))
+        out["logrank_p_descriptive"] = out["logrank_p"]
+        return out
 
 
 def km_comparison(

@@ -499,3 +499,9 @@ def test_a_200_column_table_gets_a_report_that_fits(tmp_path: Path) -> None:
     text = " ".join(" ".join(p.extract_text() for p in reader.pages).split())
     assert "lab_marker_189" in text  # every column is still listed in the column table
     assert page_height > 0
+
+
+def test_logrank_p_value_is_labelled_descriptive(released: Path) -> None:
+    text = " ".join(_text(released).split())
+    assert "Log-rank p-value real vs synthetic (whole follow-up), descriptive only" in text
+    assert "not an independent sample" in text and "Log-rank test" not in text

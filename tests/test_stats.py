@@ -260,3 +260,9 @@ def test_a_model_that_does_not_converge_is_recorded_not_fatal() -> None:
     assert (
         ok["model_status"] == "fitted" and ok["model"]["coefficients"][0]["std_difference"] == 0.0
     )
+
+
+def test_logrank_p_is_labelled_descriptive() -> None:
+    d = load_rossi()
+    km = km_comparison(d, d.assign(week=d["week"] * 0.8), "week", "arrest").to_dict()
+    assert km["logrank_p_descriptive"] == km["logrank_p"] < 0.05
