@@ -391,6 +391,7 @@ def release(
     train the final flow on all rows (or reuse ``flow``), inject noise, decode, shuffle,
     measure and compare. The wizard calls this again when the user moves w."""
     from engine.audit import epsilon_statement, protect_outliers, release_metrics
+    from engine.encoder import redraw_non_finite
     from engine.flow import select_flow
     from engine.generate import latent_noise_injection, shuffled
 
@@ -432,6 +433,10 @@ def release(
         synth_model = protect.synthetic_model_rows
     else:
         synth_model = latent_noise_injection(flow, X_model, w, rng)
+    redraw = lambda idx: latent_noise_injection(flow, X_model[idx], w, rng)  # noqa: E731
+    synth_model, non_finite = redraw_non_finite(synth_model, redraw, tries=0 if protect else 5)
+    finite = np.isfinite(synth_model).all(axis=1)  # rows still NaN/inf are dropped, and counted
+    synth_model, X_dist = synth_model[finite], X_dist[finite]
     decoded = enc.inverse_transform(synth_model)
     metrics = release_metrics(X_dist, enc.distance_space(decoded.frame), rng=rng)
     copies = [decoded.frame]
@@ -454,6 +459,7 @@ def release(
         "copies": cfg.copies,
         "shuffled": True,
         "clipped": {k: int(v) for k, v in decoded.clip_counts.items()},
+        "non_finite": non_finite,
         **metrics.to_dict(),
         "epsilon": eps.to_dict(),
     }

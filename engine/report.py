@@ -643,7 +643,27 @@ def data_page(result: Any, st: dict[str, Any], width: float) -> list[Any]:
                 "No clipping was recorded (no synthetic table, or no bounded column).", st["body"]
             )
         )
+    out += non_finite_paragraphs(result, st)
     return out
+
+
+def non_finite_paragraphs(result: Any, st: dict[str, Any]) -> list[Any]:
+    """What happened to synthetic rows the model decoded to an infinite or undefined value."""
+    from reportlab.platypus import Paragraph
+
+    info = pick(result, "release", "non_finite", default=None) or {}
+    redrawn, dropped = int(info.get("rows_redrawn", 0)), int(info.get("rows_dropped", 0))
+    if not info:
+        return []
+    if not redrawn and not dropped:
+        line = "Every synthetic row decoded to finite values; none had to be drawn again."
+    else:
+        line = (
+            f"{redrawn} synthetic rows decoded to an infinite or undefined value and were drawn "
+            f"again with fresh noise; {dropped} still failed after five draws and were left out "
+            "of the synthetic table (never replaced by an average)."
+        )
+    return [Paragraph("Rows drawn again", st["h2"]), Paragraph(line, st["body"])]
 
 
 def _column_table(columns: list[Any], why: str, width: float) -> Any:

@@ -505,3 +505,11 @@ def test_logrank_p_value_is_labelled_descriptive(released: Path) -> None:
     text = " ".join(_text(released).split())
     assert "Log-rank p-value real vs synthetic (whole follow-up), descriptive only" in text
     assert "not an independent sample" in text and "Log-rank test" not in text
+
+
+def test_redrawn_and_dropped_rows_are_reported(tmp_path: Path) -> None:
+    r = fake_result()
+    r = replace_ns(r, release={**r.release, "non_finite": {"rows_redrawn": 14, "rows_dropped": 2}})
+    text = " ".join(_text(build_report(r, tmp_path / "nf.pdf")).split())
+    assert "14 synthetic rows decoded to an infinite or undefined value" in text
+    assert "2 still failed after five draws and were left out" in text
