@@ -339,10 +339,33 @@ def _print_summary(result: Any, out: Path) -> None:
 def _run(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> int:
     from engine.pipeline import run_pipeline
 
+    if ns.time is None and ns.event is None:
+        _recognise_roles(ns)
     config = _config_from_args(ns, ns.input)
     result = run_pipeline(config, progress, cancel)
     _print_summary(result, ns.out)
     return 0
+
+
+def _recognise_roles(ns: argparse.Namespace) -> None:
+    """Without --time/--event: use a time/event pair recognised by name and coding, and say so."""
+    from engine.io import read_table
+    from engine.schema import recognise_survival_roles
+
+    try:
+        sheet = int(ns.sheet) if ns.sheet and ns.sheet.isdigit() else ns.sheet
+        frame = read_table(ns.input, sheet=sheet, missing_codes=tuple(ns.missing)).frame
+    except LatentSynthError:
+        return  # the run itself reports the problem with the file
+    roles = recognise_survival_roles(frame.drop(columns=[c for c in ns.drop if c in frame]))
+    for note in roles.notes:
+        print(f"survival columns: {note}")
+    if roles.time and roles.event:
+        ns.time, ns.event = roles.time, roles.event
+        print(
+            f"recognised survival columns: time '{roles.time}', event '{roles.event}' "
+            "(give --time and --event to choose others)"
+        )
 
 
 def demo_input() -> Path:

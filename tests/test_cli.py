@@ -444,3 +444,19 @@ def test_a_table_with_very_large_values_is_released(tmp_path: Path) -> None:
     marginal = json.loads((out / "audit.json").read_text())["fidelity"]["marginal"]
     big = next(m for m in marginal if m["column"] == "big")
     assert 1e197 < big["real_sd"] < 1e200  # not an overflowed SD (null)
+
+
+def test_run_without_roles_uses_recognised_survival_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "trial.csv"
+    _cohort(300, seed=5).rename(columns={"time": "futime", "event": "death"}).to_csv(
+        src, index=False
+    )
+    out = tmp_path / "out"
+    assert main(["run", str(src), "--out", str(out), "--seed", "2", "--allow-risky", *FAST]) == 0
+    assert "recognised survival columns: time 'futime', event 'death'" in capsys.readouterr().out
+    audit = json.loads((out / "audit.json").read_text())
+    kinds = {c["name"]: c["kind"] for c in audit["columns"]}
+    assert (kinds["futime"], kinds["death"]) == ("time", "event")
+    assert audit["fidelity"]["km"]["logrank_p_descriptive"] is not None

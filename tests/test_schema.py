@@ -263,3 +263,60 @@ def test_measurements_with_many_values_are_not_identifiers() -> None:
 def test_user_can_keep_a_flagged_identifier() -> None:
     kept = infer_schema(identifier_frame(), keep=["subject_no"]).by_name("subject_no")
     assert (kept.kind, kept.action) == ("integer", "synthesize")
+
+
+@pytest.mark.parametrize(
+    ("time", "event"),
+    [
+        ("time", "status"),
+        ("futime", "death"),
+        ("days", "died"),
+        ("weeks", "arrest"),
+        ("os", "event"),
+        ("pfs", "relapse"),
+        ("time_to_death", "dead"),
+        ("survival_months", "vital_status"),
+        ("followup_years", "failure"),
+        ("OS_time", "OS_event"),
+        ("month", "fail"),
+        ("Survival Time", "Death"),
+        ("years", "cvd_event"),
+    ],
+)
+def test_survival_columns_are_recognised_by_name_and_coding(time: str, event: str) -> None:
+    from engine.schema import recognise_survival_roles
+
+    rng = np.random.default_rng(0)
+    n = 80
+    df = pd.DataFrame(
+        {
+            "age": rng.integers(30, 80, n),
+            time: rng.uniform(0, 100, n).round(1),
+            "midline_shift": rng.normal(0, 3, n),
+            event: rng.choice(["alive", "dead"], n)
+            if event == "vital_status"
+            else rng.integers(0, 2, n),
+        }
+    )
+    roles = recognise_survival_roles(df)
+    assert (roles.time, roles.event) == (time, event)
+    schema = infer_schema(df, time=roles.time, event=roles.event)
+    assert (schema.by_name(time).kind, schema.by_name(event).kind) == ("time", "event")
+
+
+def test_censoring_indicators_and_1_2_codings_are_flagged_not_used() -> None:
+    from engine.schema import recognise_survival_roles
+
+    rng = np.random.default_rng(1)
+    n = 80
+    base = {"futime": rng.uniform(1, 50, n), "age": rng.integers(30, 80, n)}
+    censored = recognise_survival_roles(pd.DataFrame({**base, "censored": rng.integers(0, 2, n)}))
+    assert censored.event is None and "censoring indicator" in censored.notes[0]
+    r_style = recognise_survival_roles(pd.DataFrame({**base, "status": rng.integers(1, 3, n)}))
+    assert r_style.event is None and "coded 1/2" in r_style.notes[0]
+    negative = recognise_survival_roles(
+        pd.DataFrame({"time": -base["futime"], "event": rng.integers(0, 2, n)})
+    )
+    assert negative.time is None  # negative values are not follow-up times
+    none = recognise_survival_roles(pd.DataFrame({"sbp": base["futime"], "event": base["age"]}))
+    assert (none.time, none.event, none.notes) == (None, None, ())
