@@ -413,7 +413,8 @@ def test_a_fidelity_model_that_does_not_converge_still_exports(tmp_path: Path) -
     src = tmp_path / "sep.csv"
     data.to_csv(src, index=False)
     out = tmp_path / "out"
-    args = ["run", str(src), "--out", str(out), "--seed", "3", "--analysis", "logistic"]
+    args = ["run", str(src), "--out", str(out), "--seed", "3", "--allow-risky"]
+    args += ["--analysis", "logistic"]
     args += ["--outcome", "high_bp", "--covariates", "sbp,age"]
     assert main(args + [a for a in FAST if a != "--no-report"]) == 0
     fidelity = json.loads((out / "audit.json").read_text())["fidelity"]
