@@ -339,10 +339,33 @@ def _print_summary(result: Any, out: Path) -> None:
 def _run(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> int:
     from engine.pipeline import run_pipeline
 
+    if ns.time is None and ns.event is None:
+        _recognise_roles(ns)
     config = _config_from_args(ns, ns.input)
     result = run_pipeline(config, progress, cancel)
     _print_summary(result, ns.out)
     return 0
+
+
+def _recognise_roles(ns: argparse.Namespace) -> None:
+    """Without --time/--event: use a time/event pair recognised by name and coding, and say so."""
+    from engine.io import read_table
+    from engine.schema import recognise_survival_roles
+
+    try:
+        sheet = int(ns.sheet) if ns.sheet and ns.sheet.isdigit() else ns.sheet
+        frame = read_table(ns.input, sheet=sheet, missing_codes=tuple(ns.missing)).frame
+    except LatentSynthError:
+        return  # the run itself reports the problem with the file
+    roles = recognise_survival_roles(frame.drop(columns=[c for c in ns.drop if c in frame]))
+    for note in roles.notes:
+        print(f"survival columns: {note}")
+    if roles.time and roles.event:
+        ns.time, ns.event = roles.time, roles.event
+        print(
+            f"recognised survival columns: time '{roles.time}', event '{roles.event}' "
+            "(give --time and --event to choose others)"
+        )
 
 
 def demo_input() -> Path:
@@ -389,9 +412,18 @@ def _demo(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> 
             continue
         released.append(study)
         _print_summary(result, out)
+    refused = tuple(s for s in studies if s not in released)
     studies = tuple(released)
     if ns.all:
         from engine.meta import MetaConfig, run_meta
+
+        if len(studies) < 2:
+            print(
+                f"meta-analysis not run: {len(studies)} sub-studies were released and at least 2 "
+                "are needed",
+                file=sys.stderr,
+            )
+            return 3
 
         files = [ns.out / s.replace(" ", "_") / f"synthetic.{ns.fmt}" for s in studies]
         meta_cfg = MetaConfig(
@@ -406,7 +438,14 @@ def _demo(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> 
             adjust=("age", "totchol", "hdl"),
             per=10.0,
             method="dl",
+            include=studies,
+            excluded=refused,
         )
+        if refused:
+            print(
+                f"meta-analysis: {', '.join(refused)} left out of both the real and the synthetic "
+                "pooling (release refused), so both pool the same studies"
+            )
         meta_progress = _scaled(progress, 1.0 - share, share, "meta-analysis: ")
         run_meta(meta_cfg, progress=meta_progress, cancel=cancel)
         print(f"meta-analysis written to {ns.out / 'meta'}")

@@ -21,7 +21,8 @@ harmless order. Distances for the privacy audit use one-hot instead (``distance_
 
 The dequantized columns are z-scored with their exact moments (mean of codes + 1/2, variance of
 codes + 1/12), so ``fit`` draws no random numbers. Decoding never crashes: NaN / inf values
-are clipped to the bounds (NaN -> the column's mean) and counted in ``clip_counts``.
+are clipped to the bounds (NaN -> the column's mean) and counted in ``clip_counts`` and, separately,
+in ``non_finite``; a release first redraws such rows (:func:`redraw_non_finite`).
 
 References: METHOD.md section 2 (main paper section 4.2; DP-NF paper section 3.3).
 
@@ -39,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -60,14 +62,44 @@ class Decoded:
 
     frame: pd.DataFrame
     clip_counts: dict[str, int] = field(default_factory=dict)
+    non_finite: dict[str, int] = field(default_factory=dict)  # NaN/inf before decoding, per column
 
     def to_dict(self) -> dict[str, Any]:
-        """Row count and clip counts (no data)."""
+        """Row count, clip counts and non-finite counts (no data)."""
         return {
             "rows": len(self.frame),
             "clip_counts": dict(self.clip_counts),
             "clipped_total": int(sum(self.clip_counts.values())),
+            "non_finite": dict(self.non_finite),
+            "non_finite_total": int(sum(self.non_finite.values())),
         }
+
+
+def redraw_non_finite(
+    rows: np.ndarray, draw: Callable[[np.ndarray], np.ndarray], *, tries: int = 5
+) -> tuple[np.ndarray, dict[str, int]]:
+    """Replace rows holding NaN/inf by fresh draws (``draw(indices)`` -> new rows for them);
+    rows still non-finite after ``tries`` draws are to be dropped (``np.isfinite(rows).all(1)``
+    is False for them). Never filled with a mean.
+
+    Returns the rows and ``{"rows_redrawn", "rows_dropped"}`` for the release record.
+
+    Example:
+        >>> x = np.array([[0.0, 1.0], [np.nan, 2.0], [np.inf, 3.0]])
+        >>> kept, info = redraw_non_finite(x, lambda idx: np.where(idx[:, None] == 1, 5.0, np.nan))
+        >>> kept[np.isfinite(kept).all(axis=1)].tolist(), info
+        ([[0.0, 1.0], [5.0, 5.0]], {'rows_redrawn': 2, 'rows_dropped': 1})
+    """
+    rows = np.array(rows, dtype="float64", copy=True)
+    bad = np.flatnonzero(~np.isfinite(rows).all(axis=1))
+    redrawn = int(bad.size) if tries else 0
+    for _ in range(tries):
+        if bad.size == 0:
+            break
+        rows[bad] = draw(bad)
+        bad = bad[~np.isfinite(rows[bad]).all(axis=1)]
+    keep = np.isfinite(rows).all(axis=1)
+    return rows, {"rows_redrawn": redrawn, "rows_dropped": int((~keep).sum())}
 
 
 @dataclass(frozen=True)
@@ -130,7 +162,7 @@ class TableEncoder:
     ) -> ColumnTransform:
         """k + U(0,1) has mean mean(k) + 1/2 and variance var(k) + 1/12."""
         mean = float(codes.mean()) + 0.5
-        sd = float(np.sqrt(codes.var() + 1.0 / 12.0))
+        sd = float(np.hypot(_std(codes), np.sqrt(1.0 / 12.0)))
         return ColumnTransform(
             spec, mean, sd, float(codes.mean()), _sd(codes), dtype, labels=labels
         )
@@ -166,10 +198,12 @@ class TableEncoder:
             raise ValueError(f"expected an array of shape (n, {self.d_model_}), got {arr.shape}")
         columns: dict[str, pd.Series] = {}
         clips: dict[str, int] = {}
+        non_finite: dict[str, int] = {}
         for j, col in enumerate(self.columns_):
             y = arr[:, j] * col.sd + col.mean
+            non_finite[col.spec.name] = int((~np.isfinite(y)).sum())
             columns[col.spec.name], clips[col.spec.name] = self._decode_column(col, y)
-        return Decoded(pd.DataFrame(columns), clips)
+        return Decoded(pd.DataFrame(columns), clips, non_finite)
 
     def _decode_column(self, col: ColumnTransform, y: np.ndarray) -> tuple[pd.Series, int]:
         """One column back to its original type; returns (values, number clipped)."""
@@ -260,9 +294,25 @@ class TableEncoder:
 
 
 def _sd(v: np.ndarray) -> float:
-    """Population SD, 1.0 when the column does not vary (avoids dividing by zero)."""
-    sd = float(np.std(v))
+    """Population SD, 1.0 when the column does not vary (avoids dividing by zero).
+
+    Computed on values scaled by their largest magnitude, so a column of values near 1e200
+    (whose squares overflow to inf) still gets its true SD instead of a silent 1.0.
+
+    Example:
+        >>> f"{_sd(np.array([1e200, 3e200])):.3g}", _sd(np.array([2.0, 2.0]))
+        ('1e+200', 1.0)
+    """
+    sd = _std(v)
     return sd if sd > 0 and np.isfinite(sd) else 1.0
+
+
+def _std(v: np.ndarray) -> float:
+    """Population SD without overflow (0.0 for a constant or empty column)."""
+    scale = float(np.max(np.abs(v))) if v.size else 0.0
+    if not (np.isfinite(scale) and scale > 0):
+        return 0.0
+    return float(np.std(v / scale)) * scale
 
 
 def _time_window(v: np.ndarray) -> tuple[float, float]:

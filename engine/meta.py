@@ -384,6 +384,8 @@ class MetaConfig:
     exponentiate: bool | None = None
     sheet: str | None = None
     missing_codes: tuple[Any, ...] = ()
+    include: tuple[str, ...] = ()  # with ``by``: only these groups (empty: all)
+    excluded: tuple[str, ...] = ()  # groups left out of every set (e.g. refused releases)
 
     def spec(self) -> ModelSpec:
         """The per-site model: exposure first, then the adjustment covariates."""
@@ -530,9 +532,13 @@ def _load_sites(paths: Sequence[Path], cfg: MetaConfig) -> dict[str, pd.DataFram
         raise InputError(
             f"{Path(paths[0]).name}: column '{cfg.by}' (--by) not found: check the spelling"
         )
+    wanted = {_norm_label(x) for x in cfg.include}
+    left_out = {_norm_label(x) for x in cfg.excluded}
     return {
         str(value): group.drop(columns=[cfg.by])
         for value, group in frame.groupby(cfg.by, sort=True, dropna=True)
+        if (not wanted or _norm_label(str(value)) in wanted)
+        and _norm_label(str(value)) not in left_out
     }
 
 
@@ -647,6 +653,11 @@ def _notes(cfg: MetaConfig, sets: Sequence[tuple[str, MetaResult]]) -> tuple[str
     notes = [
         f"{METHOD_NAMES[cfg.method]}; τ² and I² truncated at 0; prediction interval uses t with k-2 df (Higgins et al. 2009)"
     ]
+    if cfg.excluded:
+        notes.append(
+            f"left out of both the real and the synthetic pooling because their release was "
+            f"refused: {', '.join(cfg.excluded)}; both sets pool the same studies"
+        )
     if len(sets) > 1:
         notes.append(
             "top-level keys describe the synthetic set; 'sets' holds both, 'difference' is synthetic minus real"

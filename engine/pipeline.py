@@ -436,6 +436,7 @@ def release(
         release_metrics,
     )
     from engine.disclosure import CopyCheck, release_without_unique_copies
+    from engine.encoder import redraw_non_finite
     from engine.flow import select_flow
     from engine.generate import latent_noise_injection, shuffled
 
@@ -472,12 +473,14 @@ def release(
     def to_dist(rows: np.ndarray) -> np.ndarray:
         return enc.distance_space(enc.inverse_transform(rows).frame)
 
-    # Every copy is drawn the same way (with outlier protection when asked for; rows that copy a
-    # unique real row redrawn), and the release metrics take, for each record, its closest copy:
-    # what a holder of all M sees.
+    # Every copy is drawn the same way (with outlier protection when asked for; rows that decode
+    # to NaN/inf redrawn or dropped; rows that copy a unique real row redrawn), and the release
+    # metrics take, for each record, its closest copy: what a holder of all M sees.
     protects: list[Any] = []
     decoded_copies = []
     copy_checks = []
+    non_finite = {"rows_redrawn": 0, "rows_dropped": 0}
+    kept_in_all = np.ones(len(X_model), dtype=bool)
     for _ in range(cfg.copies):
         cancel.raise_if_cancelled()
         w_rows: Any = w
@@ -487,18 +490,36 @@ def release(
             w_rows = protects[-1].w_per_record
         else:
             synth_model = latent_noise_injection(flow, X_model, w, rng)
+
+        def redraw(idx: np.ndarray) -> np.ndarray:
+            return latent_noise_injection(flow, X_model[idx], w, rng)
+
+        # With outlier protection a redraw at the global w would undo the record's lower w.
+        synth_model, nf = redraw_non_finite(synth_model, redraw, tries=0 if protects else 5)
+        non_finite = {k: non_finite[k] + nf[k] for k in non_finite}
+        finite = np.isfinite(synth_model).all(axis=1)  # rows still NaN/inf are dropped, counted
+        kept_in_all &= finite
         synth_model, check = release_without_unique_copies(
-            flow, X_model, synth_model, w_rows, rng, enc, prep.real
+            flow,
+            X_model[finite],
+            synth_model[finite],
+            w if not protects else np.asarray(w_rows)[finite],
+            rng,
+            enc,
+            prep.real,
         )
         copy_checks.append(check)
-        decoded_copies.append(enc.inverse_transform(synth_model))
-    decoded = decoded_copies[0]
+        decoded_copies.append((finite, enc.inverse_transform(synth_model)))
+    decoded = decoded_copies[0][1]
     copy_check = CopyCheck.total(copy_checks)
+    aligned = []  # each copy's rows for the records kept in every copy, in record order
+    for finite, dec in decoded_copies:
+        rows_of_record = np.cumsum(finite) - 1
+        aligned.append(enc.distance_space(dec.frame)[rows_of_record[kept_in_all]])
     metrics = release_metrics(
-        X_dist, _closest_copy(X_dist, [enc.distance_space(d.frame) for d in decoded_copies]),
-        rng=rng,
-    )  # fmt: skip
-    copies = [d.frame for d in decoded_copies]
+        X_dist[kept_in_all], _closest_copy(X_dist[kept_in_all], aligned), rng=rng
+    )
+    copies = [dec.frame for _, dec in decoded_copies]
     released = tuple(c.iloc[shuffled(len(c), rng)].reset_index(drop=True) for c in copies)
     eps = epsilon_for_copies(
         epsilon_statement(flow.to_latent(X_model), w, delta=1.0 / len(prep.real)), cfg.copies
@@ -517,6 +538,7 @@ def release(
         "copies": cfg.copies,
         "shuffled": True,
         "clipped": {k: int(v) for k, v in decoded.clip_counts.items()},
+        "non_finite": non_finite,
         **metrics.to_dict(),
         "metrics_over": "the closest of all copies per record" if cfg.copies > 1 else "one copy",
         "epsilon": {**eps.to_dict(), "copies": cfg.copies},
@@ -679,11 +701,14 @@ def _fidelity(prep: Prepared, released: tuple[pd.DataFrame, ...]) -> dict[str, A
         )
     report = fidelity_report(prep.real, released[0], spec, columns)
     out = report.to_dict()
-    if len(released) > 1 and spec is not None:
-        from engine.stats import combine_synthetic_copies, fit_model
+    if len(released) > 1 and spec is not None and report.model_error is None:
+        from engine.stats import ModelNotConverged, combine_synthetic_copies, fit_model
 
-        fits = [fit_model(c, spec) for c in released]
-        out["combined_copies"] = combine_synthetic_copies(fits).to_dict()
+        try:
+            fits = [fit_model(c, spec) for c in released]
+            out["combined_copies"] = combine_synthetic_copies(fits).to_dict()
+        except ModelNotConverged as exc:
+            out["combined_copies"] = {"model_status": f"did not converge: {exc}"}
     return out
 
 

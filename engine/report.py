@@ -294,13 +294,18 @@ def table(
     return t
 
 
+MAX_IMAGE_HEIGHT = 640.0  # points: below the text frame of an A4 page (about 736) with a caption
+
+
 def image(png: bytes, width: float) -> Any:
-    """A raster image flowable scaled to ``width`` points (aspect kept)."""
+    """A raster image flowable scaled to ``width`` points (aspect kept), and shrunk further when
+    it would be taller than ``MAX_IMAGE_HEIGHT`` (a frame-sized image stops reportlab's layout)."""
     from reportlab.lib.utils import ImageReader
     from reportlab.platypus import Image
 
     w, h = ImageReader(io.BytesIO(png)).getSize()
-    return Image(io.BytesIO(png), width=width, height=width * h / w)
+    scale = min(width / w, MAX_IMAGE_HEIGHT / h)
+    return Image(io.BytesIO(png), width=w * scale, height=h * scale)
 
 
 def text(value: Any) -> str:
@@ -642,7 +647,27 @@ def data_page(result: Any, st: dict[str, Any], width: float) -> list[Any]:
                 "No clipping was recorded (no synthetic table, or no bounded column).", st["body"]
             )
         )
+    out += non_finite_paragraphs(result, st)
     return out
+
+
+def non_finite_paragraphs(result: Any, st: dict[str, Any]) -> list[Any]:
+    """What happened to synthetic rows the model decoded to an infinite or undefined value."""
+    from reportlab.platypus import Paragraph
+
+    info = pick(result, "release", "non_finite", default=None) or {}
+    redrawn, dropped = int(info.get("rows_redrawn", 0)), int(info.get("rows_dropped", 0))
+    if not info:
+        return []
+    if not redrawn and not dropped:
+        line = "Every synthetic row decoded to finite values; none had to be drawn again."
+    else:
+        line = (
+            f"{redrawn} synthetic rows decoded to an infinite or undefined value and were drawn "
+            f"again with fresh noise; {dropped} still failed after five draws and were left out "
+            "of the synthetic table (never replaced by an average)."
+        )
+    return [Paragraph("Rows drawn again", st["h2"]), Paragraph(line, st["body"])]
 
 
 def _column_table(columns: list[Any], why: str, width: float) -> Any:

@@ -34,6 +34,8 @@ REAL = "#1f4e79"
 SYNTH = "#e07b00"
 DENSITY = "#7b3294"
 LIMIT = "#c00000"
+MAX_BOXES = 30  # wider tables: the columns whose real and synthetic boxes differ most
+MAX_HEATMAP = 30  # wider tables: the columns with the largest correlation differences
 
 
 def _figure(width: float, height: float) -> Any:
@@ -178,7 +180,13 @@ def distance_hist_png(own: dict[str, Any], nearest: dict[str, Any]) -> bytes:
 
 
 def boxplots_png(rows: Sequence[tuple[str, BoxStats | None, BoxStats | None]]) -> bytes:
-    """Figure 14: per variable, a real and a synthetic box (quartiles; whiskers 5th-95th)."""
+    """Figure 14: per variable, a real and a synthetic box (quartiles; whiskers 5th-95th).
+
+    More than ``MAX_BOXES`` variables: only those whose medians differ most (in real IQRs) are
+    drawn, in input order, and the title says how many more are in ``audit.json``.
+    """
+    total = len(rows)
+    rows = _top_boxes(rows, MAX_BOXES)
     nrows = max(1, math.ceil(len(rows) / 5))
     cols = max(1, math.ceil(len(rows) / nrows))
 
@@ -204,9 +212,42 @@ def boxplots_png(rows: Sequence[tuple[str, BoxStats | None, BoxStats | None]]) -
             ax.set_title(_short(name, 24))
             ax.tick_params(labelsize=7)
             ax.grid(axis="y", alpha=0.3)
-        _margins(fig, 0.35, 0.1, 0.25, 0.22, wspace=0.45, hspace=0.55)
+        top = 0.22
+        if total > len(rows):
+            top = 0.5
+            fig.suptitle(
+                f"The {len(rows)} of {total} columns whose real and synthetic medians differ most; "
+                f"{total - len(rows)} more columns in audit.json (fidelity, marginal)",
+                fontsize=8,
+            )
+        _margins(fig, 0.35, 0.1, top, 0.22, wspace=0.45, hspace=0.55)
 
-    return _png(draw, 6.6, 1.9 * nrows + 0.2)
+    return _png(draw, 6.6, 1.9 * nrows + (0.5 if total > len(rows) else 0.2))
+
+
+def _top_boxes(
+    rows: Sequence[tuple[str, BoxStats | None, BoxStats | None]], k: int
+) -> list[tuple[str, BoxStats | None, BoxStats | None]]:
+    """The ``k`` rows with the largest |median difference| / real IQR, kept in input order.
+
+    Example:
+        >>> b = lambda m: BoxStats("x", m - 2, m - 1, m, m + 1, m + 2)
+        >>> [r[0] for r in _top_boxes([("a", b(0), b(0)), ("b", b(0), b(3)), ("c", None, b(1))], 2)]
+        ['b', 'c']
+    """
+    if len(rows) <= k:
+        return list(rows)
+
+    def gap(row: tuple[str, BoxStats | None, BoxStats | None]) -> float:
+        _, real, synth = row
+        if real is None or synth is None:
+            return math.inf
+        iqr = real.q75 - real.q25
+        d = abs(synth.median - real.median) / (iqr if iqr > 0 else 1.0)
+        return d if math.isfinite(d) else math.inf
+
+    keep = set(sorted(range(len(rows)), key=lambda i: -gap(rows[i]))[:k])
+    return [r for i, r in enumerate(rows) if i in keep]
 
 
 def km_png(km: KMCurves, time_label: str) -> bytes:
@@ -238,8 +279,19 @@ def km_png(km: KMCurves, time_label: str) -> bytes:
 
 
 def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> bytes:
-    """Heat map of synthetic minus real Pearson correlations, each cell annotated."""
+    """Heat map of synthetic minus real Pearson correlations, each cell annotated.
+
+    More than ``MAX_HEATMAP`` columns: the columns with the largest absolute differences only,
+    and the title says how many more are in ``audit.json``.
+    """
     m = np.asarray(diff, dtype=float)
+    total = len(columns)
+    if total > MAX_HEATMAP:
+        worst = np.nan_to_num(np.abs(m), nan=np.inf)
+        np.fill_diagonal(worst, 0.0)
+        keep = np.sort(np.argsort(-worst.max(axis=1), kind="stable")[:MAX_HEATMAP])
+        m = m[np.ix_(keep, keep)]
+        columns = [columns[i] for i in keep]
     k = len(columns)
 
     def draw(fig: Any) -> None:
@@ -267,6 +319,12 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
         box = ax.get_position()
         cax = fig.add_axes((box.x1 + 0.03, box.y0, 0.04, box.height))
         fig.colorbar(image, cax=cax, label="synthetic − real")
+        if total > k:
+            ax.set_title(
+                f"{k} of {total} columns (largest differences);\n"
+                f"all {total} in audit.json (fidelity, correlation)",
+                fontsize=7,
+            )
 
     side = min(4.2, 2.4 + 0.22 * k)
     return _png(draw, side + 0.6, side)

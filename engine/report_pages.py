@@ -468,7 +468,11 @@ def _km_block(
     gap = f"Largest gap between the curves at the plotted times: {fmt(np.nanmax(gaps), 3)}."
     logrank = pick(fidelity, "km", "logrank_p")
     if logrank is not None:
-        gap += f" Log-rank test real vs synthetic (whole follow-up): p = {fmt(logrank, 3)}."
+        gap += (
+            f" Log-rank p-value real vs synthetic (whole follow-up), descriptive only: "
+            f"{fmt(logrank, 3)}. The synthetic rows are derived from the real ones, not an "
+            "independent sample, so this is a measure of the gap, not a test."
+        )
     text_parts.append(_p(gap, st))
     return [
         _side_by_side(
@@ -507,6 +511,16 @@ def _regression_block(
 
     model = pick(fidelity, "model")
     coefs = list(pick(model, "coefficients", default=()) or ())
+    status = str(pick(fidelity, "model_status", default="") or "")
+    if not coefs and status.startswith("did not converge"):
+        return [
+            _p("Regression", st, "h2"),
+            _p(
+                f"The regression model {text(status)}. The synthetic table was still exported; "
+                "compare a simpler model (fewer covariates) on both tables yourself.",
+                st,
+            ),
+        ]
     if not coefs:
         return [
             _p("Regression", st, "h2"),

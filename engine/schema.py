@@ -7,9 +7,12 @@ kind            rule                                                            
 ==============  ===============================================================  ==========
 constant        every value missing, or one distinct value                       drop
 date            datetime dtype, or text that reads as dates                       drop
-identifier      e-mail / phone-looking text; or unique per row with an ID-like    drop
-                name (id, mrn, nhs, ssn, patient, email, phone, name, address,
-                postcode, zip: whole tokens) or text values; or a row number
+identifier      e-mail / phone-looking text; or >= 90 % different values with an  drop
+                ID-like name (id, mrn, nhs, ssn, patient, email, phone, name,
+                address, postcode, zip, or subject/record/case + no/number/code:
+                whole tokens) or text values; or a row number; or whole numbers,
+                >= 95 % different, in row order or 6+ digit codes (not a
+                measurement name such as age, weight, time, days)
 text            text with more than 20 distinct values (free text)                drop
 binary          two distinct values (value labels kept)                           synthesize
 categorical     text with <= 20 levels, or numeric codes with value labels        synthesize
@@ -46,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.io import ColumnMeta, LoadedTable, is_id_like_name
+from engine.io import ColumnMeta, LoadedTable, is_id_like_name, name_tokens
 
 KINDS = (
     "continuous",
@@ -85,6 +88,29 @@ ID_TOKENS = frozenset(
         "mobile",
     }
 )
+# "subject_no", "record_number", "case_code": an ID-like subject followed by a number word.
+ID_SUBJECTS = frozenset(
+    {
+        "subject", "subj", "record", "rec", "case", "participant", "patient", "pt", "pat",
+        "person", "member", "sample", "specimen", "accession", "chart", "hospital", "study",
+        "enrolment", "enrollment", "registration", "screening", "randomisation", "randomization",
+    }
+)  # fmt: skip
+ID_NUMBER_WORDS = frozenset({"no", "nr", "num", "number", "code", "key", "ref", "idx", "index"})
+# Names of measurements that may hold many different whole numbers without being identifiers.
+MEASURE_TOKENS = frozenset(
+    {
+        "age", "time", "times", "day", "days", "week", "weeks", "month", "months", "year",
+        "years", "dur", "duration", "followup", "futime", "survival", "weight", "wt", "height",
+        "ht", "bmi", "sbp", "dbp", "bp", "chol", "cholesterol", "hdl", "ldl", "glucose", "count",
+        "cnt", "income", "salary", "cost", "charges", "price", "dose", "score", "level", "size",
+        "length", "rate", "steps", "minutes", "hours", "seconds", "mm", "cm", "kg", "g", "mg",
+        "ml", "cd4", "cd8", "rna", "platelets", "wbc", "volume", "distance", "amount", "total",
+    }
+)  # fmt: skip
+NAMED_ID_SHARE = 0.9
+UNNAMED_ID_SHARE = 0.95
+MIN_ID_ROWS = 20
 MAX_LEVELS = 20
 MAX_DECIMALS = 6
 MIN_COMPLETE_ROWS = 50
@@ -391,8 +417,11 @@ def _classify(s: pd.Series, meta: ColumnMeta | None) -> tuple[str, str, tuple[An
         )
     if not pd.api.types.is_numeric_dtype(s):
         return "text", "mixed values that are neither numbers nor categories; not modelled", None
-    if _whole(present):
+    fits_int64 = present.dtype.kind in "iu" or np.abs(present.to_numpy("float64")).max() < 2.0**63
+    if _whole(present) and fits_int64:
         return "integer", f"whole numbers with {n_distinct} different values (count)", None
+    if _whole(present):
+        return "continuous", "very large numbers (beyond the whole-number range)", None
     return "continuous", "numbers with decimals", None
 
 
@@ -407,21 +436,79 @@ def _date_or_identifier(
     if _looks_phone(present):
         return "identifier", "values look like phone numbers (direct identifier)", None
     unique = n_distinct == len(present) and len(present) > 2
-    if not unique:
-        return None
-    if is_id_like_name(str(s.name), ID_TOKENS) and (_whole(present) or present.dtype == object):
+    share = n_distinct / len(present)
+    name = str(s.name)
+    text_values = bool(present.map(lambda v: isinstance(v, str)).all())
+    if (
+        id_like_name(name)
+        and not set(name_tokens(name)) & MEASURE_TOKENS
+        and len(present) > 2
+        and share >= NAMED_ID_SHARE
+        and (_whole(present) or present.dtype == object)
+    ):
         return (
             "identifier",
-            "a different value in every row and an ID-like name (direct identifier)",
+            f"likely a record identifier: an ID-like name and {_pct(share)} different values; "
+            "not modelled (keep it only if it is a real measurement)",
             None,
         )
-    if present.map(lambda v: isinstance(v, str)).all():
+    if not unique:
+        return _numeric_identifier(present, name, share)
+    if text_values:
         if present.str.len().mean() > 30 or present.str.count(" ").mean() >= 3:
             return "text", "free text, different in every row; not modelled", None
         return "identifier", "text that is different in every row (likely a name or code)", None
     if _row_number(present):
         return "identifier", "consecutive whole numbers, one per row (a row number)", None
-    return None
+    return _numeric_identifier(present, name, share)
+
+
+def id_like_name(name: str) -> bool:
+    """Whether a column name reads like a record identifier (whole tokens, never substrings).
+
+    Example:
+        >>> [id_like_name(n) for n in ("subject_no", "MRN", "nhs_number", "midline", "paid")]
+        [True, True, True, False, False]
+    """
+    tokens = name_tokens(name)
+    if is_id_like_name(name, ID_TOKENS):
+        return True
+    return bool(set(tokens) & ID_SUBJECTS) and bool(set(tokens) & ID_NUMBER_WORDS)
+
+
+def _numeric_identifier(
+    present: pd.Series, name: str, share: float
+) -> tuple[str, str, None] | None:
+    """Whole numbers, >= 95 % different, in row order or fixed-width 6+ digit codes.
+
+    Measurement names (age, weight, days, ...) are never flagged by this rule: a real covariate
+    dropped by mistake would ruin the fidelity of the release.
+    """
+    if (
+        share < UNNAMED_ID_SHARE
+        or len(present) < MIN_ID_ROWS
+        or not _whole(present)
+        or set(name_tokens(name)) & MEASURE_TOKENS
+    ):
+        return None
+    v = present.to_numpy(dtype="float64")
+    in_row_order = abs(float(pd.Series(v).corr(pd.Series(np.arange(len(v))), "spearman"))) >= 0.95
+    digits = np.floor(np.log10(np.maximum(np.abs(v), 1.0))) + 1
+    long_codes = bool(digits.min() >= 6 and digits.max() - digits.min() <= 1)
+    if not (in_row_order or long_codes):
+        return None
+    how = "in row order" if in_row_order else f"codes of {int(digits.min())}+ digits"
+    return (
+        "identifier",
+        f"likely a record identifier: whole numbers, {_pct(share)} different, {how}; not "
+        "modelled (keep it only if it is a real measurement)",
+        None,
+    )
+
+
+def _pct(share: float) -> str:
+    """A share as a whole percentage, never rounded up to 100 % when below it."""
+    return f"{int(np.floor(share * 100))} %"
 
 
 def _looks(present: pd.Series, pattern: re.Pattern[str], share: float = 0.8) -> bool:
@@ -614,3 +701,118 @@ def _replace(spec: ColumnSpec, **changes: Any) -> ColumnSpec:
     from dataclasses import replace
 
     return replace(spec, **changes)
+
+
+TIME_NAMES = frozenset(
+    {"time", "futime", "days", "week", "weeks", "month", "months", "years", "os", "pfs", "dfs",
+     "stime", "survtime", "followup", "fu", "tte"}
+)  # fmt: skip
+TIME_PREFIXES = ("followup", "follow_up", "survival", "surv_")
+EVENT_NAMES = frozenset(
+    {"event", "status", "dead", "death", "died", "arrest", "relapse", "fail", "failure",
+     "failed", "vital_status", "vitalstatus", "outcome_event", "cens", "censor", "censored",
+     "censoring", "d", "delta", "fstat"}
+)  # fmt: skip
+CENSOR_NAMES = ("cens",)  # 'cens', 'censor', 'censored', 'censoring', 'is_censored', ...
+
+
+@dataclass(frozen=True)
+class RecognisedRoles:
+    """Survival columns recognised by name and coding, and what was noticed on the way."""
+
+    time: str | None
+    event: str | None
+    notes: tuple[str, ...]
+
+
+def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
+    """Find a follow-up time and an event indicator by their names and coding.
+
+    Time: ``time``, ``futime``, ``days``, ``week(s)``, ``month(s)``, ``years``, ``os``, ``pfs``,
+    ``*_time``, ``time_*``, ``followup*``, ``survival*`` (numeric, never negative). Event:
+    ``event``, ``status``, ``dead``/``death``/``died``, ``arrest``, ``relapse``, ``fail*``,
+    ``*_event``, coded 0/1 or as a recognised pair (alive/dead, no/yes, ...). A censoring indicator
+    (``cens*``: 1 = censored) is the reverse of an event and a 1/2 coding is ambiguous: both are
+    reported, never used silently, so that an event is not counted as a censoring.
+
+    Example:
+        >>> df = pd.DataFrame({"futime": [5.0, 3.0, 9.0], "death": [1, 0, 1], "age": [50, 61, 70]})
+        >>> r = recognise_survival_roles(df); (r.time, r.event)
+        ('futime', 'death')
+    """
+    times = [c for c in frame.columns if _time_name(str(c)) and _time_values(frame[c])]
+    events, notes = [], []
+    for c in frame.columns:
+        name = str(c)
+        if not _event_name(name) or c in times:
+            continue
+        coding = _event_coding(frame[c])
+        if coding is None:
+            continue
+        if _censor_name(name):
+            notes.append(
+                f"'{name}' looks like a censoring indicator (1 = censored), the reverse of an "
+                "event: recode it so that 1 means the event happened, then choose it as the event"
+            )
+        elif coding == "1/2":
+            notes.append(
+                f"'{name}' is coded 1/2; if 2 means the event (as in R's survival data), recode "
+                "it to 0/1 and choose it as the event"
+            )
+        else:
+            events.append(name)
+    time = str(times[0]) if len(times) == 1 else None
+    event = events[0] if len(events) == 1 else None
+    if len(times) > 1:
+        notes.append(f"several possible time columns ({', '.join(map(str, times))}); choose one")
+    if len(events) > 1:
+        notes.append(f"several possible event columns ({', '.join(events)}); choose one")
+    if time is None or event is None:
+        return RecognisedRoles(None, None, tuple(notes))
+    return RecognisedRoles(time, event, tuple(notes))
+
+
+def _time_name(name: str) -> bool:
+    low = name.strip().lower()
+    tokens = name_tokens(name)
+    return (
+        low in TIME_NAMES
+        or (bool(tokens) and (tokens[-1] == "time" or tokens[0] == "time"))
+        or low.replace(" ", "_").startswith(TIME_PREFIXES)
+        or low.startswith("survival")
+    )
+
+
+def _time_values(s: pd.Series) -> bool:
+    if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+        return False
+    v = s.dropna().to_numpy(dtype="float64")
+    return bool(v.size and np.all(v >= 0) and np.unique(v).size > 2)
+
+
+def _event_name(name: str) -> bool:
+    low = name.strip().lower().replace(" ", "_")
+    tokens = name_tokens(name)
+    return (
+        low in EVENT_NAMES
+        or (bool(tokens) and tokens[-1] in ("event", "status", "death", "dead", "died"))
+        or low.startswith(("fail", "censor", "relapse", "death"))
+    )
+
+
+def _censor_name(name: str) -> bool:
+    return any(t.startswith(CENSOR_NAMES) for t in name_tokens(name))
+
+
+def _event_coding(s: pd.Series) -> str | None:
+    """'0/1', '1/2', 'labels' (a recognised pair such as alive/dead), or None."""
+    values = list(s.dropna().unique())
+    if pd.api.types.is_bool_dtype(s):
+        return "0/1"
+    if pd.api.types.is_numeric_dtype(s):
+        codes = {float(v) for v in values}
+        if codes <= {0.0, 1.0} and codes:
+            return "0/1"
+        return "1/2" if codes == {1.0, 2.0} else None
+    pair = frozenset(str(v).strip().lower() for v in values)
+    return "labels" if len(values) == 2 and pair in NEGATIVE_FIRST else None

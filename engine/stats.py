@@ -69,6 +69,14 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+class ModelNotConverged(InputError):
+    """A model could not be fitted to a table (no convergence, separation, collinearity).
+
+    On the real table of a run this is reported in the fidelity section, not fatal: the
+    synthetic table is still exported (the question is the data's, not the user's input).
+    """
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """Which model to fit: ``analysis`` with ``outcome`` (OLS/logistic) or ``time``+``event`` (Cox).
@@ -231,7 +239,7 @@ def _fit_cox(
             warnings.simplefilter("ignore")
             s = CoxPHFitter().fit(data, duration_col=spec.time, event_col=spec.event).summary
     except (ConvergenceError, np.linalg.LinAlgError) as exc:
-        raise InputError(
+        raise ModelNotConverged(
             f"the Cox model did not converge ({str(exc).splitlines()[0][:80]}): drop a covariate that (almost) predicts the event or is constant"
         ) from exc
     return [
@@ -250,18 +258,32 @@ def _fit_glm(
     x = sm.add_constant(data.drop(columns=[spec.outcome]), has_constant="add").rename(
         columns={"const": INTERCEPT}
     )
+    from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
+
+    if spec.analysis == "logistic":
+        _check_binary(y, spec.outcome)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             if spec.analysis == "ols":
                 res = sm.OLS(y, x).fit()
             else:
-                _check_binary(y, spec.outcome)
                 res = sm.GLM(y, x, family=sm.families.Binomial()).fit()
     except (np.linalg.LinAlgError, ValueError) as exc:
-        raise InputError(
+        raise ModelNotConverged(
             f"the {spec.analysis} model could not be fitted ({str(exc)[:80]}): drop a constant or redundant covariate"
         ) from exc
+    kinds = {type(w.message) for w in caught}
+    if spec.analysis == "logistic" and (
+        PerfectSeparationWarning in kinds
+        or ConvergenceWarning in kinds
+        or not bool(getattr(res, "converged", True))
+        or not np.all(np.isfinite(np.asarray(res.bse, dtype=float)))
+    ):
+        raise ModelNotConverged(
+            f"the logistic model did not converge: a covariate (almost) perfectly separates "
+            f"'{spec.outcome}' = 0 from 1, so its odds ratio is infinite"
+        )
     ci = res.conf_int(ALPHA)
     df_resid = float(res.df_resid) if spec.analysis == "ols" else None
     return [
@@ -294,7 +316,7 @@ def fit_model(
         levels = {c: _levels(df[c]) for c in spec.covariates if _is_categorical(df[c])}
     data, dropped = _design(df, spec, levels)
     if len(data) < data.shape[1] + 2:
-        raise InputError(
+        raise ModelNotConverged(
             f"{source}: only {len(data)} complete rows for {data.shape[1] - 1} terms: use fewer covariates or fill missing values"
         )
     rows = _fit_cox(data, spec) if spec.analysis == "cox" else _fit_glm(data, spec)
@@ -570,7 +592,7 @@ def marginal_fidelity(
             row.update(
                 {
                     f"{tag}_mean": s.mean(),
-                    f"{tag}_sd": s.std(),
+                    f"{tag}_sd": _sd_no_overflow(s),
                     f"{tag}_q25": q[0],
                     f"{tag}_median": q[1],
                     f"{tag}_q75": q[2],
@@ -584,6 +606,20 @@ def marginal_fidelity(
         )
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _sd_no_overflow(s: pd.Series) -> float:
+    """Sample SD computed on values scaled by their largest magnitude (values near 1e200 have
+    squares that overflow to inf).
+
+    Example:
+        >>> f"{_sd_no_overflow(pd.Series([1e200, 3e200])):.4g}"
+        '1.414e+200'
+    """
+    scale = float(s.abs().max()) if s.notna().any() else 0.0
+    if not (math.isfinite(scale) and scale > 0):
+        return float(s.std())
+    return float((s / scale).std()) * scale
 
 
 @dataclass(frozen=True)
@@ -610,8 +646,12 @@ class KMComparison:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe."""
-        return json_safe(asdict(self))
+        """JSON-safe. ``logrank_p_descriptive`` repeats ``logrank_p`` under a name that says what
+        it is: the synthetic rows are derived from the real ones, not an independent sample, so
+        the p-value describes the gap between the curves and is not a test."""
+        out = json_safe(asdict(self))
+        out["logrank_p_descriptive"] = out["logrank_p"]
+        return out
 
 
 def km_comparison(
@@ -720,6 +760,9 @@ class FidelityResult:
     correlation: CorrelationComparison
     km: KMComparison | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    model_error: str | None = (
+        None  # "did not converge: <reason>" when the model could not be fitted
+    )
 
     def marginal_frame(self) -> pd.DataFrame:
         """The marginal table as a DataFrame."""
@@ -734,6 +777,8 @@ class FidelityResult:
                 "correlation": self.correlation.to_dict(),
                 "km": self.km.to_dict() if self.km else None,
                 "notes": list(self.notes),
+                "model_status": self.model_error
+                or ("fitted" if self.comparison else "not requested"),
             }
         )
 
@@ -758,13 +803,20 @@ def fidelity_report(
         0.0
     """
     first = synth if isinstance(synth, pd.DataFrame) else synth[0]
-    comparison = compare_fits(real, synth, spec, rule=rule) if spec is not None else None
+    comparison, model_error = None, None
+    if spec is not None:
+        try:
+            comparison = compare_fits(real, synth, spec, rule=rule)
+        except ModelNotConverged as exc:
+            model_error = f"did not converge: {exc}"
     km = (
         km_comparison(real, first, spec.time, spec.event)
         if spec is not None and spec.analysis == "cox" and spec.time and spec.event
         else None
     )
     notes = []
+    if model_error is not None:
+        notes.append(f"the {spec.analysis if spec else ''} model {model_error}")
     if comparison is not None and comparison.synthetic.combined:
         notes.append(
             f"{comparison.synthetic.combined['copies']} synthetic copies combined by the "
@@ -777,5 +829,10 @@ def fidelity_report(
         )
     )
     return FidelityResult(
-        comparison, marginal, correlation_difference(real, first, columns), km, tuple(notes)
+        comparison,
+        marginal,
+        correlation_difference(real, first, columns),
+        km,
+        tuple(notes),
+        model_error,
     )

@@ -92,10 +92,16 @@ def test_run_writes_contract_files_and_keys(small_run: tuple[Path, Path, pd.Data
         audit["model"]
     )
     assert [p["w"] for p in audit["audit"]["curve"]][:3] == [0.0, 0.5, 0.8]
-    assert all(0.0 <= p["auc"] <= 1.0 for p in audit["audit"]["curve"])
+    curve = {p["w"]: p["auc"] for p in audit["audit"]["curve"]}
+    assert abs(curve[0.0] - 0.5) < 0.1  # plain flow sampling: no membership leak
+    selected = audit["audit"]["selected_w"]
+    assert curve[selected] < audit["audit"]["threshold"] == 0.55
+    assert all(w > selected for w, auc in curve.items() if auc >= 0.55)
     release = audit["release"]
     assert release["rows"] == 600
-    assert 0.0 <= release["closer_probability"] <= 1.0
+    # about 0.5 at w = 0; the paper's selected w gave 1-13 %: the released rows stay near their own
+    assert 0.0 < release["closer_probability"] < 0.25
+    assert release["median_rank"] < 600 / 4
     assert release["epsilon"]["value"] > 0
     kinds = {c["name"]: (c["kind"], c["action"]) for c in audit["columns"]}
     assert kinds["patient_id"] == ("identifier", "drop")
@@ -366,3 +372,97 @@ def test_protect_outliers_removes_at_risk_records_and_reports_the_cost(tmp_path:
     effect = protect["effect"]
     assert set(effect["model_with"]) == set(effect["model_real"]) == {"age", "sbp", "smoker=yes"}
     assert effect["largest_mean_shift_sd_with"] < 0.3
+
+
+def test_demo_all_pools_the_same_studies_when_one_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A refused sub-study is left out of both the real and the synthetic pooling."""
+    import engine.cli as cli
+    import engine.pipeline as pipeline
+    from engine.errors import PrivacyRefused
+
+    real = pd.read_csv(cli.demo_input())
+    kept = ["ARIC F", "CHS F", "MESA M", "Framingham M"]
+
+    def fake_run(config: pipeline.RunConfig, *args: object, **kwargs: object) -> object:
+        study = config.subset[1]  # type: ignore[index]
+        if study == "CHS F":
+            raise PrivacyRefused("no w met the limit")
+        Path(config.out).mkdir(parents=True)  # type: ignore[arg-type]
+        real[real["study"] == study].drop(columns=["study"]).to_csv(
+            Path(config.out) / "synthetic.csv",  # type: ignore[arg-type]
+            index=False,
+        )
+        return None
+
+    monkeypatch.setattr(cli, "DEMO_STUDIES", tuple(kept))
+    monkeypatch.setattr(pipeline, "run_pipeline", fake_run)
+    monkeypatch.setattr(cli, "_print_summary", lambda result, out: None)
+    assert main(["demo", "--all", "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    meta = json.loads((tmp_path / "out" / "meta" / "meta.json").read_text())
+    real_studies = [s["study"] for s in meta["sets"]["real"]["studies"]]
+    synth_studies = [s["study"] for s in meta["sets"]["synthetic"]["studies"]]
+    assert meta["sets"]["real"]["k"] == meta["sets"]["synthetic"]["k"] == 3
+    assert sorted(real_studies) == sorted(synth_studies) and "CHS F" not in real_studies
+    assert any("CHS F" in note for note in meta["notes"])
+    assert "CHS F left out" in capsys.readouterr().out
+
+
+def test_a_fidelity_model_that_does_not_converge_still_exports(tmp_path: Path) -> None:
+    """Perfect separation in the real table: the run exports (exit 0) and says so everywhere."""
+    from pypdf import PdfReader
+
+    data = _cohort(300, seed=4)
+    data["high_bp"] = (data["sbp"] > 120).astype(int)  # sbp separates high_bp perfectly
+    src = tmp_path / "sep.csv"
+    data.to_csv(src, index=False)
+    out = tmp_path / "out"
+    args = ["run", str(src), "--out", str(out), "--seed", "3", "--allow-risky"]
+    args += ["--analysis", "logistic"]
+    args += ["--outcome", "high_bp", "--covariates", "sbp,age"]
+    assert main(args + [a for a in FAST if a != "--no-report"]) == 0
+    fidelity = json.loads((out / "audit.json").read_text())["fidelity"]
+    assert fidelity["model"] is None
+    assert fidelity["model_status"].startswith("did not converge")
+    assert len(pd.read_csv(out / "synthetic.csv")) == 300
+    pdf = " ".join(p.extract_text() for p in PdfReader(out / "report.pdf").pages)
+    assert "did not converge" in " ".join(pdf.split())
+
+
+def test_a_table_with_very_large_values_is_released(tmp_path: Path) -> None:
+    """Values from 1e15 to 1e200 once ended in 'cannot convert float NaN to integer' (exit 1)."""
+    rng = np.random.default_rng(0)
+    n = 200
+    src = tmp_path / "big.csv"
+    pd.DataFrame(
+        {
+            "age": rng.integers(30, 80, n),
+            "big": 10 ** rng.uniform(15, 200, n),
+            "bigint": rng.integers(10**15, 10**18, n),
+        }
+    ).to_csv(src, index=False)
+    out = tmp_path / "out"
+    args = ["run", str(src), "--out", str(out), "--seed", "1", "--allow-risky", *FAST]
+    assert main(args) == 0
+    synth = pd.read_csv(out / "synthetic.csv")
+    assert len(synth) == n and synth["bigint"].dtype == np.int64
+    marginal = json.loads((out / "audit.json").read_text())["fidelity"]["marginal"]
+    big = next(m for m in marginal if m["column"] == "big")
+    assert 1e197 < big["real_sd"] < 1e200  # not an overflowed SD (null)
+
+
+def test_run_without_roles_uses_recognised_survival_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "trial.csv"
+    _cohort(300, seed=5).rename(columns={"time": "futime", "event": "death"}).to_csv(
+        src, index=False
+    )
+    out = tmp_path / "out"
+    assert main(["run", str(src), "--out", str(out), "--seed", "2", "--allow-risky", *FAST]) == 0
+    assert "recognised survival columns: time 'futime', event 'death'" in capsys.readouterr().out
+    audit = json.loads((out / "audit.json").read_text())
+    kinds = {c["name"]: c["kind"] for c in audit["columns"]}
+    assert (kinds["futime"], kinds["death"]) == ("time", "event")
+    assert audit["fidelity"]["km"]["logrank_p_descriptive"] is not None

@@ -163,3 +163,60 @@ def test_integer_float_column_decodes_to_int64() -> None:
     decoded = enc.inverse_transform(enc.transform(used, np.random.default_rng(0))).frame
     assert decoded["visits"].dtype == np.int64
     assert decoded["visits"].tolist() == used["visits"].astype(int).tolist()
+
+
+def test_very_large_values_are_standardized_without_overflow() -> None:
+    """Values from 1e15 to 1e200 (squares overflow to inf) and 18-digit integers."""
+    rng = np.random.default_rng(0)
+    n = 200
+    df = pd.DataFrame(
+        {
+            "big": 10 ** rng.uniform(15, 200, n),
+            "bigint": rng.integers(10**15, 10**18, n),
+            "x": rng.normal(size=n),
+        }
+    )
+    schema = infer_schema(df)
+    assert schema.by_name("big").kind == "continuous"
+    assert schema.by_name("bigint").kind == "integer"
+    enc = TableEncoder(schema).fit(df)
+    z = enc.transform(df, np.random.default_rng(1))
+    assert np.isfinite(z).all()
+    assert np.allclose(z.mean(axis=0), 0.0, atol=0.05) and np.allclose(z.std(axis=0), 1, atol=0.05)
+    back = enc.inverse_transform(z)
+    assert back.frame["bigint"].dtype == np.int64 and back.clip_counts["bigint"] == 0
+    assert np.allclose(back.frame["bigint"], df["bigint"], rtol=1e-12)
+    big = back.frame["big"].to_numpy()
+    assert np.isfinite(big).all() and big.min() >= df["big"].min() and big.max() <= df["big"].max()
+    top = df["big"] > 1e195  # on a linear scale only the top decades keep their precision
+    assert np.allclose(big[top], df["big"][top], rtol=1e-6)
+    assert np.allclose(enc.distance_space(df).std(axis=0), 1.0)
+
+
+def test_non_finite_values_are_counted_and_redrawn_not_averaged(
+    fitted: tuple[pd.DataFrame, TableEncoder],
+) -> None:
+    from engine.encoder import redraw_non_finite
+
+    _, enc = fitted
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, enc.d_model_))
+    X[[3, 7], 0] = np.nan
+    X[11, 1] = np.inf
+    decoded = enc.inverse_transform(X)
+    names = enc.feature_names_
+    assert decoded.non_finite[names[0]] == 2 and decoded.non_finite[names[1]] == 1
+    assert decoded.to_dict()["non_finite_total"] == 3
+    calls: list[int] = []
+
+    def draw(idx: np.ndarray) -> np.ndarray:  # row 11 never decodes to a finite value
+        calls.append(len(idx))
+        out = rng.standard_normal((len(idx), enc.d_model_))
+        out[idx == 11] = np.nan
+        return out
+
+    rows, info = redraw_non_finite(X, draw)
+    assert info == {"rows_redrawn": 3, "rows_dropped": 1} and calls == [3, 1, 1, 1, 1]
+    finite = np.isfinite(rows).all(axis=1)
+    assert finite.sum() == 49 and not finite[11]
+    assert np.array_equal(rows[finite][:3], X[:3])  # untouched rows keep their values

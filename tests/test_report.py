@@ -451,3 +451,65 @@ def test_works_with_the_pipeline_dataclasses() -> None:
     )
     result = replace(result, history=f.history)
     assert render_report(result)[:5] == b"%PDF-"
+
+
+def wide_result(d: int = 200, n: int = 300) -> SimpleNamespace:
+    """``fake_result`` widened to ``d`` columns with extra lab values (a 200-column table)."""
+    from engine.stats import ModelSpec, fidelity_report
+
+    r = fake_result(n=n)
+    rng = np.random.default_rng(0)
+    extra = [f"lab_marker_{k:03d}" for k in range(d - r.prepared.real.shape[1])]
+    lab = lambda: pd.DataFrame(  # noqa: E731
+        np.round(rng.normal(5, 1, (n, len(extra))), 2), columns=extra
+    )
+    real = pd.concat([r.prepared.real, lab()], axis=1)
+    synth = pd.concat([r.synthetic, lab()], axis=1)
+    added = [_column(c, "continuous", "synthesize", "numbers with decimals") for c in extra]
+    schema = SimpleNamespace(
+        columns=tuple(r.prepared.schema.columns) + tuple(added),
+        time=r.prepared.schema.time,
+        event=r.prepared.schema.event,
+    )
+    spec = ModelSpec(
+        "cox", time="time_cvd_years", event="cvd", covariates=("age", "sbp", "sex"), per={"sbp": 10}
+    )
+    return replace_ns(
+        r,
+        prepared=replace_ns(r.prepared, real=real, schema=schema),
+        synthetic=synth,
+        copies=(synth,),
+        fidelity=fidelity_report(real, synth, spec, list(real.columns)).to_dict(),
+    )
+
+
+def test_a_200_column_table_gets_a_report_that_fits(tmp_path: Path) -> None:
+    """Once a reportlab LayoutError (a box-plot grid taller than the page); now top-k figures."""
+    result = wide_result()
+    assert result.prepared.real.shape[1] == 200
+    reader = PdfReader(str(build_report(result, tmp_path / "wide.pdf")))
+    assert 5 <= len(reader.pages) <= 40
+    page_height = float(reader.pages[0].mediabox.height)
+    tallest = 0.0
+    for page in reader.pages:
+        for img in page.images:
+            w, h = img.image.size
+            tallest = max(tallest, h)
+    assert tallest <= 1800  # at most 30 boxes: 6 rows of 5 (1.9 in each) at 150 dpi
+    text = " ".join(" ".join(p.extract_text() for p in reader.pages).split())
+    assert "lab_marker_189" in text  # every column is still listed in the column table
+    assert page_height > 0
+
+
+def test_logrank_p_value_is_labelled_descriptive(released: Path) -> None:
+    text = " ".join(_text(released).split())
+    assert "Log-rank p-value real vs synthetic (whole follow-up), descriptive only" in text
+    assert "not an independent sample" in text and "Log-rank test" not in text
+
+
+def test_redrawn_and_dropped_rows_are_reported(tmp_path: Path) -> None:
+    r = fake_result()
+    r = replace_ns(r, release={**r.release, "non_finite": {"rows_redrawn": 14, "rows_dropped": 2}})
+    text = " ".join(_text(build_report(r, tmp_path / "nf.pdf")).split())
+    assert "14 synthetic rows decoded to an infinite or undefined value" in text
+    assert "2 still failed after five draws and were left out" in text

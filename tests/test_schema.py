@@ -198,3 +198,125 @@ def test_schema_from_loaded_csv_uses_file_name_and_labels(tmp_path: Path) -> Non
     assert schema.by_name("stage").kind == "integer"  # no value labels in a CSV
     assert schema.by_name("event").dtype == "int64"
     assert "cohort.csv" in _raises(read_table(path), event="sex" + "x")
+
+
+def identifier_frame(n: int = 300, seed: int = 3) -> pd.DataFrame:
+    """Record identifiers with a few duplicates next to genuine measurements."""
+    rng = np.random.default_rng(seed)
+    subject_no = np.arange(1001, 1001 + n)
+    subject_no[rng.choice(n, 6, replace=False)] = subject_no[:6]  # 98 % unique
+    with_dupes = lambda v: np.where(np.arange(n) % 50 == 7, v[0], v)  # noqa: E731
+    return pd.DataFrame(
+        {
+            "subject_no": rng.permutation(subject_no),
+            "mrn": with_dupes(rng.choice(9_000_000, n, replace=False) + 1_000_000),
+            "nhs_number": with_dupes(rng.choice(10**9, n, replace=False) + 4 * 10**9),
+            "record_id": with_dupes(rng.permutation(n) + 1),
+            "patient_id": with_dupes(np.array([f"P{k:05d}" for k in rng.permutation(n)])),
+            "study_id": with_dupes(np.array([f"S-{k:04d}" for k in range(n)])),
+            "var7": np.sort(with_dupes(rng.choice(50_000, n, replace=False))),  # in row order
+            "cholesterol": np.round(rng.uniform(3.1, 9.8, n), 2),
+            "age": rng.integers(25, 85, n),
+            "birth_weight_g": rng.integers(1800, 4600, n),
+            "midline_shift": np.round(rng.normal(0, 3, n), 1),
+            "paid": rng.integers(1, 10**6, n),
+            "days_to_event": np.sort(rng.choice(5000, n, replace=False)),
+            "site": rng.choice(["A", "B", "C"], n),
+            "study": rng.choice([1, 2, 3], n),
+        }
+    )
+
+
+def test_near_unique_identifiers_are_dropped_with_a_plain_reason() -> None:
+    schema = infer_schema(identifier_frame())
+    for name in (
+        "subject_no",
+        "mrn",
+        "nhs_number",
+        "record_id",
+        "patient_id",
+        "study_id",
+        "var7",
+    ):
+        spec = schema.by_name(name)
+        assert (spec.kind, spec.action) == ("identifier", "drop"), (name, spec.reason)
+        assert "identifier" in spec.reason and "--" not in spec.reason
+    assert "98 % different" in schema.by_name("subject_no").reason
+
+
+def test_measurements_with_many_values_are_not_identifiers() -> None:
+    schema = infer_schema(identifier_frame())
+    expected = {
+        "cholesterol": "continuous",
+        "age": "integer",
+        "birth_weight_g": "integer",
+        "midline_shift": "continuous",
+        "paid": "integer",  # 'paid' is not 'id'; random amounts, not in row order
+        "days_to_event": "integer",  # a time, even sorted
+        "site": "categorical",
+        "study": "integer",
+    }
+    assert {n: schema.by_name(n).kind for n in expected} == expected
+    assert len(schema.synthesized()) == 8
+
+
+def test_user_can_keep_a_flagged_identifier() -> None:
+    kept = infer_schema(identifier_frame(), keep=["subject_no"]).by_name("subject_no")
+    assert (kept.kind, kept.action) == ("integer", "synthesize")
+
+
+@pytest.mark.parametrize(
+    ("time", "event"),
+    [
+        ("time", "status"),
+        ("futime", "death"),
+        ("days", "died"),
+        ("weeks", "arrest"),
+        ("os", "event"),
+        ("pfs", "relapse"),
+        ("time_to_death", "dead"),
+        ("survival_months", "vital_status"),
+        ("followup_years", "failure"),
+        ("OS_time", "OS_event"),
+        ("month", "fail"),
+        ("Survival Time", "Death"),
+        ("years", "cvd_event"),
+    ],
+)
+def test_survival_columns_are_recognised_by_name_and_coding(time: str, event: str) -> None:
+    from engine.schema import recognise_survival_roles
+
+    rng = np.random.default_rng(0)
+    n = 80
+    df = pd.DataFrame(
+        {
+            "age": rng.integers(30, 80, n),
+            time: rng.uniform(0, 100, n).round(1),
+            "midline_shift": rng.normal(0, 3, n),
+            event: rng.choice(["alive", "dead"], n)
+            if event == "vital_status"
+            else rng.integers(0, 2, n),
+        }
+    )
+    roles = recognise_survival_roles(df)
+    assert (roles.time, roles.event) == (time, event)
+    schema = infer_schema(df, time=roles.time, event=roles.event)
+    assert (schema.by_name(time).kind, schema.by_name(event).kind) == ("time", "event")
+
+
+def test_censoring_indicators_and_1_2_codings_are_flagged_not_used() -> None:
+    from engine.schema import recognise_survival_roles
+
+    rng = np.random.default_rng(1)
+    n = 80
+    base = {"futime": rng.uniform(1, 50, n), "age": rng.integers(30, 80, n)}
+    censored = recognise_survival_roles(pd.DataFrame({**base, "censored": rng.integers(0, 2, n)}))
+    assert censored.event is None and "censoring indicator" in censored.notes[0]
+    r_style = recognise_survival_roles(pd.DataFrame({**base, "status": rng.integers(1, 3, n)}))
+    assert r_style.event is None and "coded 1/2" in r_style.notes[0]
+    negative = recognise_survival_roles(
+        pd.DataFrame({"time": -base["futime"], "event": rng.integers(0, 2, n)})
+    )
+    assert negative.time is None  # negative values are not follow-up times
+    none = recognise_survival_roles(pd.DataFrame({"sbp": base["futime"], "event": base["age"]}))
+    assert (none.time, none.event, none.notes) == (None, None, ())

@@ -229,3 +229,41 @@ def test_fidelity_report_is_json_safe(rossi: pd.DataFrame) -> None:
 def test_input_errors_name_the_column(rossi: pd.DataFrame, spec: ModelSpec, msg: str) -> None:
     with pytest.raises(InputError, match=msg):
         fit_model(rossi, spec)
+
+
+def test_a_model_that_does_not_converge_is_recorded_not_fatal() -> None:
+    """Perfect separation (logistic) and a constant covariate (Cox) are reported in fidelity."""
+    from engine.stats import ModelNotConverged
+
+    rng = np.random.default_rng(0)
+    n = 200
+    x = rng.normal(size=n)
+    d = pd.DataFrame(
+        {
+            "x": x,
+            "y": (x > 0).astype(int),  # x separates y perfectly
+            "z": rng.normal(size=n),
+            "t": rng.exponential(5, n),
+            "e": rng.integers(0, 2, n),
+            "c": np.ones(n),
+        }
+    )
+    logistic = ModelSpec("logistic", outcome="y", covariates=("x", "z"))
+    with pytest.raises(ModelNotConverged, match="perfectly separates 'y'"):
+        fit_model(d, logistic)
+    res = fidelity_report(d, d, logistic, ["x", "z"]).to_dict()
+    assert res["model"] is None and res["model_status"].startswith("did not converge:")
+    assert "separates" in res["model_status"] and len(res["marginal"]) == 2
+    cox = fidelity_report(d, d, ModelSpec("cox", time="t", event="e", covariates=("x", "c")))
+    assert cox.model_error is not None and cox.model_error.startswith("did not converge")
+    assert cox.km is not None and cox.km.max_abs_difference == 0.0
+    ok = fidelity_report(d, d, ModelSpec("ols", outcome="z", covariates=("x",))).to_dict()
+    assert (
+        ok["model_status"] == "fitted" and ok["model"]["coefficients"][0]["std_difference"] == 0.0
+    )
+
+
+def test_logrank_p_is_labelled_descriptive() -> None:
+    d = load_rossi()
+    km = km_comparison(d, d.assign(week=d["week"] * 0.8), "week", "arrest").to_dict()
+    assert km["logrank_p_descriptive"] == km["logrank_p"] < 0.05
