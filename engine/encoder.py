@@ -30,12 +30,16 @@ Example:
     >>> import numpy as np, pandas as pd
     >>> from engine.schema import infer_schema
     >>> df = pd.DataFrame({"sex": ["F", "M"] * 30, "age": np.linspace(40, 70, 60).round(1)})
-    >>> enc = TableEncoder(infer_schema(df)).fit(df)
+    >>> enc = TableEncoder(infer_schema(df, bounds={"age": (40, 70)})).fit(df)
     >>> X = enc.transform(df, np.random.default_rng(0))
     >>> X.shape, enc.feature_names_
     ((60, 2), ['sex', 'age'])
-    >>> enc.inverse_transform(X).frame.equals(df)
+    >>> enc.inverse_transform(X).frame.equals(df)  # exact within the bounds given
     True
+    >>> default = TableEncoder(infer_schema(df)).fit(df)  # default bounds: 10th extremes
+    >>> back = default.inverse_transform(default.transform(df, np.random.default_rng(0)))
+    >>> float(back.frame["age"].min()), float(back.frame["age"].max()), back.clip_counts["age"]
+    (44.6, 65.4, 18)
 """
 
 from __future__ import annotations
