@@ -207,6 +207,7 @@ def test_gaussian_latents_and_samples(gaussian_flow: tuple[TrainedFlow, np.ndarr
         "layers",
         "val_nll",
         "device",
+        "device_note",
         "train_seconds",
     }
     assert flow.history[-1][0] == flow.epochs
