@@ -42,9 +42,7 @@ def fresh_probe() -> Any:
     device_mod.probe_cuda.cache_clear()
 
 
-def _fake_gpu(
-    monkeypatch: pytest.MonkeyPatch, failure: BaseException | None = None
-) -> list[str]:
+def _fake_gpu(monkeypatch: pytest.MonkeyPatch, failure: BaseException | None = None) -> list[str]:
     """Pretend a CUDA build on a machine with a V100; every CUDA use is recorded in the list
     returned and raises ``failure`` (default: CudaTouched)."""
     touched: list[str] = []
