@@ -9,6 +9,7 @@ at the end run only where a GPU passes the probe."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -233,8 +234,6 @@ def test_seeded_gpu_runs_use_deterministic_algorithms(monkeypatch: pytest.Monkey
     with seeded_determinism("cuda", seeded=True):
         assert torch.are_deterministic_algorithms_enabled()
         assert torch.is_deterministic_algorithms_warn_only_enabled()
-        import os
-
         assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
     assert not torch.are_deterministic_algorithms_enabled()
     with seeded_determinism("cuda", seeded=False):
