@@ -30,6 +30,7 @@ from typing import Protocol
 
 import numpy as np
 
+from engine.device import nn_method_for
 from engine.generate import perturb_latent
 from engine.neighbours import count_closer, kth_neighbour_distances, nearest_distances
 
@@ -146,6 +147,7 @@ def release_metrics(
     exact_limit: int = 20000,
     sample_rows: int = 20000,
     k: int = 5,
+    device: str = "cpu",
 ) -> ReleaseMetrics:
     """Closer probability, median rank, distance histograms, exact copies and records at risk.
 
@@ -153,6 +155,8 @@ def release_metrics(
     for n <= ``exact_limit``; above, they are exact for ``sample_rows`` rows drawn at random
     without replacement (each compared with all n real rows), and the closer probability and
     median are estimated from them (``exact`` = False). Records at risk are always exact.
+    ``device``: the run's resolved device; the GPU is used only when it is ``"cuda"`` and the
+    table is wide enough for brute force to beat the k-d tree (:func:`engine.device.nn_method_for`).
 
     Example:
         >>> x = np.arange(20.0).reshape(-1, 1)
@@ -163,7 +167,7 @@ def release_metrics(
     synth = np.asarray(synth_dist_paired, dtype=np.float64)
     if real.shape != synth.shape or real.ndim != 2 or len(real) < 2:
         raise ValueError("real and paired synthetic rows must have the same 2-D shape, n >= 2")
-    n = len(real)
+    n, n_cols = real.shape
     own = np.sqrt(((real - synth) ** 2).sum(1))
     exact = n <= exact_limit
     rows = None if exact else np.sort(rng.choice(n, size=min(sample_rows, n), replace=False))
@@ -178,7 +182,9 @@ def release_metrics(
         rows_evaluated=len(ranks),
         own_distance_histogram=safe_histogram(own),
         nearest_real_histogram=safe_histogram(kth_neighbour_distances(real, 1)),
-        share_within_1e6=float((nearest_distances(synth, real) <= 1e-6).mean()),
+        share_within_1e6=float(
+            (nearest_distances(synth, real, method=nn_method_for(device, n_cols)) <= 1e-6).mean()
+        ),
         k_risk=k,
         at_risk=at_risk,
     )

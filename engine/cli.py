@@ -147,10 +147,20 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     priv.add_argument(
         "--seed",
         type=int,
-        help="reproducible run (otherwise noise comes from the OS's secure randomness)",
+        help="reproducible run (otherwise noise comes from the OS's secure randomness); on a "
+        "GPU it also turns on PyTorch's deterministic algorithms, so a rerun on the same GPU "
+        "and software versions gives the same numbers, while a CPU run differs in the last "
+        "digits (use --device cpu for results identical on every computer)",
     )
     model = p.add_argument_group("model and output")
-    model.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    model.add_argument(
+        "--device",
+        default="auto",
+        choices=("auto", "cpu", "cuda"),
+        help="auto: the NVIDIA GPU when a test kernel runs on it, else the CPU with the reason "
+        "shown and recorded in audit.json; cuda: stop with exit code 2 if the GPU cannot run; "
+        "cpu: never touch the GPU (default auto)",
+    )
     model.add_argument(
         "--budget",
         default="fast",

@@ -47,6 +47,7 @@ import numpy as np
 import torch
 from torch.func import functional_call, grad, vmap
 
+from engine.device import seeded_determinism
 from engine.dp_accountant import DPGuarantee, default_delta, sigma_for_epsilon
 from engine.errors import InputError
 from engine.flow import FlowConfig, TrainedFlow, resolve_device
@@ -247,6 +248,7 @@ def train_dp_flow(
     rate = dp.sampling_rate_for(n)
     sigma = sigma_for_epsilon(epsilon, delta, rate, dp.steps)
     dev = resolve_device(device)
+    seeded = seed is not None
     seed = secrets.randbits(31) if seed is None else int(seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -263,7 +265,7 @@ def train_dp_flow(
     opt = _optimizer(model, dp)
     Xt = torch.as_tensor(X, dtype=torch.float32, device=dev)
     start = time.perf_counter()
-    with cpu_threads(dev):
+    with cpu_threads(dev), seeded_determinism(dev, seeded):
         for step in range(1, dp.steps + 1):
             if step % _REPORT_EVERY == 0:
                 cancel.raise_if_cancelled()

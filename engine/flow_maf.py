@@ -174,11 +174,14 @@ class MAF(nn.Module):
 
     @torch.no_grad()
     def exact_spectral_(self) -> None:
-        """Set ``u, v`` to the exact top singular vectors (SVD; cheap for these sizes)."""
+        """Set ``u, v`` to the exact top singular vectors (SVD; cheap for these sizes).
+
+        The SVD runs on the CPU: small batched SVDs on the GPU go through cuSOLVER, which is
+        slower here, differs between versions and fails on some old cards."""
         for Wm, u, v in self._stacks():
             if not Wm.any():  # e.g. d = 1: every connection is masked out
                 continue
-            U, _, Vh = torch.linalg.svd(Wm, full_matrices=False)
+            U, _, Vh = torch.linalg.svd(Wm.detach().cpu(), full_matrices=False)
             u.copy_(U[..., :, 0])
             v.copy_(Vh[..., 0, :])
 

@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from engine.device import is_out_of_memory, seeded_determinism
+from engine.device import resolve_device as resolve_device_choice
 from engine.errors import InputError
 from engine.flow_maf import MAF
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
@@ -112,7 +114,7 @@ class TrainedFlow:
         >>> flow = train_flow(np.random.default_rng(1).normal(size=(200, 3)),
         ...                   FlowConfig(flows=1, hidden=4, max_epochs=1), seed=1)
         >>> sorted(flow.to_dict())[:3]
-        ['device', 'flows', 'hidden']
+        ['device', 'device_note', 'flows']
     """
 
     model: MAF
@@ -123,6 +125,7 @@ class TrainedFlow:
     device: str
     history: list[tuple[int, float, float]] = field(default_factory=list)
     last_nonfinite: int = 0
+    device_note: str | None = None  # why not the requested device (GPU unusable, out of memory)
 
     def _map(self, A: np.ndarray, forward: bool) -> np.ndarray:
         A = np.asarray(A, dtype=np.float64)
@@ -156,24 +159,15 @@ class TrainedFlow:
             "layers": self.config.layers,
             "val_nll": self.val_nll,
             "device": self.device,
+            "device_note": self.device_note,
             "train_seconds": self.train_seconds,
         }
 
 
 def resolve_device(device: str) -> str:
-    """``"auto"`` -> ``"cuda"`` when available else ``"cpu"``; checks an explicit request."""
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cpu":
-        return "cpu"
-    if device.startswith("cuda"):
-        if not torch.cuda.is_available():
-            raise InputError(
-                f"device '{device}' was requested but no CUDA GPU is usable on this computer; "
-                "use device 'cpu' or 'auto'"
-            )
-        return device
-    raise InputError(f"unknown device '{device}'; use 'auto', 'cpu' or 'cuda'")
+    """``"auto"`` -> ``"cuda"`` when a probed GPU runs kernels, else ``"cpu"``; an explicit
+    ``"cuda"`` that cannot run raises :class:`InputError` naming the cause (engine/device.py)."""
+    return resolve_device_choice(device).device
 
 
 def _check_table(X: np.ndarray) -> np.ndarray:
@@ -309,8 +303,11 @@ def train_flow(
 ) -> TrainedFlow:
     """Fit a MAF to the rows of ``X`` (n x d, already encoded) by maximum likelihood.
 
-    Deterministic on CPU for a given ``seed`` (split, initialization and batch order).
-    ``seed=None`` draws one from the operating system's secure randomness.
+    Deterministic on CPU for a given ``seed`` (split, initialization and batch order); on the
+    GPU a seed also turns on PyTorch's deterministic algorithms (same GPU and versions, same
+    numbers). ``seed=None`` draws one from the operating system's secure randomness.
+    ``device="auto"`` falls back to the CPU when the GPU probe fails, and a GPU run that runs
+    out of memory is retried on the CPU; either reason is kept in ``device_note``.
 
     References: Papamakarios et al. 2017; main paper section 4.2 (Adam, lr floor 1e-7,
     80/20 validation split with early stopping).
@@ -322,8 +319,35 @@ def train_flow(
         2
     """
     X = _check_table(X)
-    dev = resolve_device(device)
+    choice = resolve_device_choice(device)
+    seeded = seed is not None
     seed = secrets.randbits(31) if seed is None else int(seed)
+    notes = [choice.note] if choice.note else []
+    if choice.note:
+        progress(0.0, f"training flow: {choice.note}")
+    try:
+        flow = _train_on(X, config, choice.device, seed, seeded, progress, cancel)
+    except Exception as err:
+        if not (choice.device.startswith("cuda") and is_out_of_memory(err)):
+            raise
+        torch.cuda.empty_cache()
+        notes.append("the GPU ran out of memory, so the flow was trained on the CPU")
+        progress(0.0, f"training flow: {notes[-1]}; starting again")
+        flow = _train_on(X, config, "cpu", seed, seeded, progress, cancel)
+    flow.device_note = "; ".join(notes) or None
+    return flow
+
+
+def _train_on(
+    X: np.ndarray,
+    config: FlowConfig,
+    dev: str,
+    seed: int,
+    seeded: bool,
+    progress: ProgressFn,
+    cancel: CancelToken,
+) -> TrainedFlow:
+    """``train_flow`` on one resolved device."""
     train_idx, val_idx = _split(len(X), config.val_fraction, np.random.default_rng(seed))
     Xtr = torch.as_tensor(X[train_idx], dtype=torch.float32, device=dev)
     Xva = torch.as_tensor(X[val_idx], dtype=torch.float32, device=dev)
@@ -338,7 +362,7 @@ def train_flow(
             batch_norm=config.batch_norm,
             log_scale_bound=config.log_scale_bound,
         ).to(dev)
-    with cpu_threads(dev):
+    with cpu_threads(dev), seeded_determinism(dev, seeded):
         history, seconds = _fit(model, config, Xtr, Xva, seed, progress, cancel)
         final = _mean_nll(model, Xva)
     progress(1.0, f"training flow: done after {len(history)} epochs, validation loss {final:.2f}")

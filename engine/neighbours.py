@@ -9,7 +9,9 @@ matrix product and then *certifies* the winner: it re-computes in float64 every 
 
 Crossover (measured, ``benchmarks/bench_audit.py``, 2 shared cores, 15k x 12k): the tree wins
 clearly up to d = 12 and is about even around d = 16-20; brute force wins above. Hence
-``BRUTE_FORCE_MIN_DIM = 16``. With CUDA available the brute path runs on the GPU at any d.
+``BRUTE_FORCE_MIN_DIM = 16``. The brute path runs on the GPU only when asked (``cuda``, chosen
+by :func:`engine.device.nn_method_for` from the run's probed device; TF32 off, out of memory
+-> CPU).
 
 References:
     PITFALLS.md "Nearest neighbours"; Bentley (1975) k-d trees; scipy.spatial.cKDTree.
@@ -23,9 +25,13 @@ Example:
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import torch
 from scipy.spatial import cKDTree
+
+from engine.device import ieee_float32, is_out_of_memory, nn_method_for
 
 BRUTE_FORCE_MIN_DIM = 16
 _CHUNK_ELEMENTS = 2**24  # float32 entries per query chunk (64 MiB)
@@ -39,12 +45,14 @@ def _tree(points: np.ndarray) -> cKDTree:
 
 
 def _choose_method(d: int, method: str) -> str:
-    """Resolve ``auto`` to ``kdtree``, ``brute`` or ``cuda`` from the dimension and hardware."""
+    """Resolve ``auto`` to ``kdtree`` or ``brute`` from the dimension, on the CPU. The GPU is
+    used only when asked for (``cuda``): the caller knows the run's resolved device
+    (:func:`engine.device.nn_method_for`); ``torch.cuda.is_available()`` is no such answer."""
+    if method not in ("auto", "kdtree", "brute", "cuda"):
+        raise ValueError(f"unknown nearest-neighbour method '{method}'")
     if method != "auto":
         return method
-    if torch.cuda.is_available():
-        return "cuda"
-    return "brute" if d >= BRUTE_FORCE_MIN_DIM else "kdtree"
+    return nn_method_for("cpu", d)
 
 
 def nearest_distances(
@@ -66,8 +74,21 @@ def nearest_distances(
     chosen = _choose_method(q.shape[1], method)
     if chosen == "kdtree":
         return _tree(r).query(q, k=1, workers=-1)[0]
-    device = torch.device("cuda" if chosen == "cuda" else "cpu")
-    return _brute_nearest(q, r, device)
+    if chosen == "brute":
+        return _brute_nearest(q, r, torch.device("cpu"))
+    try:
+        with ieee_float32():  # the pre-filter's error bound assumes IEEE float32, not TF32
+            return _brute_nearest(q, r, torch.device("cuda"))
+    except Exception as err:
+        if not is_out_of_memory(err):
+            raise
+    torch.cuda.empty_cache()
+    warnings.warn(
+        "the GPU ran out of memory in the nearest-neighbour search; finishing on the CPU",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+    return nearest_distances(q, r, method=nn_method_for("cpu", q.shape[1]))
 
 
 def _brute_nearest(q: np.ndarray, r: np.ndarray, device: torch.device) -> np.ndarray:

@@ -265,9 +265,13 @@ def _audit(
     prep: Prepared, rng: np.random.Generator, progress: ProgressFn, cancel: CancelToken
 ) -> Any:
     from engine.audit import AuditConfig, run_audit
+    from engine.device import nn_method_for, resolve_device
 
     cfg = prep.config
     enc = prep.encoder
+    choice = resolve_device(cfg.device)  # probed once; an unusable explicit GPU stops here
+    if choice.note:
+        progress(0.0, choice.note)
     # Above audit_max_rows the audit runs on a random subsample. That errs on the safe side:
     # with fewer rows each member's synthetic partner stands out more among fewer neighbours,
     # and a flow fitted to fewer rows memorizes more, so both attacks' AUCs are higher and the
@@ -288,8 +292,9 @@ def _audit(
     # With M copies the audit's synthetic set is the union of M draws per member (what a
     # recipient of all M files holds), so the chosen w is the one safe for M copies.
     audit_cfg = AuditConfig(
-        threshold=cfg.auc_max, grid=grid, repeats=cfg.repeats, splits=splits, copies=cfg.copies
-    )
+        threshold=cfg.auc_max, grid=grid, repeats=cfg.repeats, splits=splits, copies=cfg.copies,
+        nn_method=nn_method_for(choice.device, X_dist.shape[1]),
+    )  # fmt: skip
     refine = audit_cfg.refine_points if audit_cfg.refine else 0
     tracker = _AuditProgress(progress, splits, len(grid), refine)
     fitter = _FlowFitter(cfg, tracker, cancel)
@@ -435,6 +440,7 @@ def release(
         protect_outliers,
         release_metrics,
     )
+    from engine.device import resolve_device
     from engine.disclosure import CopyCheck, release_without_unique_copies
     from engine.encoder import redraw_non_finite
     from engine.flow import select_flow
@@ -517,8 +523,9 @@ def release(
         rows_of_record = np.cumsum(finite) - 1
         aligned.append(enc.distance_space(dec.frame)[rows_of_record[kept_in_all]])
     metrics = release_metrics(
-        X_dist[kept_in_all], _closest_copy(X_dist[kept_in_all], aligned), rng=rng
-    )
+        X_dist[kept_in_all], _closest_copy(X_dist[kept_in_all], aligned), rng=rng,
+        device=resolve_device(cfg.device).device,
+    )  # fmt: skip
     copies = [dec.frame for _, dec in decoded_copies]
     released = tuple(c.iloc[shuffled(len(c), rng)].reset_index(drop=True) for c in copies)
     eps = epsilon_for_copies(
