@@ -538,8 +538,8 @@ def _regression_block(
         return [
             _p("Regression", st, "h2"),
             _p(
-                "No regression model was compared in this run (give --analysis "
-                "with --outcome, or --time and --event).",
+                "No regression model was compared in this run (choose an analysis with its outcome, "
+                "or the time and event columns, to compare one).",
                 st,
             ),
         ]
