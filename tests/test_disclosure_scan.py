@@ -39,7 +39,7 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame
         keep=("seq",), drop=("note_id",),
     )  # fmt: skip
     run_pipeline(config)
-    real = pd.read_csv(src).drop(columns=["note_id", "seq"]).dropna().reset_index(drop=True)
+    real = pd.read_csv(src).drop(columns=["note_id"]).dropna().reset_index(drop=True)
     texts = {p.name: p.read_text(encoding="utf-8") for p in out.iterdir() if p.suffix != ".pdf"}
     from pypdf import PdfReader
 
