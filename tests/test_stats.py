@@ -190,8 +190,8 @@ def test_marginal_correlation_and_km(rossi: pd.DataFrame) -> None:
     m = marginal_fidelity(real, synth).set_index("column")
     assert list(m.index) == ["a", "b"]  # text column skipped
     assert (
-        m.loc["a", "synth_mean"] - m.loc["a", "real_mean"] == 1.0 and m.loc["a", "real_q25"] == 2.0
-    )
+        m.loc["a", "synth_mean"] - m.loc["a", "real_mean"] == 1.0 and pd.isna(m.loc["a", "real_q25"])
+    )  # a quartile of 5 rows has fewer than 10 beyond it: not shown (CONTRACTS.md)
     assert m.loc["a", "real_sd"] == pytest.approx(math.sqrt(2.5))
     cor = correlation_difference(real, synth.assign(b=-real["b"]))
     assert cor.max_abs_difference == pytest.approx(2 * 0.8)  # corr(a, b) = 0.8 flips sign
