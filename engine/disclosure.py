@@ -218,7 +218,11 @@ def safe_low_fpr_tpr(tpr: Any, fpr_level: float, members: int, non_members: int)
 
 
 def safe_roc(
-    fpr: Sequence[float], tpr: Sequence[float], members: int, non_members: int, points: int = 50
+    fpr: Sequence[float] | np.ndarray,
+    tpr: Sequence[float] | np.ndarray,
+    members: int,
+    non_members: int,
+    points: int = 50,
 ) -> tuple[list[float], list[float]]:
     """An ROC curve re-read on equal false-positive-rate steps of at least 10 holdout rows,
     then thinned so that every rise of the true-positive rate between two shown points is 0 or

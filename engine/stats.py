@@ -195,7 +195,9 @@ class ModelFit:
         )
 
 
-def withhold_terms(records: list[dict[str, Any]], withheld: Sequence[str]) -> list[dict[str, Any]]:
+def withhold_terms(
+    records: Sequence[Mapping[Any, Any]], withheld: Sequence[str]
+) -> list[dict[str, Any]]:
     """Coefficient records with every value of a withheld term blanked (None) and a
     ``not_shown`` note, so no file shows a statistic of a group of fewer than 10 people.
 
@@ -204,7 +206,8 @@ def withhold_terms(records: list[dict[str, Any]], withheld: Sequence[str]) -> li
         [{'name': 'site=C', 'estimate': None, 'per': 1.0, 'not_shown': 'not shown: fewer than 10 people in this group'}]
     """
     out = []
-    for rec in records:
+    for record in records:
+        rec = {str(k): v for k, v in record.items()}
         if rec.get("name") in withheld:
             rec = {k: v if k in ("name", "per") else None for k, v in rec.items()}
             rec["not_shown"] = NOT_SHOWN_GROUP

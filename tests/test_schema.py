@@ -141,7 +141,8 @@ def test_user_overrides_drop_keep_kinds() -> None:
     ).labels == tuple(range(9))
     ids = pd.DataFrame({"record_id": np.arange(0, 120, 2), "x": np.linspace(0, 1, 60)})
     kept = infer_schema(ids, keep=["record_id"]).by_name("record_id")
-    assert (kept.kind, kept.action) == ("integer", "synthesize") and "kept by the user" in kept.reason
+    assert (kept.kind, kept.action) == ("integer", "synthesize")
+    assert "kept by the user" in kept.reason
     with pytest.raises(InputError, match="unknown kind"):
         infer_schema(df, kinds={"age": "weird"})
 
