@@ -145,6 +145,134 @@ def safe_bounds(values: Any, k: int = THRESHOLD) -> tuple[float | None, float | 
     return float(v[k - 1]), float(v[v.size - k])
 
 
+def safe_quantile(values: Any, q: float, k: int = THRESHOLD) -> float | None:
+    """The ``q`` quantile, pulled in to the k-th smallest / k-th largest value where fewer than
+    k rows lie at or beyond it (a 5th percentile of 150 rows lies beyond only 7 of them), so at
+    least k real rows lie at or beyond every value shown. None with fewer than 2k values.
+
+    Example:
+        >>> v = np.arange(150.0)
+        >>> float(np.quantile(v, 0.05)), safe_quantile(v, 0.05), safe_quantile(v, 0.5)
+        (7.45, 9.0, 74.5)
+    """
+    v = np.sort(pd.to_numeric(pd.Series(values), errors="coerce").dropna().to_numpy(float))
+    if v.size < 2 * k:
+        return None
+    x = float(np.quantile(v, q))
+    return float(min(max(x, v[k - 1]), v[v.size - k]))
+
+
+def suppressed_levels(counts: dict[Any, int]) -> set[Any]:
+    """Levels whose count is not shown: those held by 1-9 rows, plus (secondary suppression) the
+    smallest shown level(s) while the hidden levels add up to 1-9 rows, since the total minus
+    the shown counts (or 100 % minus the shown shares) would reveal them.
+
+    Example:
+        >>> sorted(suppressed_levels({"A": 200, "B": 193, "C": 4}))
+        ['B', 'C']
+        >>> sorted(suppressed_levels({"A": 200, "B": 3, "C": 8})), suppressed_levels({"A": 5})
+        (['B', 'C'], {'A'})
+    """
+    hidden = {lv for lv, n in counts.items() if 0 < n < THRESHOLD}
+    shown = sorted((n, str(lv), lv) for lv, n in counts.items() if lv not in hidden and n > 0)
+    while hidden and 0 < sum(counts[lv] for lv in hidden) < THRESHOLD and shown:
+        hidden.add(shown.pop(0)[2])
+    return hidden
+
+
+# ------------------------------------------------------------------------------ membership audit
+
+NOT_SHOWN_HOLDOUT = f"not shown: fewer than {THRESHOLD} holdout rows"
+NOT_SHOWN_MEMBERS = f"not shown: fewer than {THRESHOLD} training rows"
+NOT_SHOWN_GROUP = f"not shown: fewer than {THRESHOLD} people in this group"
+
+
+def audit_sizes(rows: Any, holdout_fraction: Any) -> tuple[int, int] | None:
+    """(members, non-members) of the audit's split, as :mod:`engine.audit` draws it.
+
+    Example:
+        >>> audit_sizes(397, 0.2)
+        (318, 79)
+    """
+    n, frac = finite(rows), finite(holdout_fraction)
+    if n is None or frac is None:
+        return None
+    n_hold = max(2, int(round(n * frac)))
+    return int(n) - n_hold, n_hold
+
+
+def safe_low_fpr_tpr(tpr: Any, fpr_level: float, members: int, non_members: int) -> Any:
+    """A TPR at a low false-positive rate, or why it is withheld: fewer than 10 holdout rows
+    make up that rate, or the members it catches are 1-9 rows.
+
+    Example:
+        >>> safe_low_fpr_tpr(0.2, 0.01, 8000, 2000), safe_low_fpr_tpr(0.2, 0.01, 320, 80)
+        (0.2, 'not shown: fewer than 10 holdout rows')
+    """
+    if fpr_level * non_members < THRESHOLD:
+        return NOT_SHOWN_HOLDOUT
+    value = finite(tpr)
+    if value is not None and 0 < value * members < THRESHOLD:
+        return NOT_SHOWN_MEMBERS
+    return tpr
+
+
+def safe_roc(
+    fpr: Sequence[float] | np.ndarray,
+    tpr: Sequence[float] | np.ndarray,
+    members: int,
+    non_members: int,
+    points: int = 50,
+) -> tuple[list[float], list[float]]:
+    """An ROC curve re-read on equal false-positive-rate steps of at least 10 holdout rows,
+    then thinned so that every rise of the true-positive rate between two shown points is 0 or
+    at least 10 members. Starts at (0, 0) and ends at (1, 1), which say nothing about anyone.
+
+    Example:
+        >>> f, t = safe_roc([0, .001, .5, 1], [.014, .014, .7, 1], members=320, non_members=80)
+        >>> len(f), f[1] * 80, min(b - a for a, b in zip(t, t[1:])) * 320 >= 10
+        (9, 10.0, True)
+    """
+    f, t = np.asarray(fpr, dtype=float), np.asarray(tpr, dtype=float)
+    order = np.argsort(f, kind="stable")
+    steps = max(1, min(points, non_members // THRESHOLD))
+    grid = np.linspace(0.0, 1.0, steps + 1)
+    read = np.interp(grid, f[order], t[order]) if len(f) else grid.copy()
+    read[0], read[-1] = 0.0, 1.0
+    read = np.maximum.accumulate(read)
+    keep_f, keep_t = [0.0], [0.0]
+    for x, y in zip(grid[1:-1], read[1:-1], strict=True):
+        rise = (y - keep_t[-1]) * members
+        if rise < 1e-9 or rise >= THRESHOLD - 1e-9:
+            keep_f.append(float(x))
+            keep_t.append(float(y))
+    while len(keep_t) > 1 and 1e-9 < (1.0 - keep_t[-1]) * members < THRESHOLD - 1e-9:
+        keep_f.pop()
+        keep_t.pop()
+    return keep_f + [1.0], keep_t + [1.0]
+
+
+def safe_audit(block: dict[str, Any]) -> dict[str, Any]:
+    """The ``audit`` block of ``audit.json`` with every ROC curve on :func:`safe_roc` and the
+    low-FPR TPRs through :func:`safe_low_fpr_tpr` (sizes from ``rows_audited``)."""
+    sizes = audit_sizes(block.get("rows_audited"), block.get("holdout_fraction", 0.2))
+    if sizes is None:
+        return block
+    members, non_members = sizes
+    curve = []
+    for point in block.get("curve") or []:
+        p = dict(point)
+        for key, level in (("tpr_at_1pct_fpr", 0.01), ("tpr_at_01pct_fpr", 0.001)):
+            if key in p:
+                p[key] = safe_low_fpr_tpr(p[key], level, members, non_members)
+        roc = p.get("roc")
+        if isinstance(roc, dict) and "fpr" in roc and "tpr" in roc:
+            f, t = safe_roc(roc["fpr"], roc["tpr"], members, non_members)
+            p["roc"] = {**roc, "fpr": f, "tpr": t}
+        curve.append(p)
+    return {**block, "curve": curve, "n_members": members, "n_holdout": non_members}
+
+
 # ------------------------------------------------------------------------------ Kaplan-Meier
 
 
@@ -355,6 +483,8 @@ def safe_record(doc: dict[str, Any]) -> dict[str, Any]:
     if isinstance(release.get("clipped"), dict):
         release["clipped"] = {k: small_count(v) for k, v in release["clipped"].items()}
         out["release"] = release
+    if isinstance(out.get("audit"), dict):
+        out["audit"] = safe_audit(out["audit"])
     return out
 
 

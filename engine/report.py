@@ -502,7 +502,7 @@ def key_rows(result: Any) -> list[list[Any]]:
         at = f"at the lowest tested w ({fmt(pick(point, 'w'), 2)})" if point is not None else ""
     else:
         how = (
-            "forced by the user (--w)"
+            "the user chose this w"
             if pick(cfg, "w") is not None
             else "the largest w that met the limit"
         )

@@ -40,6 +40,9 @@ from engine.disclosure import (  # noqa: F401  # the one set of disclosure rules
     finite,
     nice_floor,
     safe_count,
+    safe_quantile,
+    safe_roc,
+    suppressed_levels,
 )
 
 BOX_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -135,18 +138,19 @@ class BoxStats:
 
 
 def box_stats(values: Any, label: str) -> BoxStats | None:
-    """Box quantiles of ``values`` (missing left out); None with fewer than 10 values.
+    """Box quantiles of ``values`` (missing left out); None with fewer than 20 values. Each is
+    :func:`engine.disclosure.safe_quantile`: a whisker is pulled in to the 10th smallest
+    (largest) value where fewer than 10 rows lie beyond the 5th (95th) percentile (n < 200).
 
     Example:
         >>> b = box_stats(np.arange(101.0), "real")
         >>> b.q05, b.median, b.q95
-        (5.0, 50.0, 95.0)
+        (9.0, 50.0, 91.0)
     """
-    v = pd.to_numeric(pd.Series(values), errors="coerce").dropna().to_numpy(dtype=float)
-    if len(v) < THRESHOLD:
+    q = [safe_quantile(values, p) for p in BOX_QUANTILES]
+    if any(x is None for x in q):
         return None
-    q = np.quantile(v, BOX_QUANTILES)
-    return BoxStats(label, *(float(x) for x in q))
+    return BoxStats(label, *(float(x) for x in q if x is not None))
 
 
 # ------------------------------------------------------------------------------ level shares
@@ -155,27 +159,39 @@ def box_stats(values: Any, label: str) -> BoxStats | None:
 def level_shares(real: pd.Series, synth: pd.Series | None) -> list[tuple[str, str, str]]:
     """(level, real share, synthetic share) per level; shares of fewer than 10 rows suppressed.
 
-    A level's real share is shown only when at least 10 real rows have it, the synthetic share
-    likewise (the synthetic table is released anyway, but a "< 10" beside a real "< 10" keeps the
-    table readable and avoids differencing).
+    A level's real share is shown only when at least 10 real rows have it, and not when 100 %
+    minus the shown shares would reveal the hidden ones (:func:`engine.disclosure.suppressed_levels`:
+    the next smallest level is hidden too); the synthetic side follows the same rules.
 
     Example:
         >>> level_shares(pd.Series(["a"] * 95 + ["b"] * 5), pd.Series(["a"] * 90 + ["b"] * 10))
-        [('a', '95.0 %', '90.0 %'), ('b', '< 10 rows', '10.0 %')]
+        [('a', 'not shown', '90.0 %'), ('b', '< 10 rows', '10.0 %')]
+        >>> level_shares(pd.Series(["a"] * 50 + ["b"] * 45 + ["c"] * 5), None)[1:]
+        [('b', 'not shown', 'not available'), ('c', '< 10 rows', 'not available')]
     """
     rows = []
     r = real.dropna().astype(str)
     s = synth.dropna().astype(str) if synth is not None else pd.Series([], dtype=str)
     rc, sc = r.value_counts(), s.value_counts()
+    hide_r = suppressed_levels({k: int(v) for k, v in rc.items()})
+    hide_s = suppressed_levels({k: int(v) for k, v in sc.items()})
     for level in sorted(set(rc.index) | set(sc.index)):
-        rows.append((level, _share(rc.get(level, 0), len(r)), _share(sc.get(level, 0), len(s))))
+        rows.append(
+            (
+                level,
+                _share(rc.get(level, 0), len(r), level in hide_r),
+                _share(sc.get(level, 0), len(s), level in hide_s),
+            )
+        )
     return rows
 
 
-def _share(count: int, total: int) -> str:
+def _share(count: int, total: int, hidden: bool = False) -> str:
     if total == 0:
         return NOT_AVAILABLE
-    return f"< {THRESHOLD} rows" if count < THRESHOLD else percent(count / total)
+    if hidden or count < THRESHOLD:
+        return f"< {THRESHOLD} rows" if count < THRESHOLD else "not shown"
+    return percent(count / total)
 
 
 # ------------------------------------------------------------------------------ Kaplan-Meier
@@ -228,9 +244,11 @@ def km_curves(
 
 
 def roc_on_grid(
-    roc: Any, non_members: int | None, points: int = 50
+    roc: Any, non_members: int | None, points: int = 50, members: int | None = None
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """An ROC curve re-read on a false-positive-rate grid whose steps hold >= 10 non-members.
+    """An ROC curve re-read on a false-positive-rate grid whose steps hold >= 10 non-members
+    (and, with ``members`` known, whose every rise holds 0 or >= 10 members:
+    :func:`engine.disclosure.safe_roc`, the rule ``audit.json`` follows).
 
     ``roc`` may be ``{"fpr": [...], "tpr": [...]}``, a pair ``(fpr, tpr)`` or an object with
     ``fpr`` and ``tpr`` attributes. Returns None when it is not usable.
@@ -250,6 +268,9 @@ def roc_on_grid(
         return None
     if f.ndim != 1 or f.shape != t.shape or len(f) < 2:
         return None
+    if members and non_members:
+        sf, st = safe_roc(f, t, members, non_members, points)
+        return np.asarray(sf), np.asarray(st)
     order = np.argsort(f, kind="stable")
     step = 1.0 / points
     if non_members:
@@ -259,13 +280,16 @@ def roc_on_grid(
 
 
 def low_fpr_tpr(tpr: Any, fpr_level: float, non_members: int | None) -> str:
-    """TPR at a false-positive rate, or why it is not shown (fewer than 10 non-members there).
+    """TPR at a false-positive rate, or why it is not shown (fewer than 10 non-members there,
+    or withheld in ``audit.json`` already).
 
     Example:
         >>> low_fpr_tpr(0.031, 0.01, 2000), low_fpr_tpr(0.031, 0.001, 2000)
         ('0.031', 'n < 10')
     """
     if non_members is not None and fpr_level * non_members < THRESHOLD:
+        return f"n < {THRESHOLD}"
+    if isinstance(tpr, str) and tpr.startswith("not shown"):
         return f"n < {THRESHOLD}"
     return fmt(tpr)
 

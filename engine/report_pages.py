@@ -24,6 +24,7 @@ from typing import Any, cast
 import numpy as np
 
 from engine import report_figures as figs
+from engine.disclosure import NOT_SHOWN_GROUP
 from engine.report import image, table, text
 from engine.report_data import (
     NOT_AVAILABLE,
@@ -225,7 +226,10 @@ def privacy_section(result: Any, st: dict[str, Any], width: float) -> list[Any]:
             "caption",
         )
     )
-    out.append(_roc_block(audit, holdout, w, st, width))
+    members = pick(audit, "n_members")
+    if members is None and audited is not None and holdout is not None:
+        members = audited - holdout
+    out.append(_roc_block(audit, holdout, w, st, width, members))
     out += [_p("Distances between real and synthetic rows", st, "h2")]
     own, near = pick(release, "own_distance_histogram"), pick(release, "nearest_real_histogram")
     if own and near:
@@ -300,7 +304,14 @@ def _pm(mean: Any, sd: Any) -> str:
     return fmt(mean) + (f" ± {fmt(sd)}" if finite(sd) is not None else "")
 
 
-def _roc_block(audit: Any, holdout: int | None, w: Any, st: dict[str, Any], width: float) -> Any:
+def _roc_block(
+    audit: Any,
+    holdout: int | None,
+    w: Any,
+    st: dict[str, Any],
+    width: float,
+    members: int | None = None,
+) -> Any:
     """ROC curves of the distance attack at the lowest, the released and the highest w."""
     points = sorted(
         pick(audit, "curve", default=()) or (), key=lambda p: float(pick(p, "w", default=0.0))
@@ -316,7 +327,7 @@ def _roc_block(audit: Any, holdout: int | None, w: Any, st: dict[str, Any], widt
         roc = pick(roc, "distance", default=roc)
         if pick(p, "roc_fpr") is not None:
             roc = {"fpr": pick(p, "roc_fpr"), "tpr": pick(p, "roc_tpr")}
-        grid = roc_on_grid(roc, holdout)
+        grid = roc_on_grid(roc, holdout, members=members)
         pw = float(pick(p, "w", default=0.0))
         if grid is not None and pw not in seen:
             seen.add(pw)
@@ -330,7 +341,8 @@ def _roc_block(audit: Any, holdout: int | None, w: Any, st: dict[str, Any], widt
             "Each curve shows, for the distance attack, how many members are caught (up) for how many "
             "non-members wrongly accused (right). The dashed diagonal is guessing; a curve close to it "
             "means the attack does not work. Curves are read on a coarse grid so that every step "
-            f"reflects at least {THRESHOLD} non-members.",
+            f"reflects at least {THRESHOLD} non-members, and every rise no member or at least "
+            f"{THRESHOLD}.",
             st,
         ),
     ]
@@ -388,8 +400,9 @@ def utility_section(result: Any, st: dict[str, Any], width: float) -> list[Any]:
             _figure(lambda: figs.boxplots_png(boxes), width, st),
             _p(
                 "After Shen &amp; Tian Figure 14. Blue: real; orange: synthetic. Boxes span the 25th to 75th "
-                "percentile with the median; whiskers reach the 5th and 95th percentiles. Drawn from these "
-                "percentiles only: no individual value is plotted.",
+                "percentile with the median; whiskers reach the 5th and 95th percentiles (or the 10th "
+                "smallest and largest value, where fewer than 10 rows lie beyond a percentile). Drawn "
+                "from these percentiles only: no individual value is plotted.",
                 st,
                 "caption",
             ),
@@ -525,8 +538,8 @@ def _regression_block(
         return [
             _p("Regression", st, "h2"),
             _p(
-                "No regression model was compared in this run (give --analysis "
-                "with --outcome, or --time and --event).",
+                "No regression model was compared in this run (choose an analysis with its outcome, "
+                "or the time and event columns, to compare one).",
                 st,
             ),
         ]
@@ -573,8 +586,8 @@ def _regression_block(
     forest = []
     for c in coefs:
         name = str(pick(c, "name"))
-        if _small_level(name, real):
-            rows.append([text(name), f"suppressed (&lt; {THRESHOLD} records)", "", "", "", ""])
+        if pick(c, "not_shown") or _small_level(name, real):
+            rows.append([text(name), text(NOT_SHOWN_GROUP), "", "", "", ""])
             continue
         per = finite(pick(c, "per")) or 1.0
         r = [

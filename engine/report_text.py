@@ -112,7 +112,7 @@ def override_sentence(config: Any, audit: Any, w: Any) -> str:
     """Who overrode what: the flag or the wizard's acknowledgement, and the limit not met."""
     how = []
     if pick(config, "allow_risky", default=False):
-        how.append("the command-line option --allow-risky")
+        how.append("the user's instruction to export despite the risk")
     if pick(config, "risk_acknowledged", default=False):
         how.append("the user's explicit acknowledgement of the risk in the wizard")
     if pick(config, "w") is not None:
@@ -181,7 +181,7 @@ def risk_sentence(release: dict[str, Any]) -> str:
         "source record."
     )
     if not pick(release, "protect_outliers"):
-        text += " The option --protect-outliers adds noise to these records only."
+        text += " The option to protect outliers adds noise to these records only."
     exact_share = pick(release, "share_within_1e6")
     if exact_share is not None and rows:
         copies = float(exact_share) * float(rows)

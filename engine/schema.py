@@ -583,7 +583,7 @@ def _apply_user(
     elif name in keep and spec.action == "drop":
         spec = _kept(spec, s, source)
     if name in drop:
-        spec = _replace(spec, action="drop", reason=f"dropped by the user (--drop); {spec.reason}")
+        spec = _replace(spec, action="drop", reason=f"dropped by the user; {spec.reason}")
     return spec
 
 
@@ -603,7 +603,7 @@ def _kept(spec: ColumnSpec, s: pd.Series, source: str) -> ColumnSpec:
             action="synthesize",
             labels=None,
             decimals=_decimals(s),
-            reason=f"kept by the user (--keep) although it looks like an identifier; modelled as {kind}",
+            reason=f"kept by the user although it looks like an identifier; modelled as {kind}",
         )
     if present.nunique() <= MAX_LEVELS:
         return _replace(
@@ -611,7 +611,7 @@ def _kept(spec: ColumnSpec, s: pd.Series, source: str) -> ColumnSpec:
             kind="categorical",
             action="synthesize",
             labels=tuple(_sorted(present.unique())),
-            reason="kept by the user (--keep) although it looks like an identifier",
+            reason="kept by the user although it looks like an identifier",
         )
     raise InputError(
         f"{source}: column '{spec.name}' has {present.nunique()} different text values and cannot "

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from engine.disclosure import coarse_km_grid
+from engine.disclosure import NOT_SHOWN_GROUP, THRESHOLD, coarse_km_grid, safe_quantile
 from engine.errors import InputError
 
 Analysis = Literal["cox", "ols", "logistic"]
@@ -148,6 +148,7 @@ class ModelFit:
     n_events: int | None
     coefficients: tuple[Coefficient, ...]
     combined: dict[str, Any] | None = None
+    withheld: tuple[str, ...] = ()  # terms of a group of < 10 people (or events): never shown
 
     def coefficient(self, name: str) -> Coefficient:
         """The coefficient called ``name`` (a dummy is ``column=level``)."""
@@ -172,17 +173,46 @@ class ModelFit:
         return frame
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe summary."""
+        """JSON-safe summary; the terms in ``withheld`` keep only their name (CONTRACTS.md)."""
+        combined = self.combined
+        if combined and isinstance(combined.get("coefficients"), dict):
+            detail = {
+                k: {"not_shown": NOT_SHOWN_GROUP} if k in self.withheld else v
+                for k, v in combined["coefficients"].items()
+            }
+            combined = {**combined, "coefficients": detail}
+        records = self.to_frame().to_dict(orient="records")
         return json_safe(
             {
                 "analysis": self.analysis,
                 "n": self.n,
                 "n_dropped": self.n_dropped,
                 "n_events": self.n_events,
-                "combined": self.combined,
-                "coefficients": self.to_frame().to_dict(orient="records"),
+                "combined": combined,
+                "coefficients": withhold_terms(records, self.withheld),
+                "withheld": list(self.withheld),
             }
         )
+
+
+def withhold_terms(
+    records: Sequence[Mapping[Any, Any]], withheld: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Coefficient records with every value of a withheld term blanked (None) and a
+    ``not_shown`` note, so no file shows a statistic of a group of fewer than 10 people.
+
+    Example:
+        >>> withhold_terms([{"name": "site=C", "estimate": -16.8, "per": 1.0}], ["site=C"])
+        [{'name': 'site=C', 'estimate': None, 'per': 1.0, 'not_shown': 'not shown: fewer than 10 people in this group'}]
+    """
+    out = []
+    for record in records:
+        rec = {str(k): v for k, v in record.items()}
+        if rec.get("name") in withheld:
+            rec = {k: v if k in ("name", "per") else None for k, v in rec.items()}
+            rec["not_shown"] = NOT_SHOWN_GROUP
+        out.append(rec)
+    return out
 
 
 def _levels(series: pd.Series) -> list[str]:
@@ -335,7 +365,49 @@ def fit_model(
         else None
     )
     n_events = int(data[event_col].sum()) if event_col else None
-    return ModelFit(spec.analysis, len(data), dropped, n_events, coefs)
+    withheld = small_terms(data, spec, levels, event_col)
+    return ModelFit(spec.analysis, len(data), dropped, n_events, coefs, withheld=withheld)
+
+
+def small_terms(
+    data: pd.DataFrame, spec: ModelSpec, levels: Mapping[str, list[str]], event_col: str | None
+) -> tuple[str, ...]:
+    """Terms that describe a group of fewer than 10 rows (CONTRACTS.md, last paragraph): a
+    level's dummy when the level or the reference level has < 10 rows, or (Cox, logistic) < 10
+    events (logistic: or non-events) among them; a two-valued numeric covariate likewise; the
+    intercept when a reference level is small.
+
+    Example:
+        >>> d = pd.DataFrame({"y": [0.0, 1.0] * 30, "g=b": [1.0] * 4 + [0.0] * 56})
+        >>> small_terms(d, ModelSpec("ols", outcome="y", covariates=("g",)), {"g": ["a", "b"]}, None)
+        ('g=b',)
+    """
+    ev = data[event_col] if event_col else None
+
+    def small(mask: pd.Series) -> bool:
+        if int(mask.sum()) < THRESHOLD:
+            return True
+        if ev is None:
+            return False
+        events = int(ev[mask].sum())
+        others = int(mask.sum()) - events if spec.analysis == "logistic" else THRESHOLD
+        return min(events, others) < THRESHOLD
+
+    out: list[str] = []
+    small_reference = False
+    for col in spec.covariates:
+        if col in levels:
+            dummies = [f"{col}={lv}" for lv in levels[col][1:] if f"{col}={lv}" in data]
+            in_level = data[dummies].astype(bool) if dummies else pd.DataFrame(index=data.index)
+            ref_small = small(~in_level.any(axis=1))
+            small_reference |= ref_small
+            out += [d for d in dummies if ref_small or small(in_level[d])]
+        elif col in data and data[col].nunique() == 2:
+            if any(small(data[col] == v) for v in data[col].unique()):
+                out.append(col)
+    if small_reference and spec.analysis != "cox":
+        out.append(INTERCEPT)
+    return tuple(out)
 
 
 def combine_synthetic_copies(fits: Sequence[ModelFit], rule: Rule = "partial") -> ModelFit:
@@ -424,7 +496,8 @@ def combine_synthetic_copies(fits: Sequence[ModelFit], rule: Rule = "partial") -
         "coefficients": detail,
         "reference": "Reiter (2003)" if rule == "partial" else "Raghunathan, Reiter & Rubin (2003)",
     }
-    return replace(first, coefficients=tuple(coefs), combined=combined)
+    withheld = tuple(dict.fromkeys(t for f in fits for t in f.withheld))
+    return replace(first, coefficients=tuple(coefs), combined=combined, withheld=withheld)
 
 
 def _combined_variance(
@@ -500,7 +573,9 @@ class Comparison:
                 "analysis": self.analysis,
                 "real": self.real.to_dict(),
                 "synthetic": self.synthetic.to_dict(),
-                "coefficients": self.to_frame().to_dict(orient="records"),
+                "coefficients": withhold_terms(
+                    self.to_frame().to_dict(orient="records"), self.real.withheld
+                ),
             }
         )
 
@@ -536,6 +611,10 @@ def compare_fits(
             ],
             rule,
         )
+    # a term of a small real group is withheld on both sides (and one small in the synthetic
+    # table too), so the two columns of every comparison always show the same terms
+    withheld = tuple(dict.fromkeys(fit_real.withheld + fit_syn.withheld))
+    fit_real, fit_syn = replace(fit_real, withheld=withheld), replace(fit_syn, withheld=withheld)
     rows = []
     for r in fit_real.coefficients:
         s = fit_syn.coefficient(r.name)
@@ -579,6 +658,8 @@ def marginal_fidelity(
 ) -> pd.DataFrame:
     """Mean, SD and quartiles of each numeric column, real vs synthetic (text columns are skipped).
 
+    A quartile is :func:`engine.disclosure.safe_quantile` (none with fewer than 20 values).
+
     Example:
         >>> d = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0]})
         >>> marginal_fidelity(d, d)[["column", "real_mean", "synth_mean", "std_mean_difference"]].values.tolist()
@@ -588,7 +669,8 @@ def marginal_fidelity(
     for c in _numeric_columns(real, synth, columns):
         row: dict[str, Any] = {"column": c}
         for tag, s in (("real", real[c].astype(float)), ("synth", synth[c].astype(float))):
-            q = s.quantile([0.25, 0.5, 0.75]).to_numpy()
+            # each quartile has >= 10 rows at or beyond it, or is pulled in (CONTRACTS.md)
+            q = [safe_quantile(s, p) for p in (0.25, 0.5, 0.75)]
             row.update(
                 {
                     f"{tag}_mean": s.mean(),
