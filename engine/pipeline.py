@@ -713,7 +713,12 @@ def _fidelity(prep: Prepared, released: tuple[pd.DataFrame, ...]) -> dict[str, A
 
         try:
             fits = [fit_model(c, spec) for c in released]
-            out["combined_copies"] = combine_synthetic_copies(fits).to_dict()
+            combined = combine_synthetic_copies(fits)
+            if report.comparison is not None:  # withhold what the real groups' sizes withhold
+                real_withheld = report.comparison.real.withheld
+                withheld = tuple(dict.fromkeys(real_withheld + combined.withheld))
+                combined = replace(combined, withheld=withheld)
+            out["combined_copies"] = combined.to_dict()
         except ModelNotConverged as exc:
             out["combined_copies"] = {"model_status": f"did not converge: {exc}"}
     return out
