@@ -846,7 +846,8 @@ def _readme_text(info: Mapping[str, Any]) -> str:
         f"w = {info.get('perturbation_weight')} from a model of the real table.",
         "- Rows are in random order; row numbers mean nothing.",
         f"- Rows: {info.get('rows', 'not recorded')}.",
-        "- Identifier columns dropped before anything else: "
+        "- Columns of the real table left out (identifiers, free text, exact dates, and "
+        "columns with one value only): "
         + (", ".join(map(str, dropped)) if dropped else "none")
         + ".",
         "",
