@@ -134,7 +134,8 @@ def test_coarse_km_grid_by_hand() -> None:
     free = disclosure.coarse_km_grid(t, np.zeros(40, dtype=bool))
     np.testing.assert_allclose(free, np.linspace(0.0, 31.0, 13))
     np.testing.assert_allclose(
-        disclosure.coarse_km_grid(t, np.zeros(40, dtype=bool), intervals=4), [0, 7.75, 15.5, 23.25, 31]
+        disclosure.coarse_km_grid(t, np.zeros(40, dtype=bool), intervals=4),
+        [0, 7.75, 15.5, 23.25, 31],
     )
     # fewer than 10 records, or a 10th-largest time of 0: only the origin
     assert disclosure.coarse_km_grid(np.arange(9.0), np.ones(9)).tolist() == [0.0]
@@ -178,3 +179,199 @@ def test_clip_gradients_scales_the_whole_record_by_hand() -> None:
     assert out["a"].tolist()[1] == pytest.approx([0.6, 0.0], abs=1e-7)
     assert out["b"].tolist()[1][0][0] == pytest.approx(0.8, abs=1e-7)
     assert set(out) == {"a", "b"} and out["b"].shape == (2, 1, 1)
+
+
+# --- DerSimonian-Laird pooling ---------------------------------------------------------------
+
+
+def test_pool_dl_fe_and_hksj_by_hand() -> None:
+    """y = (0, 1, 3), s = (0.5, 1, 1): w = (4, 1, 1), theta_F = 2/3, Q = 22/3, c = 6 - 18/6 = 3,
+    tau2 = (22/3 - 2)/3 = 16/9, I2 = 100 (16/3)/(22/3) = 800/11 %; DL weights 1/(s^2 + 16/9)."""
+    import math
+
+    from scipy import stats
+
+    from engine.meta import pool
+
+    y, s = [0.0, 1.0, 3.0], [0.5, 1.0, 1.0]
+    fe = pool(y, s, method="fe", labels=["A", "B", "C"])
+    assert fe.estimate == pytest.approx(2 / 3, abs=1e-12)
+    assert fe.se == pytest.approx(1 / math.sqrt(6), abs=1e-12)
+    assert (fe.Q, fe.Q_df, fe.Q_p) == pytest.approx((22 / 3, 2, math.exp(-11 / 3)), abs=1e-12)
+    assert (fe.tau2, fe.I2, fe.k) == pytest.approx((16 / 9, 800 / 11, 3), abs=1e-12)
+    assert (fe.pi_low, fe.pi_high) == pytest.approx((fe.ci_low, fe.ci_high), abs=1e-12)
+    assert [x.weight for x in fe.studies] == pytest.approx([400 / 6, 100 / 6, 100 / 6], abs=1e-9)
+    assert [x.study for x in fe.studies] == ["A", "B", "C"]
+
+    dl = pool(y, s)
+    wr = np.array([1 / (0.25 + 16 / 9), 1 / (1 + 16 / 9), 1 / (1 + 16 / 9)])
+    est, se = float(wr @ y / wr.sum()), float(wr.sum() ** -0.5)
+    z = float(stats.norm.ppf(0.975))
+    assert (dl.method, dl.estimate, dl.se) == (
+        "dl",
+        pytest.approx(est, abs=1e-12),
+        pytest.approx(se, abs=1e-12),
+    )
+    assert (dl.ci_low, dl.ci_high) == pytest.approx((est - z * se, est + z * se), abs=1e-12)
+    assert dl.p == pytest.approx(2 * stats.norm.sf(est / se), abs=1e-12)
+    half = float(stats.t.ppf(0.975, 1)) * math.sqrt(16 / 9 + se**2)
+    assert (dl.pi_low, dl.pi_high) == pytest.approx((est - half, est + half), abs=1e-9)
+    assert [x.weight for x in dl.studies] == pytest.approx(list(100 * wr / wr.sum()), abs=1e-9)
+    assert dl.studies[0].study == "study 1" and dl.t_df is None
+
+    hk = pool(y, s, method="hksj")
+    q = float(wr @ (np.array(y) - est) ** 2 / 2)
+    t2 = float(stats.t.ppf(0.975, 2))
+    assert (hk.estimate, hk.se, hk.t_df) == pytest.approx((est, se * math.sqrt(q), 2), abs=1e-12)
+    assert hk.ci_low == pytest.approx(est - t2 * se * math.sqrt(q), abs=1e-12)
+    assert hk.p == pytest.approx(2 * stats.t.sf(est / (se * math.sqrt(q)), 2), abs=1e-12)
+
+
+def test_pool_two_homogeneous_studies_by_hand() -> None:
+    """y = (1, 1.1), s = (1, 1): Q = 0.005 < k - 1, so tau2 = 0 and I2 = 0, DL equals FE; with
+    two studies there is no prediction interval; a negative pooled estimate gives the same p."""
+    import math
+
+    from engine.errors import InputError
+    from engine.meta import pool
+
+    dl = pool([1.0, 1.1], [1.0, 1.0])
+    assert (dl.tau2, dl.I2, dl.Q) == pytest.approx((0.0, 0.0, 0.005), abs=1e-12)
+    assert dl.estimate == pytest.approx(1.05) and dl.se == pytest.approx(1 / math.sqrt(2))
+    assert math.isnan(dl.pi_low) and math.isnan(dl.pi_high)
+    assert pool([-1.0, -1.1], [1.0, 1.0]).p == pytest.approx(dl.p, abs=1e-12)
+    same = pool([2.0, 2.0], [1.0, 1.0])
+    assert (same.Q, same.I2, same.tau2) == (0.0, 0.0, 0.0)
+    with pytest.raises(InputError, match="method 'x' is unknown: use dl, fe or hksj"):
+        pool([1.0, 2.0], [1.0, 1.0], method="x")  # type: ignore[arg-type]
+
+
+# --- the DP-SGD accountant --------------------------------------------------------------------
+
+
+def test_gdp_mu_and_delta_by_hand() -> None:
+    """mu = r sqrt(T (e^(1/sigma^2) - 1)): sigma 1, r 0.5, T 4 -> sqrt(e - 1). delta(eps) =
+    Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2): mu 1, eps 0 -> Phi(.5) - Phi(-.5)."""
+    import math
+
+    from scipy.stats import norm
+
+    from engine import dp_accountant as acc
+
+    assert acc.gdp_mu(1.0, 0.5, 4) == pytest.approx(math.sqrt(math.e - 1), rel=1e-12)
+    assert acc.gdp_mu(2.0, 0.1, 100) == pytest.approx(
+        0.1 * math.sqrt(100 * math.expm1(0.25)), rel=1e-12
+    )
+    assert acc.delta_for_epsilon(0.0, 1.0) == pytest.approx(
+        norm.cdf(0.5) - norm.cdf(-0.5), abs=1e-12
+    )
+    by_hand = norm.cdf(-0.5) - math.e * norm.cdf(-1.5)
+    assert acc.delta_for_epsilon(1.0, 1.0) == pytest.approx(by_hand, abs=1e-12)
+    mu, eps = 2.0, 3.0
+    by_hand = norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+    assert acc.delta_for_epsilon(eps, mu) == pytest.approx(by_hand, abs=1e-12)
+    assert acc.delta_for_epsilon(1.0, 0.0) == 0.0
+    assert acc.delta_for_epsilon(60.0, 1.0) == 0.0  # far tail: exactly 0, never negative
+
+
+def test_rdp_epsilon_at_order_2_by_hand() -> None:
+    """Order 2 only: A_2 = 1 + r^2 (e^(1/sigma^2) - 1); eps = T log A_2 + log(1/2) - (log delta
+    + log 2). sigma 1, r 0.5, T 10, delta 0.01; and r = 1 (no subsampling): A_2 = e^(1/sigma^2)."""
+    import math
+
+    from engine.dp_accountant import rdp_epsilon
+
+    a2 = 1 + 0.25 * math.expm1(1.0)
+    want = 10 * math.log(a2) + math.log(0.5) - (math.log(0.01) + math.log(2))
+    assert rdp_epsilon(1.0, 0.01, 0.5, 10, orders=(2,)) == pytest.approx(want, rel=1e-12)
+    want_full = 1.0 + math.log(0.5) - (math.log(0.01) + math.log(2))
+    assert rdp_epsilon(1.0, 0.01, 1.0, 1, orders=(2,)) == pytest.approx(want_full, rel=1e-12)
+    # order 3 by hand: A_3 = (1-r)^3 + 3(1-r)^2 r + 3(1-r) r^2 e^(1/s^2) + r^3 e^(3/s^2)
+    r, s2 = 0.5, 4.0
+    a3 = (1 - r) ** 3 + 3 * (1 - r) ** 2 * r + 3 * (1 - r) * r**2 * math.exp(1 / s2)
+    a3 += r**3 * math.exp(3 / s2)
+    want3 = 5 * math.log(a3) / 2 + math.log(2 / 3) - (math.log(1e-5) + math.log(3)) / 2
+    got = rdp_epsilon(2.0, 1e-5, r, 5, orders=(3,))
+    assert got == pytest.approx(want3, rel=1e-12)
+    # the minimum over orders, and never below 0
+    assert rdp_epsilon(2.0, 1e-5, r, 5, orders=(2, 3)) == pytest.approx(
+        min(got, rdp_epsilon(2.0, 1e-5, r, 5, orders=(2,))), rel=1e-12
+    )
+    assert rdp_epsilon(100.0, 0.5, 0.001, 1, orders=(2,)) == 0.0
+
+
+def test_bisect_sigma_finds_the_smallest_admissible_sigma() -> None:
+    """eps(sigma) = 10 / sigma, target 2: the answer is 5 (from above, to rtol), reached from a
+    start below and above; an unreachable target is refused in words."""
+    from engine.dp_accountant import _bisect_sigma
+    from engine.errors import InputError
+
+    for start in (0.3, 5.0, 80.0):
+        got = _bisect_sigma(lambda s: 10.0 / s, 2.0, start, 1.5, 1e-4)
+        assert 10.0 / got <= 2.0 and got == pytest.approx(5.0, rel=1.2e-4)
+    with pytest.raises(InputError, match="not reachable with these settings"):
+        _bisect_sigma(lambda s: 5.0, 2.0, 1.0, 1.5, 1e-3)
+
+
+def test_sigma_for_epsilon_is_tight_and_checks_its_input() -> None:
+    """The calibrated sigma meets the target and 0.5 % less noise does not."""
+    from engine import dp_accountant as acc
+    from engine.errors import InputError
+
+    delta, r, T = 1e-5, 0.01, 50
+    sigma = acc.sigma_for_epsilon(2.0, delta, r, T)
+    assert acc.accountant_epsilon(sigma, delta, r, T) <= 2.0
+    assert acc.accountant_epsilon(sigma * 0.995, delta, r, T) > 2.0
+    with pytest.raises(InputError, match="the privacy budget must be positive"):
+        acc.sigma_for_epsilon(0.0, delta, r, T)
+
+
+# --- neighbour counts and ranks (eq. 26) -----------------------------------------------------
+
+
+@pytest.mark.parametrize("d", [1, 16])
+def test_count_closer_is_strict_on_both_paths(d: int) -> None:
+    """Points 0, 1, 2, 3 on a line (padded to d = 16 for the brute-force path): around 0 with
+    radius 2 two points lie strictly closer (0 and 1; 2 sits on the circle); radius 2.5 -> 3;
+    radius 0 -> 0; around 1.5 with radius 1.5 -> 2 (0 and 3 on the circle)."""
+    from engine.neighbours import count_closer
+
+    def pad(x: list[float]) -> np.ndarray:
+        out = np.zeros((len(x), d))
+        out[:, 0] = x
+        return out
+
+    pts = pad([0.0, 1.0, 2.0, 3.0])
+    got = count_closer(pts, pad([0.0, 0.0, 0.0, 1.5, 10.0]), np.array([2.0, 2.5, 0.0, 1.5, 1.0]))
+    assert got.tolist() == [2, 3, 0, 2, 0]
+    assert got.dtype == np.int64
+    assert count_closer(pts, pad([0.0]), np.array([0.0])).tolist() == [0]
+
+
+def test_count_closer_brute_path_resolves_rounding_at_the_radius() -> None:
+    """d = 20, large coordinates: a point exactly 5 away (3-4-5 triangle) is not closer than 5,
+    one at 4.999999 is, and one at 5.000001 is not, though float64 |a|^2 + |b|^2 - 2ab cannot tell."""
+    from engine.neighbours import count_closer
+
+    base = np.full((1, 20), 1e4)
+    pts = np.repeat(base, 3, axis=0)
+    pts[0, :2] += [3.0, 4.0]
+    pts[1, 0] += 4.999999
+    pts[2, 0] += 5.000001
+    assert count_closer(pts, base, np.array([5.0])).tolist() == [1]
+    assert count_closer(pts, base, np.array([5.0000011])).tolist() == [3]
+
+
+def test_kth_neighbour_distances_and_record_ranks_by_hand() -> None:
+    """Rows 0, 1, 3, 3 (a duplicate): 1st other neighbour 1, 1, 0, 0; 2nd 3, 2, 2, 2. Ranks with
+    own distances (1.5, 0.5, 0, 2.5): row 0 has one row (1) closer than 1.5; row 1 none; row 2's
+    own distance 0 gives rank 0; row 3 has its duplicate and row 1 closer than 2.5 -> 2."""
+    from engine.audit_release import record_ranks
+    from engine.neighbours import kth_neighbour_distances
+
+    x = np.array([[0.0], [1.0], [3.0], [3.0]])
+    assert kth_neighbour_distances(x, 1).tolist() == [1.0, 1.0, 0.0, 0.0]
+    assert kth_neighbour_distances(x, 2).tolist() == [3.0, 2.0, 2.0, 2.0]
+    own = np.array([1.5, 0.5, 0.0, 2.5])
+    assert record_ranks(x, own).tolist() == [1, 0, 0, 2]
+    assert record_ranks(x, own, np.array([3, 0])).tolist() == [2, 1]
