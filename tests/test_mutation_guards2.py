@@ -81,6 +81,7 @@ def test_small_count_and_safe_total_by_hand() -> None:
     """JSON counts: 9.6 hidden, 10.4 -> 10; a total 1-9 above the shown figure is hidden, 0 or
     10 above is kept; None and NaN stay unavailable."""
     assert disclosure.small_count(9.6) == "< 10"
+    assert disclosure.small_count(10) == 10  # the threshold itself is shown
     assert disclosure.small_count(10.4) == 10 and isinstance(disclosure.small_count(10.4), int)
     assert disclosure.small_count(float("nan")) is None
     assert disclosure.safe_total(409, 400) == "< 10 more than the rows used"
