@@ -44,8 +44,9 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_dp.py
 
 # Mutation testing of the privacy-critical core (docs/mutation.md). mutmut runs, per mutant, only
-# the tests that call the mutated function, one worker (2-core machines are shared). Results are
-# cached in mutants/: a run stopped by the time budget resumes where it stopped.
+# the tests that call the mutated function, one worker (2-core machines are shared). Verdicts are
+# stored in mutants/, but mutmut 3.8.1 re-tests every mutant named on its command line, so a long
+# scope is run in chunks (MUTATE_SCOPE="glob ..."; docs/mutation.md lists them).
 # MUTATE_SCOPE: mutant-name globs (module.x_function*); MUTATE_SCOPE=all mutates every function
 # of the modules listed under [tool.mutmut] in pyproject.toml.
 MUTATE_BUDGET_S ?= 900

@@ -376,3 +376,13 @@ def test_kth_neighbour_distances_and_record_ranks_by_hand() -> None:
     own = np.array([1.5, 0.5, 0.0, 2.5])
     assert record_ranks(x, own).tolist() == [1, 0, 0, 2]
     assert record_ranks(x, own, np.array([3, 0])).tolist() == [2, 1]
+
+
+def test_pool_with_large_standard_errors_and_identical_estimates() -> None:
+    """s = (10, 10): c = 0.01 (below 1), y = (0, 100): Q = 50, tau2 = 49 / 0.01 = 4900. HKSJ on
+    identical estimates: q = 0, so se = 0 and the p-value is 0, not a division error."""
+    from engine.meta import pool
+
+    assert pool([0.0, 100.0], [10.0, 10.0]).tau2 == pytest.approx(4900.0, rel=1e-12)
+    flat = pool([2.0, 2.0], [1.0, 1.0], method="hksj")
+    assert (flat.se, flat.p) == (0.0, 0.0)
