@@ -19,6 +19,19 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
+# The system libraries Qt's xcb platform plugin needs on Linux beyond a bare X11 client: the
+# Debian/Ubuntu package name and the shared library it provides (README.md lists the apt line).
+QT_XCB_LIBRARIES = (
+    ("libxcb-cursor0", "libxcb-cursor.so.0"),
+    ("libxcb-icccm4", "libxcb-icccm.so.4"),
+    ("libxcb-keysyms1", "libxcb-keysyms.so.1"),
+    ("libxcb-image0", "libxcb-image.so.0"),
+    ("libxcb-render-util0", "libxcb-render-util.so.0"),
+    ("libxcb-shape0", "libxcb-shape.so.0"),
+    ("libxcb-xkb1", "libxcb-xkb.so.1"),
+    ("libxkbcommon-x11-0", "libxkbcommon-x11.so.0"),
+)
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Open the wizard when called without arguments, else run the command line."""
@@ -37,7 +50,56 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    hint = missing_libraries_message()
+    if hint:
+        print(f"latent-synth: error: {hint}", file=sys.stderr)
+        return 2
     return int(desktop_main())
+
+
+def missing_qt_libraries() -> list[str]:
+    """The packages of :data:`QT_XCB_LIBRARIES` whose library the system loader cannot open.
+
+    Qt aborts the whole process when its xcb plugin cannot load ("Could not load the Qt platform
+    plugin "xcb""), naming none of the culprits, so the launcher asks the loader itself first.
+    """
+    import ctypes
+    import ctypes.util
+
+    missing = []
+    for package, soname in QT_XCB_LIBRARIES:
+        try:
+            ctypes.CDLL(soname)
+        except OSError:
+            short = soname.removeprefix("lib").split(".so")[0]
+            if ctypes.util.find_library(short) is None:
+                missing.append(package)
+    return missing
+
+
+def _uses_xcb() -> bool:
+    """Whether Qt will try its xcb plugin: Linux, with no other platform asked for."""
+    if not sys.platform.startswith("linux"):
+        return False
+    asked = os.environ.get("QT_QPA_PLATFORM", "")
+    if asked:
+        return asked.startswith("xcb")
+    return not os.environ.get("WAYLAND_DISPLAY")
+
+
+def missing_libraries_message() -> str | None:
+    """One line naming the missing system libraries and the command that installs them."""
+    if not _uses_xcb():
+        return None
+    missing = missing_qt_libraries()
+    if not missing:
+        return None
+    names = " ".join(missing)
+    return (
+        f"the desktop window needs system libraries that are missing: {', '.join(missing)}; "
+        f"install them with 'sudo apt-get install {names}' (or your system's equivalent), "
+        "or use the command line: 'latent-synth run --help'"
+    )
 
 
 def _load_torch_before_qt() -> None:
@@ -103,6 +165,13 @@ def gui_main() -> int:
         _load_torch_before_qt()
         from desktop.app import main as desktop_main
 
+        hint = missing_libraries_message()
+        if hint:
+            # No Qt message box: Qt itself would abort on the missing libraries.
+            log = _write_startup_log(f"--- latent-synth could not start: {hint}\n")
+            if sys.stderr is not None:
+                print(f"latent-synth could not start: {hint} (also in {log})", file=sys.stderr)
+            return 1
         return int(desktop_main())
     except Exception as err:  # noqa: BLE001 - a windowed program has no console to print to
         return _startup_failed(err)

@@ -5,8 +5,8 @@
     1 Import ─► 2 Columns ─► 3 Settings ─► 4 Train and audit ─► 5 Privacy ─► 6 Fidelity ─► 7 Export
     inspect_table  prepare                   synthesize            release_at                 write_outputs
 
-Analysis ▸ Meta-analysis opens :class:`desktop.meta_window.MetaWindow`; Help ▸ About lists
-versions and licences. Window geometry and page settings are kept with QSettings. Heavy
+Analysis ▸ Meta-analysis opens :class:`desktop.meta_window.MetaWindow`; Help ▸ User guide (F1)
+opens the offline guide (:mod:`desktop.help`); Help ▸ About lists versions and licences. Window geometry and page settings are kept with QSettings. Heavy
 libraries (pandas, torch, lifelines, statsmodels, matplotlib) load only when first needed.
 """
 
@@ -55,6 +55,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setAccessibleName("latent-synth main window")
         self.session = Session()
         self.meta_window: Any = None
+        self.help_dialog: Any = None
 
         central = QtWidgets.QWidget()
         self.setCentralWidget(central)
@@ -142,6 +143,12 @@ class MainWindow(QtWidgets.QMainWindow):
         meta_action.triggered.connect(self.open_meta)
         analysis.addAction(meta_action)
         help_menu = self.menuBar().addMenu("&Help")
+        guide = QAction("&User guide", self)
+        guide.setShortcut(QKeySequence("F1"))
+        guide.setToolTip("How to use each step, read the privacy curve and export for checking.")
+        guide.triggered.connect(self.open_help)
+        help_menu.addAction(guide)
+        self.guide_action = guide
         about = QAction("&About latent-synth", self)
         about.triggered.connect(self.about)
         help_menu.addAction(about)
@@ -167,6 +174,16 @@ class MainWindow(QtWidgets.QMainWindow):
         self.meta_window.raise_()
         self.meta_window.activateWindow()
         return self.meta_window
+
+    def open_help(self) -> Any:
+        from desktop.help import HelpDialog
+
+        if self.help_dialog is None:
+            self.help_dialog = HelpDialog(self)
+        self.help_dialog.show()
+        self.help_dialog.raise_()
+        self.help_dialog.activateWindow()
+        return self.help_dialog
 
     def about(self) -> None:
         QMessageBox.about(self, "About latent-synth", about_html())

@@ -16,6 +16,7 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -76,8 +77,14 @@ def _bound(text: str) -> tuple[str, float | None, float | None]:
         ) from None
 
 
-def _add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", required=True, type=Path, help="output folder")
+def _add_run_options(p: argparse.ArgumentParser, out_required: bool = True) -> None:
+    p.add_argument(
+        "--out",
+        required=out_required,
+        type=Path,
+        help="output folder"
+        + ("" if out_required else " (default: a new INPUT-synthetic-DATE folder here)"),
+    )
     roles = p.add_argument_group("columns")
     roles.add_argument("--time", help="time-to-event column (survival analysis)")
     roles.add_argument("--event", help="event indicator column (0 = censored, 1 = event)")
@@ -196,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", parents=[common], help="make a synthetic copy of INPUT")
     run.add_argument("input", type=str, help="CSV, TSV, Excel, Parquet, SAS, SPSS or Stata file")
-    _add_run_options(run)
+    _add_run_options(run, out_required=False)
 
     demo = sub.add_parser(
         "demo", parents=[common], help="run the pipeline on the embedded, simulated demo cohort"
@@ -351,10 +358,39 @@ def _run(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> i
 
     if ns.time is None and ns.event is None:
         _recognise_roles(ns)
+    if ns.out is None:
+        ns.out = default_out_folder(ns.input)
     config = _config_from_args(ns, ns.input)
     result = run_pipeline(config, progress, cancel)
     _print_summary(result, ns.out)
+    if result.verdict != "refused":
+        print(f"Wrote the synthetic copy to {ns.out.resolve()}")
     return 0
+
+
+def default_out_folder(
+    input_path: str | Path, today: date | None = None, folder: Path | None = None
+) -> Path:
+    """A new ``<input name>-synthetic-<date>`` folder in ``folder`` (default: the current
+    folder, the convention of command-line tools); ``-2``, ``-3`` ... are added when it exists,
+    so an earlier export is never overwritten.
+
+    Example:
+        >>> import tempfile
+        >>> here = Path(tempfile.mkdtemp())
+        >>> default_out_folder("data/cohort.csv", date(2025, 3, 1), here).name
+        'cohort-synthetic-2025-03-01'
+        >>> (here / "cohort-synthetic-2025-03-01").mkdir()
+        >>> default_out_folder("cohort.csv", date(2025, 3, 1), here).name
+        'cohort-synthetic-2025-03-01-2'
+    """
+    stamp = (today or date.today()).isoformat()
+    base = (folder or Path.cwd()) / f"{Path(input_path).stem}-synthetic-{stamp}"
+    candidate, number = base, 1
+    while candidate.exists():
+        number += 1
+        candidate = base.with_name(f"{base.name}-{number}")
+    return candidate
 
 
 def _recognise_roles(ns: argparse.Namespace) -> None:

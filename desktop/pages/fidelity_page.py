@@ -17,6 +17,20 @@ MARGINAL_COLUMNS = (
     ("real_sd", "Real SD"), ("synth_sd", "Synthetic SD"), ("std_mean_difference", "Std. mean diff."),
 )  # fmt: skip
 EFFECT = {"cox": "hazard ratio", "logistic": "odds ratio", "ols": "coefficient"}
+# What each number column means, shown when the pointer rests on its header.
+HEADER_TIPS = {
+    "Real mean": "The average of the column in the real table.",
+    "Synthetic mean": "The average of the column in the synthetic table.",
+    "Real SD": "The standard deviation (spread) of the column in the real table.",
+    "Synthetic SD": "The standard deviation (spread) of the column in the synthetic table.",
+    "Std. mean diff.": "Difference of the two averages in units of the spread; under 0.1 is "
+    "usually considered small.",
+    "Real": "The effect estimated on the real table, with its 95% confidence interval.",
+    "Synthetic": "The effect estimated on the synthetic table, with its 95% confidence interval.",
+    "CI overlap": "How much the two 95% confidence intervals overlap: 1 = fully, 0 = not at all.",
+    "Same direction": "Whether both tables show the effect in the same direction.",
+    "Same significance": "Whether both tables agree on whether the effect is significant at 5%.",
+}
 
 
 class FidelityPage(Page):
@@ -46,6 +60,11 @@ class FidelityPage(Page):
         )
         layout.addWidget(self.model, 3, 0, 1, 2)
         self.notes = note("")
+        self.notes.setToolTip(
+            "Log-rank p: the chance of curves this different if the two tables had the same "
+            "survival (large = no evidence of a difference). Largest gap: the biggest vertical "
+            "distance between the real and the synthetic survival curves (0 to 1)."
+        )
         layout.addWidget(self.notes, 4, 0, 1, 2)
         layout.setRowStretch(1, 3)
         layout.setRowStretch(3, 2)
@@ -101,6 +120,14 @@ class FidelityPage(Page):
         else:
             self.model_heading.setText("<b>Regression: none chosen</b>")
             _fill(self.model, ["Variable"], [])
+        for table in (self.marginals, self.model):
+            for c in range(table.columnCount()):
+                header = table.horizontalHeaderItem(c)
+                if header is not None:
+                    text = header.text()
+                    header.setToolTip(
+                        HEADER_TIPS.get(text, HEADER_TIPS.get(text.split(" ")[0], ""))
+                    )
         km = fidelity.get("km") or {}
         extra = list(fidelity.get("notes") or [])
         if km.get("logrank_p") is not None:

@@ -39,6 +39,19 @@ class PrivacyPage(Page):
         side.addWidget(heading("Result of the audit"))
         self.summary = note("")
         self.summary.setAccessibleName("Privacy summary")
+        self.summary.setToolTip(
+            "<p><b>w</b>: how close each synthetic row stays to its real record (0 = pure noise "
+            "from the model, 1 = the real data). <b>Limit</b>: the highest membership AUC you "
+            "allow. <b>Membership AUC</b>: how well an attacker tells who was in your data; "
+            "0.5 = a coin toss, 1 = always right. <b>Rows</b>: the number of synthetic rows "
+            "released.</p><p><b>Closer chance</b>: how often a synthetic row lies nearer its "
+            "own real record than another real record does (small is safer). <b>Median "
+            "rank</b>: among the real records, the typical position of a synthetic row's own "
+            "record by closeness (large is safer). <b>Records at risk</b>: real people whose "
+            "own row is among the few nearest to their synthetic row. <b>ε</b>: the theoretical "
+            "privacy bound for this w, usually large; the attack audit is the practical "
+            "check.</p>"
+        )
         side.addWidget(self.summary)
         side.addWidget(heading("Choose w yourself"))
         row = QtWidgets.QHBoxLayout()
@@ -74,11 +87,15 @@ class PrivacyPage(Page):
         side.addWidget(self.ack)
         self.ack_label = QtWidgets.QLabel()
         self.ack_label.setWordWrap(True)
+        self.ack_label.setToolTip(
+            "Whether the w in the box is above the audited choice, i.e. riskier than your limit."
+        )
         side.addWidget(self.ack_label)
         self.bar = QtWidgets.QProgressBar()
         self.bar.setRange(0, 1000)
         self.bar.setVisible(False)
         self.bar.setAccessibleName("Progress of the new release")
+        self.bar.setToolTip("How far the new synthetic copy has got.")
         side.addWidget(self.bar)
         self.cancel_button = QtWidgets.QPushButton("Cance&l")
         self.cancel_button.setVisible(False)
