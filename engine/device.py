@@ -150,16 +150,23 @@ def ieee_float32() -> Iterator[None]:
         False
     """
     saved: list[tuple[Any, str, Any]] = []
-    precision = torch.get_float32_matmul_precision()
+    # torch refuses the global precision getter once the legacy per-backend switches were set in
+    # this process ("mix of the legacy and new APIs"): then only the legacy switches are used.
+    try:
+        precision: str | None = torch.get_float32_matmul_precision()
+    except RuntimeError:
+        precision = None
     for owner, attr in _tf32_switches():
         with contextlib.suppress(AttributeError, RuntimeError):
             saved.append((owner, attr, getattr(owner, attr)))
             setattr(owner, attr, False)
-    torch.set_float32_matmul_precision("highest")
+    if precision is not None:
+        torch.set_float32_matmul_precision("highest")
     try:
         yield
     finally:
-        torch.set_float32_matmul_precision(precision)
+        if precision is not None:
+            torch.set_float32_matmul_precision(precision)
         for owner, attr, value in reversed(saved):
             with contextlib.suppress(AttributeError, RuntimeError):
                 setattr(owner, attr, value)
