@@ -49,13 +49,13 @@ bench: $(STAMP)
 # MUTATE_SCOPE: mutant-name globs (module.x_function*); MUTATE_SCOPE=all mutates every function
 # of the modules listed under [tool.mutmut] in pyproject.toml.
 MUTATE_BUDGET_S ?= 900
-MUTATE_SCOPE ?= engine.generate.* engine.audit.x_select_w* engine.audit.*passes* \
-	engine.audit.x__mean_sd_se* engine.audit.x_membership_auc* engine.audit_release.x_record_ranks* \
-	engine.audit_release.x_release_metrics* engine.audit_release.x_protect_outliers* \
-	engine.audit_release.x_epsilon_statement* engine.neighbours.x_count_closer* \
-	engine.neighbours.x_kth_neighbour_distances* engine.dp_accountant.x_gdp_mu* \
-	engine.dp_accountant.x_delta_for_epsilon* engine.dp_train.x_clip_gradients* \
-	engine.export.x_escape_formula* engine.report_data.x_safe_count* engine.meta.x_pool*
+MUTATE_SCOPE ?= engine.flows.generate.* engine.privacy.audit.x_select_w* engine.privacy.audit.*passes* \
+	engine.privacy.audit.x__mean_sd_se* engine.privacy.audit.x_membership_auc* engine.privacy.release.x_record_ranks* \
+	engine.privacy.release.x_release_metrics* engine.privacy.release.x_protect_outliers* \
+	engine.privacy.release.x_epsilon_statement* engine.privacy.neighbours.x_count_closer* \
+	engine.privacy.neighbours.x_kth_neighbour_distances* engine.privacy.dp.accountant.x_gdp_mu* \
+	engine.privacy.dp.accountant.x_delta_for_epsilon* engine.privacy.dp.train.x_clip_gradients* \
+	engine.tables.write.x_escape_formula* engine.report.data.x_safe_count* engine.stats.meta.x_pool*
 mutate: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[mutate]"
 	timeout $(MUTATE_BUDGET_S) $(VENV)/bin/mutmut run --max-children 1 \

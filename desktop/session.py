@@ -73,9 +73,9 @@ class Session:
 class Inspected:
     """A table as read (after the row subset) and its inferred schema."""
 
-    table: Any  # engine.io.LoadedTable
+    table: Any  # engine.tables.read.LoadedTable
     frame: Any  # pandas.DataFrame, the rows in use
-    schema: Any  # engine.schema.Schema
+    schema: Any  # engine.tables.schema.Schema
 
 
 def inspect_table(config: Any, progress: Any = None, cancel: Any = None) -> Inspected:

@@ -1,7 +1,7 @@
 """Disclosure rules for everything that leaves the secure environment (CONTRACTS.md, last paragraph).
 
 One threshold (:data:`THRESHOLD` = 10, the ACRO default) and the rules built on it, used by the
-PDF (:mod:`engine.report_data` re-exports them), ``audit.json``, ``README.txt`` and the release:
+PDF (:mod:`engine.report.data` re-exports them), ``audit.json``, ``README.txt`` and the release:
 
 * counts: a count from the real data below 10 (zero included) is shown as ``"< 10"``
   (:func:`safe_count` for text, :func:`small_count` for JSON), and a total is withheld when a
@@ -368,10 +368,10 @@ def release_without_unique_copies(
     real: pd.DataFrame,
 ) -> tuple[np.ndarray, CopyCheck]:
     """:func:`redraw_unique_copies` for a Latent Noise Injection release: the affected rows'
-    real partners get fresh noise from :func:`engine.generate.latent_noise_injection` (same w,
+    real partners get fresh noise from :func:`engine.flows.generate.latent_noise_injection` (same w,
     or each row's own w when outlier protection set one per row; w = 0, a fresh draw from the
     model, for rows still copying after half the tries)."""
-    from engine.generate import latent_noise_injection
+    from engine.flows.generate import latent_noise_injection
 
     w_rows = np.asarray(w, dtype=float)
 

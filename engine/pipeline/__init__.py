@@ -116,11 +116,11 @@ class Prepared:
     """The result of reading, schema inference and encoding (the wizard's first pages)."""
 
     config: RunConfig
-    table: Any  # engine.io.LoadedTable
-    schema: Any  # engine.schema.Schema
+    table: Any  # engine.tables.read.LoadedTable
+    schema: Any  # engine.tables.schema.Schema
     real: pd.DataFrame  # complete cases of the synthesized columns, input order
     rows_dropped: dict[str, Any]
-    encoder: Any  # engine.encoder.TableEncoder (fitted)
+    encoder: Any  # engine.tables.encoder.TableEncoder (fitted)
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ class RunResult:
 
     config: RunConfig
     prepared: Prepared
-    audit: Any  # engine.audit.AuditResult
+    audit: Any  # engine.privacy.audit.AuditResult
     model: dict[str, Any]
     release: dict[str, Any]
     synthetic: pd.DataFrame | None
@@ -152,7 +152,7 @@ def make_rng(seed: int | None) -> np.random.Generator:
 
 def load_table(config: RunConfig) -> Any:
     """Read the input file and keep the selected rows (``config.subset``, e.g. one site)."""
-    from engine.io import read_table
+    from engine.tables.read import read_table
 
     table = read_table(config.input, sheet=config.sheet, missing_codes=config.missing_codes)
     if config.subset is None:
@@ -169,7 +169,7 @@ def load_table(config: RunConfig) -> Any:
 
 def schema_for(config: RunConfig, table: Any) -> Any:
     """Column kinds and roles for the table, with the user's overrides from ``config``."""
-    from engine.schema import infer_schema
+    from engine.tables.schema import infer_schema
 
     return infer_schema(
         table,
@@ -184,7 +184,7 @@ def schema_for(config: RunConfig, table: Any) -> Any:
 
 def prepare(config: RunConfig, progress: ProgressFn = no_progress) -> Prepared:
     """Read the file, infer the schema, keep complete cases and fit the encoder."""
-    from engine.encoder import TableEncoder
+    from engine.tables.encoder import TableEncoder
 
     config.validate()
     progress(0.0, "reading the file")
@@ -192,7 +192,7 @@ def prepare(config: RunConfig, progress: ProgressFn = no_progress) -> Prepared:
     progress(0.5, "recognising column kinds")
     schema = schema_for(config, table)
     if config.dp_epsilon is not None:  # refuse before any training when bounds are missing
-        from engine.dp_bounds import resolve_bounds
+        from engine.privacy.dp.bounds import resolve_bounds
 
         resolve_bounds(schema, {name: (lo, hi) for name, lo, hi in config.bounds})
     encoder = TableEncoder(schema)
@@ -244,7 +244,7 @@ class _FlowFitter:
         self.architecture_: Any = None  # chosen on the first split, reused on the others
 
     def __call__(self, X: np.ndarray) -> Any:
-        from engine.flow import select_flow
+        from engine.flows.select import select_flow
 
         self.tracker.fits += 1
         flow = select_flow(
@@ -264,7 +264,7 @@ class _FlowFitter:
 def _audit(
     prep: Prepared, rng: np.random.Generator, progress: ProgressFn, cancel: CancelToken
 ) -> Any:
-    from engine.audit import AuditConfig, run_audit
+    from engine.privacy.audit import AuditConfig, run_audit
     from engine.device import nn_method_for, resolve_device
 
     cfg = prep.config
@@ -387,7 +387,7 @@ def with_dp_release(
 ) -> RunResult:
     """Formal DP mode (issue 8): a DP-SGD flow, Flow Sampling from it, the same membership
     audit on it, and its model results beside the LNI release's."""
-    from engine.dp import dp_membership_audit, dp_release
+    from engine.privacy.dp.release import dp_membership_audit, dp_release
 
     prep, cfg = result.prepared, result.config
     assert cfg.dp_epsilon is not None  # only called in DP mode
@@ -434,7 +434,7 @@ def release(
     one; raising it above the audit's choice needs ``allow_risky`` or ``risk_acknowledged``),
     train the final flow on all rows (or reuse ``flow``), inject noise, decode, shuffle,
     measure and compare. The wizard calls this again when the user moves w."""
-    from engine.audit import (
+    from engine.privacy.audit import (
         epsilon_for_copies,
         epsilon_statement,
         protect_outliers,
@@ -442,9 +442,9 @@ def release(
     )
     from engine.device import resolve_device
     from engine.disclosure import CopyCheck, release_without_unique_copies
-    from engine.encoder import redraw_non_finite
-    from engine.flow import select_flow
-    from engine.generate import latent_noise_injection, shuffled
+    from engine.tables.encoder import redraw_non_finite
+    from engine.flows.select import select_flow
+    from engine.flows.generate import latent_noise_injection, shuffled
 
     cfg = prep.config
     started = started or datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -619,7 +619,7 @@ def _protection_effect(
 ) -> dict[str, Any]:
     """What --protect-outliers cost in fidelity: the same measures for a plain release at the
     same w (never exported) beside the protected one."""
-    from engine.generate import latent_noise_injection
+    from engine.flows.generate import latent_noise_injection
 
     plain = prep.encoder.inverse_transform(latent_noise_injection(flow, X_model, w, rng)).frame
     plain_fidelity = _fidelity(prep, (plain,))
@@ -687,7 +687,7 @@ def _refused(
 
 def _fidelity(prep: Prepared, released: tuple[pd.DataFrame, ...]) -> dict[str, Any]:
     """Real vs synthetic statistics; empty when the stats module cannot run them."""
-    from engine.stats import Analysis, ModelSpec, fidelity_report
+    from engine.stats.models import Analysis, ModelSpec, fidelity_report
 
     cfg = prep.config
     schema = prep.schema
@@ -709,7 +709,7 @@ def _fidelity(prep: Prepared, released: tuple[pd.DataFrame, ...]) -> dict[str, A
     report = fidelity_report(prep.real, released[0], spec, columns)
     out = report.to_dict()
     if len(released) > 1 and spec is not None and report.model_error is None:
-        from engine.stats import ModelNotConverged, combine_synthetic_copies, fit_model
+        from engine.stats.models import ModelNotConverged, combine_synthetic_copies, fit_model
 
         try:
             fits = [fit_model(c, spec) for c in released]
@@ -813,7 +813,7 @@ def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progre
     be (a report open in a PDF viewer), the files already replaced get their old content back,
     so the folder never holds a new table beside an old report.
     """
-    from engine.export import AtomicBatch, recipient_readme_bytes, table_writer
+    from engine.tables.write import AtomicBatch, recipient_readme_bytes, table_writer
     from engine.provenance import results_json, sha256_file
 
     cfg = result.config
@@ -846,7 +846,7 @@ def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progre
             outputs["README.txt"] = sha256_file(batch.stage(out / "README.txt", readme))
         if cfg.report:
             progress(0.3, "writing the PDF report")
-            from engine.report import render_report
+            from engine.report.build import render_report
 
             pdf = render_report(result)
             outputs["report.pdf"] = sha256_file(batch.stage(out / "report.pdf", pdf))

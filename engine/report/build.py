@@ -15,9 +15,9 @@ platypus layout engine (flowing tables and paragraphs), TrueType embedding with 
 ≥ ± µ ε τ² print, and an *invariant* mode (fixed document ID and timestamp) so the same run gives
 the same bytes. fpdf2 (LGPL) would also do; reportlab was already a dependency.
 
-Output rules for the report itself (ACRO defaults, see :mod:`engine.report_data`): counts below
+Output rules for the report itself (ACRO defaults, see :mod:`engine.report.data`): counts below
 10 (zero included) print as "< 10"; no statistic of fewer than 10 records; figures of real data
-are aggregates embedded as raster images (:mod:`engine.report_figures`); no individual record; the
+are aggregates embedded as raster images (:mod:`engine.report.figures`); no individual record; the
 seed is never printed, only whether one was set. The date is the run's day (no clock time), so
 two runs with the same seed on the same day give byte-identical files.
 
@@ -43,8 +43,8 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from engine.disclosure import safe_total_text
-from engine.report_data import NOT_AVAILABLE, fmt, pick, safe_count, sci
-from engine.report_text import (
+from engine.report.data import NOT_AVAILABLE, fmt, pick, safe_count, sci
+from engine.report.wording import (
     closer_sentence,
     override_sentence,
     rank_sentence,
@@ -75,9 +75,9 @@ def build_report(result: Any, path: Path | str) -> Path:
     The PDF is produced in memory first, so an error leaves no partial file; the input table's
     path is refused as a target.
 
-    References: :func:`engine.export.atomic_write_bytes`.
+    References: :func:`engine.tables.write.atomic_write_bytes`.
     """
-    from engine.export import atomic_write_bytes
+    from engine.tables.write import atomic_write_bytes
 
     data = render_report(result)
     forbid = pick(result, "config", "input")
@@ -90,9 +90,9 @@ def render_report(result: Any) -> bytes:
     from reportlab.lib.units import cm
     from reportlab.platypus import PageBreak, SimpleDocTemplate
 
-    from engine import report_pages as pages
-    from engine.report_copies import copies_section
-    from engine.report_dp import dp_section
+    from engine.report import pages
+    from engine.report.copies import copies_section
+    from engine.report.dp import dp_section
 
     register_fonts()
     st = styles()

@@ -1,7 +1,7 @@
 """Meta-analysis across sites: fixed effect, DerSimonian-Laird, Hartung-Knapp-Sidik-Jonkman.
 
 ``pool`` works on summary numbers (one estimate and SE per study); ``site_estimates`` fits one model
-per site with :func:`engine.stats.fit_model`; ``run_meta`` is the ``latent-synth meta`` command:
+per site with :func:`engine.stats.models.fit_model`; ``run_meta`` is the ``latent-synth meta`` command:
 inputs -> per-site estimates -> pooled result(s) -> ``meta.json`` and ``forest.pdf``.
 
 Written by hand (a few lines) because statsmodels' DerSimonian-Laird branch does not truncate τ²
@@ -35,7 +35,7 @@ from scipy import stats as sps
 
 from engine.errors import InputError
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress, sub_progress
-from engine.stats import Analysis, ModelSpec, Rule, combine_synthetic_copies, fit_model, json_safe
+from engine.stats.models import Analysis, ModelSpec, Rule, combine_synthetic_copies, fit_model, json_safe
 
 Method = Literal["dl", "fe", "hksj"]
 METHOD_NAMES = {
@@ -237,14 +237,14 @@ def pool(
 def _read_frame(
     path: Path, sheet: str | None = None, missing_codes: Sequence[Any] = ()
 ) -> pd.DataFrame:
-    """Read a table with ``engine.io.read_table``; a plain-pandas fallback while that module is absent."""
+    """Read a table with ``engine.tables.read.read_table``; a plain-pandas fallback while that module is absent."""
     if str(path).lower().startswith(("http:", "https:", "ftp:", "file:")):
         raise InputError(f"{path}: only local files are read: download it first")
     if not Path(path).is_file():
         raise InputError(f"{path}: file not found: check the path")
     read_table: Callable[..., Any] | None
     try:
-        from engine.io import read_table
+        from engine.tables.read import read_table
     except ModuleNotFoundError:
         read_table = None
     if read_table is not None:
@@ -318,7 +318,7 @@ def site_estimates(
 
     ``exposure`` is added to the covariates when absent; the estimate and se are multiplied by
     ``spec.per[exposure]`` (e.g. log HR per 10 mmHg). A site given as a list of synthetic copies is
-    combined first (:func:`engine.stats.combine_synthetic_copies`, ``rule``).
+    combined first (:func:`engine.stats.models.combine_synthetic_copies`, ``rule``).
 
     Example:
         >>> from lifelines.datasets import load_rossi
@@ -592,7 +592,7 @@ def run_meta(
         >>> round(run.primary.estimate, 3), sorted(os.listdir(Path(d) / "out"))
         (0.2, ['forest.pdf', 'meta.json'])
     """
-    from engine.plots_stats import forest_pdf_bytes
+    from engine.report.forest import forest_pdf_bytes
 
     if config.method not in METHOD_NAMES:
         raise InputError(f"meta-analysis method '{config.method}' is unknown: use dl, fe or hksj")
@@ -639,7 +639,7 @@ def run_meta(
     )
     pdf = forest_pdf_bytes(run.sets, exponentiate=config.shows_ratio(), xlabel=effect_label(config))
     cancel.raise_if_cancelled()
-    from engine.export import atomic_write_bytes
+    from engine.tables.write import atomic_write_bytes
 
     atomic_write_bytes(
         run.meta_json, json.dumps(run.to_dict(), indent=2, allow_nan=False).encode("utf-8")
