@@ -425,7 +425,7 @@ def _demo(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> 
     refused = tuple(s for s in studies if s not in released)
     studies = tuple(released)
     if ns.all:
-        from engine.stats.meta import MetaConfig, run_meta
+        from engine.pipeline.meta import MetaConfig, run_meta
 
         if len(studies) < 2:
             print(
@@ -463,7 +463,7 @@ def _demo(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> 
 
 
 def _meta(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> int:
-    from engine.stats.meta import MetaConfig, run_meta
+    from engine.pipeline.meta import MetaConfig, run_meta
 
     if not ns.files and ns.summary is None:
         raise InputError(

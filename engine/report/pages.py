@@ -1,7 +1,7 @@
-"""The report's privacy, utility and method sections (layout helpers live in :mod:`engine.report.build`).
+"""The report's privacy, utility and method sections (layout helpers live in :mod:`engine.report.layout`).
 
 Each builder takes the run result, the paragraph styles and the frame width and returns
-flowables; :func:`engine.report.build.guarded` turns a failure into a sentence. Figures come from
+flowables; :func:`engine.report.layout.guarded` turns a failure into a sentence. Figures come from
 :mod:`engine.report.figures` (raster, aggregated), suppression rules from :mod:`engine.report.data`.
 
 References:
@@ -10,7 +10,7 @@ References:
 
 Example:
     >>> from types import SimpleNamespace
-    >>> from engine.report.build import styles
+    >>> from engine.report.layout import styles
     >>> flow = utility_section(SimpleNamespace(synthetic=None, verdict="refused"), styles(), 480.0)
     >>> "No synthetic table" in flow[1].text
     True
@@ -24,7 +24,6 @@ from typing import Any, cast
 import numpy as np
 
 from engine.report import figures as figs
-from engine.report.build import image, table, text
 from engine.report.data import (
     NOT_AVAILABLE,
     THRESHOLD,
@@ -38,6 +37,7 @@ from engine.report.data import (
     roc_on_grid,
     safe_count,
 )
+from engine.report.layout import image, table, text
 from engine.report.wording import METHOD_PARAGRAPHS, REFERENCES, epsilon_paragraphs, threat_model
 
 NUMERIC_KINDS = ("continuous", "integer", "time")
