@@ -96,7 +96,7 @@ def inspect_table(config: Any, progress: Any = None, cancel: Any = None) -> Insp
 
 def release_at(result: Any, w: float, acknowledged: bool, progress: Any, cancel: Any) -> Any:
     """Release again at a user-chosen w, keeping the audit the user has just reviewed and the
-    final model already trained (``engine.pipeline.release``).
+    final model already trained (``engine.pipeline.release_step``).
 
     Raising w above the audit's choice needs ``acknowledged``; the config then records
     ``w`` and ``risk_acknowledged=True`` (audit.json ``settings``) and the verdict is

@@ -358,36 +358,6 @@ def safe_record(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def release_without_unique_copies(
-    flow: Any,
-    X_model: np.ndarray,
-    synth_model: np.ndarray,
-    w: float | np.ndarray,
-    rng: np.random.Generator,
-    encoder: Any,
-    real: pd.DataFrame,
-) -> tuple[np.ndarray, CopyCheck]:
-    """:func:`redraw_unique_copies` for a Latent Noise Injection release: the affected rows'
-    real partners get fresh noise from :func:`engine.flows.generate.latent_noise_injection` (same w,
-    or each row's own w when outlier protection set one per row; w = 0, a fresh draw from the
-    model, for rows still copying after half the tries)."""
-    from engine.flows.generate import latent_noise_injection
-
-    w_rows = np.asarray(w, dtype=float)
-
-    def redraw(rows: np.ndarray, last_resort: bool) -> np.ndarray:
-        w_here = w_rows[rows] if w_rows.ndim == 1 else float(w_rows)
-        if last_resort:
-            w_here = 0.0 * np.asarray(w_here)
-        return latent_noise_injection(flow, X_model[rows], w_here, rng)
-
-    def decode(model_rows: np.ndarray) -> pd.DataFrame:
-        frame: pd.DataFrame = encoder.inverse_transform(model_rows).frame
-        return frame
-
-    return redraw_unique_copies(synth_model, redraw, decode, real)
-
-
 def _in_words(count: Any) -> str:
     return "fewer than 10" if count == SMALL else str(count)
 

@@ -18,9 +18,9 @@ from scipy.stats import gaussian_kde
 
 from engine.privacy.audit import AuditConfig, run_audit
 from engine.privacy.density import GaussianKDE, principal_basis
+from engine.privacy.neighbours import count_closer, nearest_distances
 from engine.privacy.release import record_ranks, release_metrics
 from engine.tables.encoder import TableEncoder
-from engine.privacy.neighbours import count_closer, nearest_distances
 from engine.tables.schema import infer_schema
 
 

@@ -13,12 +13,14 @@ import numpy as np
 import pytest
 from scipy.spatial import cKDTree
 
+from engine.errors import Cancelled, InputError
 from engine.privacy.audit import (
     AuditConfig,
     membership_auc,
     roc_curve,
     run_audit,
 )
+from engine.privacy.neighbours import count_closer, nearest_distances
 from engine.privacy.release import (
     epsilon_statement,
     latent_diameter,
@@ -27,8 +29,6 @@ from engine.privacy.release import (
     release_metrics,
     safe_histogram,
 )
-from engine.errors import Cancelled, InputError
-from engine.privacy.neighbours import count_closer, nearest_distances
 from engine.progress import CancelToken
 
 D, RHO, N = 5, 0.9, 2500

@@ -140,7 +140,8 @@ def test_no_text_file_prints_a_small_count(export) -> None:
 def test_redraw_removes_copies_of_unique_rows_with_the_release_noise() -> None:
     """Mostly discrete columns, w = 0.95 with the identity map: many synthetic rows decode to
     their own real row; the redraw leaves none equal to a unique real row (checked by merge)."""
-    from engine.disclosure import copy_masks, release_without_unique_copies
+    from engine.disclosure import copy_masks
+    from engine.pipeline.release_step import release_without_unique_copies
     from engine.tables.encoder import TableEncoder
     from engine.tables.schema import infer_schema
 

@@ -11,7 +11,9 @@ import pandas as pd
 import pytest
 import torch
 
-from engine.privacy.dp.release import DPConfig, dp_release, dp_release_frame
+from engine.errors import InputError
+from engine.flows.maf import MAF
+from engine.flows.select import FlowConfig
 from engine.privacy.dp.accountant import (
     DPGuarantee,
     accountant_epsilon,
@@ -26,6 +28,7 @@ from engine.privacy.dp.accountant import (
     sigma_for_epsilon,
 )
 from engine.privacy.dp.bounds import BoundedEncoder, dp_encode, preset_for, resolve_bounds
+from engine.privacy.dp.release import DPConfig, dp_release, dp_release_frame
 from engine.privacy.dp.train import (
     clip_gradients,
     noisy_mean_gradient,
@@ -33,9 +36,6 @@ from engine.privacy.dp.train import (
     per_record_norms,
     train_dp_flow,
 )
-from engine.errors import InputError
-from engine.flows.select import FlowConfig
-from engine.flows.maf import MAF
 from engine.tables.schema import infer_schema
 
 # DP-NF paper section 3.2: r = 0.5, T = 8000, delta = 0.01.

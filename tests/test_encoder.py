@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.tables.encoder import TableEncoder
 from engine.errors import InputError
+from engine.tables.encoder import TableEncoder
 from engine.tables.read import ColumnMeta
 from engine.tables.schema import infer_schema
 

@@ -13,8 +13,9 @@ import pyreadstat
 import pytest
 from openpyxl import load_workbook
 
-from engine.tables import write as export
 from engine.errors import InputError
+from engine.provenance import library_versions, results_json, sha256_file
+from engine.tables import write as export
 from engine.tables.write import (
     FORMATS,
     atomic_path,
@@ -25,7 +26,6 @@ from engine.tables.write import (
     write_recipient_readme,
     write_table,
 )
-from engine.provenance import library_versions, results_json, sha256_file
 
 TRIGGERS = ["=", "+", "-", "@", "\t", "\r", "\n", "\0"]
 

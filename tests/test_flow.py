@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from engine.errors import Cancelled, InputError
-from engine.flows.select import FlowConfig, TrainedFlow, select_flow, train_flow
 from engine.flows.maf import MAF
+from engine.flows.select import FlowConfig, TrainedFlow, select_flow, train_flow
 from engine.progress import CancelToken
 
 torch.set_num_threads(1)

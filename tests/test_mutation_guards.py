@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
+import engine.flows.generate as generate
 import engine.privacy.audit as audit
 import engine.privacy.release as audit_release
-import engine.flows.generate as generate
 from engine.errors import InputError
 from engine.flows.generate import inject_latent_noise, latent_noise_injection, perturb_latent
 

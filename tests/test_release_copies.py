@@ -135,8 +135,8 @@ def test_copies_run_records_the_audit_of_all_copies(tmp_path: Path, short_traini
 def test_release_metrics_take_the_closest_copy_per_record() -> None:
     """With M copies the per-record risk counts the copy nearest each record: never fewer
     records at risk than any single copy gives."""
+    from engine.pipeline.release_step import _closest_copy
     from engine.privacy.audit import release_metrics
-    from engine.pipeline import _closest_copy
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((400, 3))
@@ -221,7 +221,8 @@ def test_refusal_quotes_the_density_attack_when_it_decides(tmp_path: Path) -> No
 def test_cli_refusal_names_the_binding_attack(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from engine import cli, pipeline
+    import engine.pipeline.synthesize_step as pipeline
+    from engine import cli
 
     monkeypatch.setattr(
         pipeline, "_audit", lambda prep, rng, progress, cancel: _density_bound_audit()

@@ -45,7 +45,10 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
+from engine.errors import InputError
+from engine.flows.generate import inject_latent_noise
 from engine.privacy.density import GaussianKDE, principal_basis
+from engine.privacy.neighbours import nearest_distances
 from engine.privacy.release import (  # noqa: F401  (re-exported: the audit's public API)
     EpsilonStatement,
     LatentMap,
@@ -56,9 +59,6 @@ from engine.privacy.release import (  # noqa: F401  (re-exported: the audit's pu
     protect_outliers,
     release_metrics,
 )
-from engine.errors import InputError
-from engine.flows.generate import inject_latent_noise
-from engine.privacy.neighbours import nearest_distances
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 FitMap = Callable[[np.ndarray], LatentMap]

@@ -50,8 +50,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
-from engine.tables.encoder import Decoded, _codes, _restore_labels, _restore_number
 from engine.errors import InputError
+from engine.tables.encoder import Decoded, _codes, _restore_labels, _restore_number
 from engine.tables.schema import ColumnSpec, Schema
 
 BOUNDED_KINDS = frozenset({"continuous", "integer", "time"})

@@ -48,10 +48,10 @@ import torch
 from torch.func import functional_call, grad, vmap
 
 from engine.device import seeded_determinism
-from engine.privacy.dp.accountant import DPGuarantee, default_delta, sigma_for_epsilon
 from engine.errors import InputError
-from engine.flows.select import FlowConfig, TrainedFlow, resolve_device
 from engine.flows.maf import MAF
+from engine.flows.select import FlowConfig, TrainedFlow, resolve_device
+from engine.privacy.dp.accountant import DPGuarantee, default_delta, sigma_for_epsilon
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 try:  # one intra-op thread for these small networks (engine/flows/select.py measured why)
