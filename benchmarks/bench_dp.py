@@ -27,7 +27,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.privacy.dp.release import dp_membership_audit, dp_release  # noqa: E402
+from engine.flows.maf import MAF  # noqa: E402
 from engine.privacy.dp.accountant import (  # noqa: E402
     epsilon_for_sigma,
     gdp_mu,
@@ -36,8 +36,8 @@ from engine.privacy.dp.accountant import (  # noqa: E402
     rdp_epsilon,
     sigma_for_epsilon,
 )
+from engine.privacy.dp.release import dp_membership_audit, dp_release  # noqa: E402
 from engine.privacy.dp.train import noisy_mean_gradient  # noqa: E402
-from engine.flows.maf import MAF  # noqa: E402
 
 PAPER = [(7.36, 6.10, 32.0), (11.44, 3.92, 16.0), (18.28, 2.45, 8.0), (29.93, 1.49, 4.0)]
 
