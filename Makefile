@@ -50,18 +50,18 @@ bench: $(STAMP)
 # MUTATE_SCOPE: mutant-name globs (module.x_function*); MUTATE_SCOPE=all mutates every function
 # of the modules listed under [tool.mutmut] in pyproject.toml.
 MUTATE_BUDGET_S ?= 900
-MUTATE_SCOPE ?= engine.generate.* engine.audit.x_select_w__* engine.audit.*passes__* \
-	engine.audit.x__mean_sd_se__* engine.audit.x_membership_auc__* engine.audit.x_epsilon_for_copies__* \
-	engine.audit_release.x_record_ranks__* engine.audit_release.x_release_metrics__* \
-	engine.audit_release.x_protect_outliers__* engine.audit_release.x_epsilon_statement__* \
-	engine.neighbours.x_count_closer__* engine.neighbours.x_kth_neighbour_distances__* \
-	engine.dp_accountant.x_gdp_mu__* engine.dp_accountant.x_delta_for_epsilon__* \
-	engine.dp_accountant.x_sigma_for_epsilon__* engine.dp_accountant.x__calibrated_sigma__* \
-	engine.dp_accountant.x__bisect_sigma__* engine.dp_accountant.x_rdp_epsilon__* \
-	engine.dp_train.x_clip_gradients__* engine.export.x_escape_formula__* \
+MUTATE_SCOPE ?= engine.flows.generate.* engine.privacy.audit.x_select_w__* engine.privacy.audit.*passes__* \
+	engine.privacy.audit.x__mean_sd_se__* engine.privacy.audit.x_membership_auc__* engine.privacy.audit.x_epsilon_for_copies__* \
+	engine.privacy.release.x_record_ranks__* engine.privacy.release.x_release_metrics__* \
+	engine.privacy.release.x_protect_outliers__* engine.privacy.release.x_epsilon_statement__* \
+	engine.privacy.neighbours.x_count_closer__* engine.privacy.neighbours.x_kth_neighbour_distances__* \
+	engine.privacy.dp.accountant.x_gdp_mu__* engine.privacy.dp.accountant.x_delta_for_epsilon__* \
+	engine.privacy.dp.accountant.x_sigma_for_epsilon__* engine.privacy.dp.accountant.x__calibrated_sigma__* \
+	engine.privacy.dp.accountant.x__bisect_sigma__* engine.privacy.dp.accountant.x_rdp_epsilon__* \
+	engine.privacy.dp.train.x_clip_gradients__* engine.tables.write.x_escape_formula__* \
 	engine.disclosure.x_safe_count__* engine.disclosure.x_small_count__* \
 	engine.disclosure.x_safe_total__* engine.disclosure.x_safe_bounds__* \
-	engine.disclosure.x_copy_masks__* engine.disclosure.x_coarse_km_grid__* engine.meta.x_pool__*
+	engine.disclosure.x_copy_masks__* engine.disclosure.x_coarse_km_grid__* engine.stats.meta.x_pool__*
 mutate: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[mutate]"
 	timeout $(MUTATE_BUDGET_S) $(VENV)/bin/mutmut run --max-children 1 \

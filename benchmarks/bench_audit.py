@@ -21,8 +21,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.audit import AuditConfig, run_audit  # noqa: E402
-from engine.neighbours import nearest_distances  # noqa: E402
+from engine.privacy.audit import AuditConfig, run_audit  # noqa: E402
+from engine.privacy.neighbours import nearest_distances  # noqa: E402
 
 
 class ScaledMap:

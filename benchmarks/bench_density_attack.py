@@ -25,9 +25,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.audit import AuditConfig, run_audit  # noqa: E402
-from engine.encoder import TableEncoder  # noqa: E402
-from engine.schema import infer_schema  # noqa: E402
+from engine.privacy.audit import AuditConfig, run_audit  # noqa: E402
+from engine.tables.encoder import TableEncoder  # noqa: E402
+from engine.tables.schema import infer_schema  # noqa: E402
 
 GRID = (0.0, 0.5, 0.75, 0.9, 0.95, 0.99)
 
@@ -85,7 +85,7 @@ def curve(name: str, df: pd.DataFrame, roles: dict[str, str], use_flow: bool, re
     def fit_map(rows: np.ndarray):
         if not use_flow:
             return Identity()
-        from engine.flow import select_flow
+        from engine.flows.select import select_flow
 
         return select_flow(rows, budget="fast", device="cpu", seed=0)
 

@@ -27,8 +27,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.dp import dp_membership_audit, dp_release  # noqa: E402
-from engine.dp_accountant import (  # noqa: E402
+from engine.flows.maf import MAF  # noqa: E402
+from engine.privacy.dp.accountant import (  # noqa: E402
     epsilon_for_sigma,
     gdp_mu,
     gdp_sigma_for_epsilon,
@@ -36,8 +36,8 @@ from engine.dp_accountant import (  # noqa: E402
     rdp_epsilon,
     sigma_for_epsilon,
 )
-from engine.dp_train import noisy_mean_gradient  # noqa: E402
-from engine.flow_maf import MAF  # noqa: E402
+from engine.privacy.dp.release import dp_membership_audit, dp_release  # noqa: E402
+from engine.privacy.dp.train import noisy_mean_gradient  # noqa: E402
 
 PAPER = [(7.36, 6.10, 32.0), (11.44, 3.92, 16.0), (18.28, 2.45, 8.0), (29.93, 1.49, 4.0)]
 
@@ -127,7 +127,7 @@ def step_timing(batch: int = 256, d: int = 6) -> None:
 def demo(epsilon: float = 8.0, seed: int = 1) -> None:
     from engine.cli import demo_input
     from engine.pipeline import RunConfig, prepare, synthesize
-    from engine.stats import ModelSpec, fit_model
+    from engine.stats.models import ModelSpec, fit_model
 
     cfg = RunConfig(
         input=demo_input(),

@@ -68,7 +68,7 @@ def _epoch_seconds(step, X: torch.Tensor) -> float:  # type: ignore[no-untyped-d
 
 
 def _train_case(engine: str, spectral: bool) -> float:
-    from engine.flow_maf import MAF
+    from engine.flows.maf import MAF
 
     X = _data(N_TRAIN, D_TRAIN)[: int(0.8 * N_TRAIN)]
     if engine == "ours":
@@ -95,7 +95,7 @@ def _train_case(engine: str, spectral: bool) -> float:
 
 
 def _gen_case(engine: str, d: int) -> float:
-    from engine.flow_maf import MAF
+    from engine.flows.maf import MAF
 
     torch.manual_seed(0)
     z = torch.randn(N_GEN, d)

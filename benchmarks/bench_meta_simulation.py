@@ -19,8 +19,8 @@ import time
 import numpy as np
 import statsmodels.api as sm
 
-from engine.flow import FlowConfig, train_flow
-from engine.meta import pool
+from engine.flows.select import FlowConfig, train_flow
+from engine.stats.meta import pool
 
 K = 10
 SIGMA_BETA = np.full((5, 5), 5e-5)

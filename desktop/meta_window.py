@@ -1,7 +1,7 @@
 """The meta-analysis window: pool sites' estimates (DL / FE / HKSJ) and draw a forest plot.
 
 Input: several files (one per site), one file with a site column, or a summary table (typed
-in or loaded) with ``study, estimate, se``. ``engine.meta.run_meta`` runs on a worker into a
+in or loaded) with ``study, estimate, se``. ``engine.pipeline.meta.run_meta`` runs on a worker into a
 private temporary folder; *Export* copies ``forest.pdf`` and ``meta.json`` (atomically) to the
 folder the user picks.
 """
@@ -232,7 +232,7 @@ class MetaWindow(QtWidgets.QMainWindow):
         if not path:
             return
         try:
-            from engine.meta import read_summary
+            from engine.stats.meta import read_summary
 
             table = read_summary(path)
         except Exception as err:  # noqa: BLE001 - shown to the user
@@ -245,7 +245,7 @@ class MetaWindow(QtWidgets.QMainWindow):
     # -- pooling ------------------------------------------------------------------------
     def config(self) -> Any:
         """The MetaConfig for the current inputs; raises ValueError with a readable message."""
-        from engine.meta import MetaConfig
+        from engine.pipeline.meta import MetaConfig
 
         out = self._workdir / "latest"
         method = self.method.currentData()
@@ -311,7 +311,7 @@ class MetaWindow(QtWidgets.QMainWindow):
         except Exception as err:  # noqa: BLE001 - ValueError / InputError: shown
             _warn(self, err)
             return
-        from engine.meta import run_meta
+        from engine.pipeline.meta import run_meta
 
         self.bar.setValue(0)
         self.bar.setVisible(True)
@@ -337,8 +337,8 @@ class MetaWindow(QtWidgets.QMainWindow):
     def show_result(self, run: Any) -> None:
         from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
 
-        from engine.meta import effect_label
-        from engine.plots_stats import forest_figure
+        from engine.pipeline.meta import effect_label
+        from engine.report.forest import forest_figure
 
         self.run = run
         res = run.primary
@@ -383,7 +383,7 @@ class MetaWindow(QtWidgets.QMainWindow):
             if not folder:
                 return None
             settings.setValue("meta/folder", folder)
-        from engine.export import atomic_write_bytes
+        from engine.tables.write import atomic_write_bytes
 
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)

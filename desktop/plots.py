@@ -168,7 +168,7 @@ def km_curves(km: dict[str, Any]) -> Drawer:
 
 
 def _km_series(km: Any) -> dict[str, tuple[list[float], list[float]]]:
-    """(times, survival) for real and synthetic from ``fidelity['km']`` (engine.stats KMComparison)."""
+    """(times, survival) for real and synthetic from ``fidelity['km']`` (engine.stats.models KMComparison)."""
     if not isinstance(km, dict):
         return {}
     grid = km.get("grid") or km.get("time") or []

@@ -73,9 +73,9 @@ class Session:
 class Inspected:
     """A table as read (after the row subset) and its inferred schema."""
 
-    table: Any  # engine.io.LoadedTable
+    table: Any  # engine.tables.read.LoadedTable
     frame: Any  # pandas.DataFrame, the rows in use
-    schema: Any  # engine.schema.Schema
+    schema: Any  # engine.tables.schema.Schema
 
 
 def inspect_table(config: Any, progress: Any = None, cancel: Any = None) -> Inspected:
@@ -96,7 +96,7 @@ def inspect_table(config: Any, progress: Any = None, cancel: Any = None) -> Insp
 
 def release_at(result: Any, w: float, acknowledged: bool, progress: Any, cancel: Any) -> Any:
     """Release again at a user-chosen w, keeping the audit the user has just reviewed and the
-    final model already trained (``engine.pipeline.release``).
+    final model already trained (``engine.pipeline.release_step``).
 
     Raising w above the audit's choice needs ``acknowledged``; the config then records
     ``w`` and ``risk_acknowledged=True`` (audit.json ``settings``) and the verdict is

@@ -395,8 +395,8 @@ def default_out_folder(
 
 def _recognise_roles(ns: argparse.Namespace) -> None:
     """Without --time/--event: use a time/event pair recognised by name and coding, and say so."""
-    from engine.io import read_table
-    from engine.schema import recognise_survival_roles
+    from engine.tables.read import read_table
+    from engine.tables.schema import recognise_survival_roles
 
     try:
         sheet = int(ns.sheet) if ns.sheet and ns.sheet.isdigit() else ns.sheet
@@ -461,7 +461,7 @@ def _demo(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> 
     refused = tuple(s for s in studies if s not in released)
     studies = tuple(released)
     if ns.all:
-        from engine.meta import MetaConfig, run_meta
+        from engine.pipeline.meta import MetaConfig, run_meta
 
         if len(studies) < 2:
             print(
@@ -499,7 +499,7 @@ def _demo(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> 
 
 
 def _meta(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> int:
-    from engine.meta import MetaConfig, run_meta
+    from engine.pipeline.meta import MetaConfig, run_meta
 
     if not ns.files and ns.summary is None:
         raise InputError(

@@ -46,7 +46,9 @@ __all__ = [
     "is_out_of_memory",
 ]
 
-BRUTE_FORCE_MIN_DIM = 16  # same crossover as engine.neighbours (k-d tree below, brute above)
+BRUTE_FORCE_MIN_DIM = (
+    16  # same crossover as engine.privacy.neighbours (k-d tree below, brute above)
+)
 _CUBLAS_WORKSPACE = ":4096:8"  # needed by cuBLAS for deterministic results; set before first use
 
 

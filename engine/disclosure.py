@@ -1,7 +1,7 @@
 """Disclosure rules for everything that leaves the secure environment (CONTRACTS.md, last paragraph).
 
 One threshold (:data:`THRESHOLD` = 10, the ACRO default) and the rules built on it, used by the
-PDF (:mod:`engine.report_data` re-exports them), ``audit.json``, ``README.txt`` and the release:
+PDF (:mod:`engine.report.data` re-exports them), ``audit.json``, ``README.txt`` and the release:
 
 * counts: a count from the real data below 10 (zero included) is shown as ``"< 10"``
   (:func:`safe_count` for text, :func:`small_count` for JSON), and a total is withheld when a
@@ -188,7 +188,7 @@ NOT_SHOWN_GROUP = f"not shown: fewer than {THRESHOLD} people in this group"
 
 
 def audit_sizes(rows: Any, holdout_fraction: Any) -> tuple[int, int] | None:
-    """(members, non-members) of the audit's split, as :mod:`engine.audit` draws it.
+    """(members, non-members) of the audit's split, as :mod:`engine.privacy.audit` draws it.
 
     Example:
         >>> audit_sizes(397, 0.2)
@@ -486,36 +486,6 @@ def safe_record(doc: dict[str, Any]) -> dict[str, Any]:
     if isinstance(out.get("audit"), dict):
         out["audit"] = safe_audit(out["audit"])
     return out
-
-
-def release_without_unique_copies(
-    flow: Any,
-    X_model: np.ndarray,
-    synth_model: np.ndarray,
-    w: float | np.ndarray,
-    rng: np.random.Generator,
-    encoder: Any,
-    real: pd.DataFrame,
-) -> tuple[np.ndarray, CopyCheck]:
-    """:func:`redraw_unique_copies` for a Latent Noise Injection release: the affected rows'
-    real partners get fresh noise from :func:`engine.generate.latent_noise_injection` (same w,
-    or each row's own w when outlier protection set one per row; w = 0, a fresh draw from the
-    model, for rows still copying after half the tries)."""
-    from engine.generate import latent_noise_injection
-
-    w_rows = np.asarray(w, dtype=float)
-
-    def redraw(rows: np.ndarray, last_resort: bool) -> np.ndarray:
-        w_here = w_rows[rows] if w_rows.ndim == 1 else float(w_rows)
-        if last_resort:
-            w_here = 0.0 * np.asarray(w_here)
-        return latent_noise_injection(flow, X_model[rows], w_here, rng)
-
-    def decode(model_rows: np.ndarray) -> pd.DataFrame:
-        frame: pd.DataFrame = encoder.inverse_transform(model_rows).frame
-        return frame
-
-    return redraw_unique_copies(synth_model, redraw, decode, real)
 
 
 def _in_words(count: Any) -> str:

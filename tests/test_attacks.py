@@ -16,12 +16,12 @@ import pytest
 from scipy.spatial import cKDTree
 from scipy.stats import gaussian_kde
 
-from engine.audit import AuditConfig, run_audit
-from engine.audit_density import GaussianKDE, principal_basis
-from engine.audit_release import record_ranks, release_metrics
-from engine.encoder import TableEncoder
-from engine.neighbours import count_closer, nearest_distances
-from engine.schema import infer_schema
+from engine.privacy.audit import AuditConfig, run_audit
+from engine.privacy.density import GaussianKDE, principal_basis
+from engine.privacy.neighbours import count_closer, nearest_distances
+from engine.privacy.release import record_ranks, release_metrics
+from engine.tables.encoder import TableEncoder
+from engine.tables.schema import infer_schema
 
 
 def _mixed_rows(n: int, seed: int) -> np.ndarray:

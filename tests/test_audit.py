@@ -13,13 +13,15 @@ import numpy as np
 import pytest
 from scipy.spatial import cKDTree
 
-from engine.audit import (
+from engine.errors import Cancelled, InputError
+from engine.privacy.audit import (
     AuditConfig,
     membership_auc,
     roc_curve,
     run_audit,
 )
-from engine.audit_release import (
+from engine.privacy.neighbours import count_closer, nearest_distances
+from engine.privacy.release import (
     epsilon_statement,
     latent_diameter,
     protect_outliers,
@@ -27,8 +29,6 @@ from engine.audit_release import (
     release_metrics,
     safe_histogram,
 )
-from engine.errors import Cancelled, InputError
-from engine.neighbours import count_closer, nearest_distances
 from engine.progress import CancelToken
 
 D, RHO, N = 5, 0.9, 2500
@@ -104,7 +104,7 @@ def test_selection_with_limit_055(data: np.ndarray) -> None:
     assert res.selected_w is not None and 0.8 <= res.selected_w <= 0.95
     assert res.repeats >= 2 and any(p.refined for p in res.curve)
     # both attacks: the density-ratio attack is stronger at mid w, so never a larger w
-    from engine.audit import select_w
+    from engine.privacy.audit import select_w
 
     both = select_w(res.curve, 0.55)
     assert both is not None and both <= res.selected_w

@@ -22,9 +22,9 @@ import engine.device as device_mod
 from engine.cli import main
 from engine.device import ieee_float32, nn_method_for, resolve_device, seeded_determinism
 from engine.errors import InputError
-from engine.flow_train import FlowConfig, train_flow
-from engine.neighbours import nearest_distances
+from engine.flows.train import FlowConfig, train_flow
 from engine.pipeline import RunConfig, run_pipeline
+from engine.privacy.neighbours import nearest_distances
 
 GPU_NAME, GPU_CAPABILITY = "Tesla V100-SXM2-16GB", (7, 0)
 NO_KERNEL = "CUDA error: no kernel image is available for execution on the device"
@@ -299,7 +299,7 @@ def test_gpu_neighbour_search_equals_the_kd_tree(case: int) -> None:
 
 @needs_gpu
 def test_gpu_dp_sgd_gives_the_cpu_guarantee_and_a_comparable_model() -> None:
-    from engine.dp_train import DPConfig, train_dp_flow
+    from engine.privacy.dp.train import DPConfig, train_dp_flow
 
     X = np.random.default_rng(3).uniform(-1, 1, size=(2000, 3))
     config = DPConfig(flows=2, hidden=16, steps=200)

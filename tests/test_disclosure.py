@@ -140,9 +140,10 @@ def test_no_text_file_prints_a_small_count(export) -> None:
 def test_redraw_removes_copies_of_unique_rows_with_the_release_noise() -> None:
     """Mostly discrete columns, w = 0.95 with the identity map: many synthetic rows decode to
     their own real row; the redraw leaves none equal to a unique real row (checked by merge)."""
-    from engine.disclosure import copy_masks, release_without_unique_copies
-    from engine.encoder import TableEncoder
-    from engine.schema import infer_schema
+    from engine.disclosure import copy_masks
+    from engine.pipeline.release_step import release_without_unique_copies
+    from engine.tables.encoder import TableEncoder
+    from engine.tables.schema import infer_schema
 
     class Identity:
         def to_latent(self, x: np.ndarray) -> np.ndarray:
@@ -163,7 +164,7 @@ def test_redraw_removes_copies_of_unique_rows_with_the_release_noise() -> None:
     )
     enc = TableEncoder(infer_schema(real)).fit(real)
     X = enc.transform(real, rng)
-    from engine.generate import latent_noise_injection
+    from engine.flows.generate import latent_noise_injection
 
     synth = latent_noise_injection(Identity(), X, 0.95, rng)
     any_before, unique_before = copy_masks(real, enc.inverse_transform(synth).frame)
@@ -180,8 +181,8 @@ def test_redraw_removes_copies_of_unique_rows_with_the_release_noise() -> None:
 def test_time_column_works_with_bounds_inside_the_observed_range() -> None:
     """METHOD.md section 2: the logit window (a < min, b > max) stays on the observed range;
     the safe bounds only clip decoded values, so times stay finite and inside the bounds."""
-    from engine.encoder import TableEncoder
-    from engine.schema import infer_schema
+    from engine.tables.encoder import TableEncoder
+    from engine.tables.schema import infer_schema
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(

@@ -132,7 +132,7 @@ def test_marginal_quantiles_hold_ten_rows_and_level_shares_resist_subtraction(ex
 
 
 def test_box_whiskers_keep_ten_rows_beyond_them_below_200_rows() -> None:
-    from engine.report_data import box_stats
+    from engine.report.data import box_stats
 
     v = np.random.default_rng(2).normal(120, 15, 150)
     b = box_stats(v, "real")

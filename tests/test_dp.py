@@ -11,8 +11,10 @@ import pandas as pd
 import pytest
 import torch
 
-from engine.dp import DPConfig, dp_release, dp_release_frame
-from engine.dp_accountant import (
+from engine.errors import InputError
+from engine.flows.maf import MAF
+from engine.flows.select import FlowConfig
+from engine.privacy.dp.accountant import (
     DPGuarantee,
     accountant_epsilon,
     default_delta,
@@ -25,18 +27,16 @@ from engine.dp_accountant import (
     rdp_epsilon,
     sigma_for_epsilon,
 )
-from engine.dp_bounds import BoundedEncoder, dp_encode, preset_for, resolve_bounds
-from engine.dp_train import (
+from engine.privacy.dp.bounds import BoundedEncoder, dp_encode, preset_for, resolve_bounds
+from engine.privacy.dp.release import DPConfig, dp_release, dp_release_frame
+from engine.privacy.dp.train import (
     clip_gradients,
     noisy_mean_gradient,
     per_record_gradients,
     per_record_norms,
     train_dp_flow,
 )
-from engine.errors import InputError
-from engine.flow import FlowConfig
-from engine.flow_maf import MAF
-from engine.schema import infer_schema
+from engine.tables.schema import infer_schema
 
 # DP-NF paper section 3.2: r = 0.5, T = 8000, delta = 0.01.
 PAPER = [(7.36, 6.10, 32.0), (11.44, 3.92, 16.0), (18.28, 2.45, 8.0), (29.93, 1.49, 4.0)]
@@ -394,8 +394,8 @@ def test_guarantee_statement_names_every_parameter() -> None:
 
 
 def test_dp_membership_audit_scores_flow_sampling_with_the_pipelines_audit() -> None:
-    from engine.dp import dp_membership_audit
-    from engine.encoder import TableEncoder
+    from engine.privacy.dp.release import dp_membership_audit
+    from engine.tables.encoder import TableEncoder
 
     df = _frame(150)
     schema = infer_schema(df, time="time", event="cvd")
@@ -424,8 +424,8 @@ def test_dp_membership_audit_catches_a_release_that_copies_its_training_rows(
 ) -> None:
     """Falsifiability of the test above: the same audit on a 'model' that returns its own
     training rows gives a membership AUC near 1."""
-    import engine.dp
-    from engine.encoder import TableEncoder
+    import engine.privacy.dp.release
+    from engine.tables.encoder import TableEncoder
 
     class Copier:
         def __init__(self, rows: np.ndarray) -> None:
@@ -437,7 +437,7 @@ def test_dp_membership_audit_catches_a_release_that_copies_its_training_rows(
         def from_latent(self, Z: np.ndarray) -> np.ndarray:
             return self.rows[: len(Z)]
 
-    monkeypatch.setattr(engine.dp, "train_dp_flow", lambda rows, **_: Copier(rows))
+    monkeypatch.setattr(engine.privacy.dp.release, "train_dp_flow", lambda rows, **_: Copier(rows))
     df = _frame(150)
     schema = infer_schema(df, time="time", event="cvd")
     prepared = SimpleNamespace(
@@ -446,7 +446,7 @@ def test_dp_membership_audit_catches_a_release_that_copies_its_training_rows(
         real=df,
         encoder=TableEncoder(schema).fit(df),
     )
-    audit = engine.dp.dp_membership_audit(
+    audit = engine.privacy.dp.release.dp_membership_audit(
         prepared, epsilon=8.0, rng=np.random.default_rng(0), seed=0, repeats=1
     )
     assert audit.curve[0].auc > 0.95
@@ -456,7 +456,7 @@ def test_without_dp_accounting_sigma_is_calibrated_on_the_rdp_bound(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Fallback: the stated epsilon is the RDP bound, <= the target (n = 50,000 regime)."""
-    import engine.dp_accountant as acc
+    import engine.privacy.dp.accountant as acc
 
     monkeypatch.setattr(acc, "_pld_available", lambda: False)
     acc.accountant_name.cache_clear()

@@ -1,4 +1,4 @@
-"""engine.encoder: exact round trips, time window, clipping counts, deterministic distances."""
+"""engine.tables.encoder: exact round trips, time window, clipping counts, deterministic distances."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.encoder import TableEncoder
 from engine.errors import InputError
-from engine.io import ColumnMeta
-from engine.schema import infer_schema
+from engine.tables.encoder import TableEncoder
+from engine.tables.read import ColumnMeta
+from engine.tables.schema import infer_schema
 
 
 def cohort(n: int = 300, seed: int = 3) -> pd.DataFrame:
@@ -198,7 +198,7 @@ def test_very_large_values_are_standardized_without_overflow() -> None:
 def test_non_finite_values_are_counted_and_redrawn_not_averaged(
     fitted: tuple[pd.DataFrame, TableEncoder],
 ) -> None:
-    from engine.encoder import redraw_non_finite
+    from engine.tables.encoder import redraw_non_finite
 
     _, enc = fitted
     rng = np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""Tests for engine.export and engine.provenance: injection, atomicity, round trips, labels."""
+"""Tests for engine.tables.write and engine.provenance: injection, atomicity, round trips, labels."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ import pyreadstat
 import pytest
 from openpyxl import load_workbook
 
-from engine import export
 from engine.errors import InputError
-from engine.export import (
+from engine.provenance import library_versions, results_json, sha256_file
+from engine.tables import write as export
+from engine.tables.write import (
     FORMATS,
     atomic_path,
     atomic_write_bytes,
@@ -25,7 +26,6 @@ from engine.export import (
     write_recipient_readme,
     write_table,
 )
-from engine.provenance import library_versions, results_json, sha256_file
 
 TRIGGERS = ["=", "+", "-", "@", "\t", "\r", "\n", "\0"]
 

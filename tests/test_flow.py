@@ -1,4 +1,4 @@
-"""Tests of the hand-written MAF (engine/flow.py, engine/flow_maf.py)."""
+"""Tests of the hand-written MAF (engine/flows/select.py, engine/flows/maf.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from engine.errors import Cancelled, InputError
-from engine.flow import FlowConfig, TrainedFlow, select_flow, train_flow
-from engine.flow_maf import MAF
+from engine.flows.maf import MAF
+from engine.flows.select import FlowConfig, TrainedFlow, select_flow, train_flow
 from engine.progress import CancelToken
 
 torch.set_num_threads(1)

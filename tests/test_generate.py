@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.generate import direct_noise_injection, flow_sampling, latent_noise_injection
+from engine.flows.generate import direct_noise_injection, flow_sampling, latent_noise_injection
 
 RHO, D, N = 0.9, 5, 2500
 
@@ -25,7 +25,7 @@ def data() -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def flow(data: np.ndarray):
-    from engine.flow import FlowConfig, train_flow
+    from engine.flows.select import FlowConfig, train_flow
 
     return train_flow(data, FlowConfig(flows=5, hidden=64), device="cpu", seed=3)
 

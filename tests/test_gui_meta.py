@@ -17,7 +17,7 @@ from gui_conftest import *  # noqa: E402,F403 (fixtures shared by the GUI tests)
 
 
 def test_meta_window_pools_three_summary_rows(window, qtbot, messages, tmp_path):
-    from engine.meta import pool
+    from engine.stats.meta import pool
 
     meta = window.open_meta()
     assert meta.isVisible()

@@ -1,4 +1,4 @@
-"""engine.io: every format reads the same table; text quirks; user errors are one-line InputErrors."""
+"""engine.tables.read: every format reads the same table; text quirks; user errors are one-line InputErrors."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pyreadstat
 import pytest
 
 from engine.errors import InputError
-from engine.io import read_table, sniff_delimiter
+from engine.tables.read import read_table, sniff_delimiter
 
 
 def reference_table() -> pd.DataFrame:

@@ -12,9 +12,10 @@ import pytest
 from statsmodels.stats.meta_analysis import combine_effects
 
 from engine.errors import Cancelled, InputError
-from engine.meta import MetaConfig, pool, read_summary, run_meta, site_estimates
+from engine.pipeline.meta import MetaConfig, run_meta
 from engine.progress import CancelToken
-from engine.stats import ModelSpec
+from engine.stats.meta import pool, read_summary, site_estimates
+from engine.stats.models import ModelSpec
 
 # BCG vaccine trials, metafor `dat.bcg` (Colditz et al. 1994, JAMA 271:698): tpos, tneg, cpos, cneg
 # of the 13 trials as listed in metafor's documentation (?dat.bcg).

@@ -9,11 +9,11 @@ import math
 import numpy as np
 import pytest
 
-import engine.audit as audit
-import engine.audit_release as audit_release
-import engine.generate as generate
+import engine.flows.generate as generate
+import engine.privacy.audit as audit
+import engine.privacy.release as audit_release
 from engine.errors import InputError
-from engine.generate import inject_latent_noise, latent_noise_injection, perturb_latent
+from engine.flows.generate import inject_latent_noise, latent_noise_injection, perturb_latent
 
 
 def _point(w: float, auc: float, se: float, dens: float = 0.5, dens_se: float = 0.0):

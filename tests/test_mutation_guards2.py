@@ -25,7 +25,7 @@ def test_safe_count_threshold_is_strict_and_rounds_to_an_integer() -> None:
 
 
 def _statement(w: float, C: float = 2.0, delta: float = 0.01):
-    from engine.audit_release import epsilon_statement
+    from engine.privacy.release import epsilon_statement
 
     return epsilon_statement(np.array([[0.0], [C]]), w, delta)
 
@@ -56,7 +56,7 @@ def test_epsilon_for_copies_composes_renyi_dp_by_hand() -> None:
     rho = 8, eps = 8 + 4 sqrt(2 ln 100) = 20.14; one copy returns the statement itself."""
     import math
 
-    from engine.audit import epsilon_for_copies
+    from engine.privacy.audit import epsilon_for_copies
 
     s = _statement(0.5)
     assert epsilon_for_copies(s, 1) is s
@@ -158,7 +158,7 @@ def test_coarse_km_grid_counts_events_on_the_edge_once() -> None:
 
 @pytest.mark.parametrize("first", ["=", "+", "-", "@", "\t", "\r", "\n", "\0"])
 def test_every_formula_trigger_is_escaped_and_nothing_else(first: str) -> None:
-    from engine.export import escape_formula
+    from engine.tables.write import escape_formula
 
     assert escape_formula(first + "A1") == "'" + first + "A1"
     assert escape_formula("A1" + first) == "A1" + first
@@ -171,7 +171,7 @@ def test_clip_gradients_scales_the_whole_record_by_hand() -> None:
     record 1 has norm 1 (under the clip) and is left alone, not scaled up."""
     import torch
 
-    from engine.dp_train import clip_gradients
+    from engine.privacy.dp.train import clip_gradients
 
     grads = {"a": torch.tensor([[3.0, 4.0], [0.6, 0.0]]), "b": torch.tensor([[[12.0]], [[0.8]]])}
     out = clip_gradients(grads, 2.0)
@@ -192,7 +192,7 @@ def test_pool_dl_fe_and_hksj_by_hand() -> None:
 
     from scipy import stats
 
-    from engine.meta import pool
+    from engine.stats.meta import pool
 
     y, s = [0.0, 1.0, 3.0], [0.5, 1.0, 1.0]
     fe = pool(y, s, method="fe", labels=["A", "B", "C"])
@@ -234,7 +234,7 @@ def test_pool_two_homogeneous_studies_by_hand() -> None:
     import math
 
     from engine.errors import InputError
-    from engine.meta import pool
+    from engine.stats.meta import pool
 
     dl = pool([1.0, 1.1], [1.0, 1.0])
     assert (dl.tau2, dl.I2, dl.Q) == pytest.approx((0.0, 0.0, 0.005), abs=1e-12)
@@ -280,7 +280,7 @@ def test_rdp_epsilon_at_order_2_by_hand() -> None:
     + log 2). sigma 1, r 0.5, T 10, delta 0.01; and r = 1 (no subsampling): A_2 = e^(1/sigma^2)."""
     import math
 
-    from engine.dp_accountant import rdp_epsilon
+    from engine.privacy.dp.accountant import rdp_epsilon
 
     a2 = 1 + 0.25 * math.expm1(1.0)
     want = 10 * math.log(a2) + math.log(0.5) - (math.log(0.01) + math.log(2))
@@ -304,8 +304,8 @@ def test_rdp_epsilon_at_order_2_by_hand() -> None:
 def test_bisect_sigma_finds_the_smallest_admissible_sigma() -> None:
     """eps(sigma) = 10 / sigma, target 2: the answer is 5 (from above, to rtol), reached from a
     start below and above; an unreachable target is refused in words."""
-    from engine.dp_accountant import _bisect_sigma
     from engine.errors import InputError
+    from engine.privacy.dp.accountant import _bisect_sigma
 
     for start in (0.3, 5.0, 80.0):
         got = _bisect_sigma(lambda s: 10.0 / s, 2.0, start, 1.5, 1e-4)
@@ -335,7 +335,7 @@ def test_count_closer_is_strict_on_both_paths(d: int) -> None:
     """Points 0, 1, 2, 3 on a line (padded to d = 16 for the brute-force path): around 0 with
     radius 2 two points lie strictly closer (0 and 1; 2 sits on the circle); radius 2.5 -> 3;
     radius 0 -> 0; around 1.5 with radius 1.5 -> 2 (0 and 3 on the circle)."""
-    from engine.neighbours import count_closer
+    from engine.privacy.neighbours import count_closer
 
     def pad(x: list[float]) -> np.ndarray:
         out = np.zeros((len(x), d))
@@ -352,7 +352,7 @@ def test_count_closer_is_strict_on_both_paths(d: int) -> None:
 def test_count_closer_brute_path_resolves_rounding_at_the_radius() -> None:
     """d = 20, large coordinates: a point exactly 5 away (3-4-5 triangle) is not closer than 5,
     one at 4.999999 is, and one at 5.000001 is not, though float64 |a|^2 + |b|^2 - 2ab cannot tell."""
-    from engine.neighbours import count_closer
+    from engine.privacy.neighbours import count_closer
 
     base = np.full((1, 20), 1e4)
     pts = np.repeat(base, 3, axis=0)
@@ -367,8 +367,8 @@ def test_kth_neighbour_distances_and_record_ranks_by_hand() -> None:
     """Rows 0, 1, 3, 3 (a duplicate): 1st other neighbour 1, 1, 0, 0; 2nd 3, 2, 2, 2. Ranks with
     own distances (1.5, 0.5, 0, 2.5): row 0 has one row (1) closer than 1.5; row 1 none; row 2's
     own distance 0 gives rank 0; row 3 has its duplicate and row 1 closer than 2.5 -> 2."""
-    from engine.audit_release import record_ranks
-    from engine.neighbours import kth_neighbour_distances
+    from engine.privacy.neighbours import kth_neighbour_distances
+    from engine.privacy.release import record_ranks
 
     x = np.array([[0.0], [1.0], [3.0], [3.0]])
     assert kth_neighbour_distances(x, 1).tolist() == [1.0, 1.0, 0.0, 0.0]
@@ -381,7 +381,7 @@ def test_kth_neighbour_distances_and_record_ranks_by_hand() -> None:
 def test_pool_with_large_standard_errors_and_identical_estimates() -> None:
     """s = (10, 10): c = 0.01 (below 1), y = (0, 100): Q = 50, tau2 = 49 / 0.01 = 4900. HKSJ on
     identical estimates: q = 0, so se = 0 and the p-value is 0, not a division error."""
-    from engine.meta import pool
+    from engine.stats.meta import pool
 
     assert pool([0.0, 100.0], [10.0, 10.0]).tau2 == pytest.approx(4900.0, rel=1e-12)
     flat = pool([2.0, 2.0], [1.0, 1.0], method="hksj")

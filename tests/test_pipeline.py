@@ -33,7 +33,7 @@ def test_progress_moves_forward_to_one(tmp_path: Path) -> None:
 def test_auditing_a_subsample_errs_on_the_safe_side() -> None:
     """Why large tables may be audited on a subsample: with the exact Gaussian map, the same w
     leaks more (higher AUC) on fewer rows, so a w chosen on a subsample is never too high."""
-    from engine.audit import AuditConfig, run_audit
+    from engine.privacy.audit import AuditConfig, run_audit
 
     d = 5
     chol = np.linalg.cholesky(np.full((d, d), 0.9) + 0.1 * np.eye(d))

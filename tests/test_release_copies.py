@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.audit import AuditConfig, run_audit
+from engine.privacy.audit import AuditConfig, run_audit
 
 
 class _Identity:
@@ -60,7 +60,7 @@ def test_epsilon_composes_over_copies_like_dp_accounting(copies: int) -> None:
     """Our closed form for M copies against dp-accounting's RDP accountant with M self-composed
     Gaussian events of the same noise multiplier (sigma = sqrt(1 - w) / (sqrt(w) C))."""
     dp_accounting = pytest.importorskip("dp_accounting")
-    from engine.audit import epsilon_for_copies, epsilon_statement
+    from engine.privacy.audit import epsilon_for_copies, epsilon_statement
 
     codes = np.array([[0.0], [1.5]])  # latent diameter C = 1.5
     w, delta = 0.5, 1e-5
@@ -92,7 +92,7 @@ def _table(tmp_path: Path, n: int = 300) -> Path:
 @pytest.fixture
 def short_training(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep every flow fit to a few epochs (the tests check bookkeeping, not model quality)."""
-    from engine import flow as flow_mod
+    from engine.flows import select as flow_mod
 
     real_train = flow_mod.train_flow
 
@@ -135,8 +135,8 @@ def test_copies_run_records_the_audit_of_all_copies(tmp_path: Path, short_traini
 def test_release_metrics_take_the_closest_copy_per_record() -> None:
     """With M copies the per-record risk counts the copy nearest each record: never fewer
     records at risk than any single copy gives."""
-    from engine.audit import release_metrics
-    from engine.pipeline import _closest_copy
+    from engine.pipeline.release_step import _closest_copy
+    from engine.privacy.audit import release_metrics
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((400, 3))
@@ -152,7 +152,7 @@ def test_released_model_has_the_audited_architecture(
     """budget 'default': the architecture is searched once (audit, first split) and reused for
     the second split and for the final model. The search is rigged to prefer a different
     candidate on every call, so any second search would change the architecture."""
-    from engine import flow as flow_mod
+    from engine.flows import select as flow_mod
     from engine.pipeline import RunConfig, run_pipeline
 
     searches: list[tuple[int, int, int]] = []
@@ -183,7 +183,7 @@ def test_released_model_has_the_audited_architecture(
 
 
 def _point(w: float, distance: float, density: float, se: float = 0.004):  # type: ignore[no-untyped-def]
-    from engine.audit import ROC_FPR, CurvePoint
+    from engine.privacy.audit import ROC_FPR, CurvePoint
 
     grid = tuple(float(x) for x in ROC_FPR)
     return CurvePoint(
@@ -194,7 +194,7 @@ def _point(w: float, distance: float, density: float, se: float = 0.004):  # typ
 
 
 def _density_bound_audit():  # type: ignore[no-untyped-def]
-    from engine.audit import AuditResult
+    from engine.privacy.audit import AuditResult
 
     curve = (_point(0.0, 0.502, 0.571), _point(0.5, 0.513, 0.60))
     return AuditResult(
@@ -221,7 +221,8 @@ def test_refusal_quotes_the_density_attack_when_it_decides(tmp_path: Path) -> No
 def test_cli_refusal_names_the_binding_attack(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from engine import cli, pipeline
+    import engine.pipeline.synthesize_step as pipeline
+    from engine import cli
 
     monkeypatch.setattr(
         pipeline, "_audit", lambda prep, rng, progress, cancel: _density_bound_audit()

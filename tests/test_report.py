@@ -1,4 +1,4 @@
-"""Tests for the PDF report (engine.report*): content, output rules, determinism, rendering.
+"""Tests for the PDF report (engine.report.build*): content, output rules, determinism, rendering.
 
 No flow is trained: a fake run result (namespaces shaped like ``RunResult``) carries a small
 real table, a noisy shuffled copy as the synthetic table, and audit/release numbers of a
@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 from pypdf import PdfReader
 
-from engine.report import build_report, render_report
-from engine.report_data import coarse_km_grid, level_shares, safe_count
+from engine.report.build import build_report, render_report
+from engine.report.data import coarse_km_grid, level_shares, safe_count
 
 SEED = 48213957
 SHA = "9f2c4e7a1b3d5f60718293a4b5c6d7e8f9a0b1c2d3e4f5061728394a5b6c7d8e"
@@ -111,8 +111,8 @@ def fake_result(
     verdict: str = "released", *, seed: int | None = SEED, n: int = 300
 ) -> SimpleNamespace:
     """A RunResult-shaped tree with realistic numbers (built in well under a second)."""
-    from engine.audit_release import epsilon_statement, release_metrics
-    from engine.stats import ModelSpec, fidelity_report
+    from engine.privacy.release import epsilon_statement, release_metrics
+    from engine.stats.models import ModelSpec, fidelity_report
 
     real = _real(n)
     synth = _synthetic(real)
@@ -455,7 +455,7 @@ def test_works_with_the_pipeline_dataclasses() -> None:
 
 def wide_result(d: int = 200, n: int = 300) -> SimpleNamespace:
     """``fake_result`` widened to ``d`` columns with extra lab values (a 200-column table)."""
-    from engine.stats import ModelSpec, fidelity_report
+    from engine.stats.models import ModelSpec, fidelity_report
 
     r = fake_result(n=n)
     rng = np.random.default_rng(0)

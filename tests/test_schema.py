@@ -1,4 +1,4 @@
-"""engine.schema: kinds with reasons on a realistic mixed table; role checks raise InputErrors."""
+"""engine.tables.schema: kinds with reasons on a realistic mixed table; role checks raise InputErrors."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from engine.errors import InputError
-from engine.io import ColumnMeta, read_table
-from engine.schema import KINDS, binary_labels, infer_schema
+from engine.tables.read import ColumnMeta, read_table
+from engine.tables.schema import KINDS, binary_labels, infer_schema
 
 
 def mixed_frame(n: int = 80, seed: int = 0) -> pd.DataFrame:
@@ -285,7 +285,7 @@ def test_user_can_keep_a_flagged_identifier() -> None:
     ],
 )
 def test_survival_columns_are_recognised_by_name_and_coding(time: str, event: str) -> None:
-    from engine.schema import recognise_survival_roles
+    from engine.tables.schema import recognise_survival_roles
 
     rng = np.random.default_rng(0)
     n = 80
@@ -306,7 +306,7 @@ def test_survival_columns_are_recognised_by_name_and_coding(time: str, event: st
 
 
 def test_censoring_indicators_and_1_2_codings_are_flagged_not_used() -> None:
-    from engine.schema import recognise_survival_roles
+    from engine.tables.schema import recognise_survival_roles
 
     rng = np.random.default_rng(1)
     n = 80

@@ -13,7 +13,7 @@ from lifelines import CoxPHFitter
 from lifelines.datasets import load_rossi
 
 from engine.errors import InputError
-from engine.stats import (
+from engine.stats.models import (
     Coefficient,
     ModelFit,
     ModelSpec,
@@ -232,7 +232,7 @@ def test_input_errors_name_the_column(rossi: pd.DataFrame, spec: ModelSpec, msg:
 
 def test_a_model_that_does_not_converge_is_recorded_not_fatal() -> None:
     """Perfect separation (logistic) and a constant covariate (Cox) are reported in fidelity."""
-    from engine.stats import ModelNotConverged
+    from engine.stats.models import ModelNotConverged
 
     rng = np.random.default_rng(0)
     n = 200

@@ -1,6 +1,6 @@
 """Page 6, Fidelity: real vs synthetic marginals, Kaplan-Meier curves, the regression comparison.
 
-Renders ``RunResult.fidelity`` (``engine.stats.FidelityResult.to_dict()``); computes nothing.
+Renders ``RunResult.fidelity`` (``engine.stats.models.FidelityResult.to_dict()``); computes nothing.
 """
 
 from __future__ import annotations

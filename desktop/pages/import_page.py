@@ -1,7 +1,7 @@
 """Page 1, Import: open a local file (dialog or drag-and-drop) or the demo cohort; preview.
 
-Engine call: :func:`desktop.session.inspect_table` (``engine.io.read_table`` + row subset +
-``engine.schema.infer_schema``) on a worker. A bad file gives a message box, never a crash.
+Engine call: :func:`desktop.session.inspect_table` (``engine.tables.read.read_table`` + row subset +
+``engine.tables.schema.infer_schema``) on a worker. A bad file gives a message box, never a crash.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.disclosure import copies_sentence
-from engine.report_data import fmt, percent, pick, safe_count, sci
+from engine.report.data import fmt, percent, pick, safe_count, sci
 
 REFERENCES: tuple[str, ...] = (
     "Shen R, Tian L (2025). Latent Noise Injection for private and statistically aligned synthetic "

@@ -2,7 +2,7 @@
 
 Why by hand: no library computes the paper's closer probability (eq. 22) or ranks (eq. 26),
 and the output checker's rules (no individual distances; small counts merged) are ours. Library
-parts used: scipy ``cKDTree`` via :mod:`engine.neighbours` (ball counts, k-NN distances).
+parts used: scipy ``cKDTree`` via :mod:`engine.privacy.neighbours` (ball counts, k-NN distances).
 
 Definitions (real row X_i, its own synthetic row X~_i, distances in the standardized space):
     rank r_i = #{j != i : ||X_i - X_j|| < ||X_i - X~_i||}          (eq. 26)
@@ -31,8 +31,8 @@ from typing import Protocol
 import numpy as np
 
 from engine.device import nn_method_for
-from engine.generate import perturb_latent
-from engine.neighbours import count_closer, kth_neighbour_distances, nearest_distances
+from engine.flows.generate import perturb_latent
+from engine.privacy.neighbours import count_closer, kth_neighbour_distances, nearest_distances
 
 
 class LatentMap(Protocol):

@@ -8,8 +8,8 @@
 
 The released rows are post-processing of the DP model and inherit its (epsilon, delta)
 guarantee. Latent Noise Injection does *not* (it maps each real record), so the DP release is
-always Flow Sampling. Parts: :mod:`engine.dp_accountant` (PLD, RDP bound, mu-GDP for comparison),
-:mod:`engine.dp_train` (per-record gradients, clipping, noise), :mod:`engine.dp_bounds`
+always Flow Sampling. Parts: :mod:`engine.privacy.dp.accountant` (PLD, RDP bound, mu-GDP for comparison),
+:mod:`engine.privacy.dp.train` (per-record gradients, clipping, noise), :mod:`engine.privacy.dp.bounds`
 (data-independent ranges, ``CLINICAL_PRESETS``).
 
 References: DP-NF paper (seeds/dp-normalizing-flows-paper.md) sections 2.2 and 3.2;
@@ -17,7 +17,7 @@ METHOD.md section 9; Dong, Roth & Su 2019; Bu et al. 2020.
 
 Example:
     >>> import numpy as np, pandas as pd
-    >>> from engine.schema import infer_schema
+    >>> from engine.tables.schema import infer_schema
     >>> rng = np.random.default_rng(0)
     >>> df = pd.DataFrame({"age": rng.integers(40, 80, 300), "sbp": rng.integers(100, 180, 300)})
     >>> rel = dp_release_frame(df, infer_schema(df), epsilon=8.0, rng=rng, seed=0,
@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.dp_accountant import (
+from engine.privacy.dp.accountant import (
     DPGuarantee,
     default_delta,
     epsilon_for_delta,
@@ -44,8 +44,8 @@ from engine.dp_accountant import (
     rdp_epsilon,
     sigma_for_epsilon,
 )
-from engine.dp_bounds import CLINICAL_PRESETS, BoundedEncoder, dp_encode, resolve_bounds
-from engine.dp_train import DPConfig, DPTrainedFlow, train_dp_flow
+from engine.privacy.dp.bounds import CLINICAL_PRESETS, BoundedEncoder, dp_encode, resolve_bounds
+from engine.privacy.dp.train import DPConfig, DPTrainedFlow, train_dp_flow
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress, sub_progress
 
 __all__ = [
@@ -163,7 +163,7 @@ def dp_release_frame(
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> DPRelease:
     """:func:`dp_release` on a complete-case frame and its schema (no pipeline objects)."""
-    from engine.generate import flow_sampling
+    from engine.flows.generate import flow_sampling
 
     progress(0.0, "DP mode: encoding with declared bounds")
     X, enc = dp_encode(frame, schema, bounds, rng, levels)
@@ -200,15 +200,15 @@ def dp_membership_audit(
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> Any:
-    """The pipeline's membership audit (:func:`engine.audit.run_audit`) applied to the DP release.
+    """The pipeline's membership audit (:func:`engine.privacy.audit.run_audit`) applied to the DP release.
 
     A DP flow with the same (epsilon, delta) is trained on the audit's 80 % split and Flow
     Sampling is audited: ``w = 0`` of Latent Noise Injection *is* Flow Sampling, so the audit's
     grid is ``(0.0,)``. Distances use the ordinary encoder's standardized space
     (``prepared.encoder.distance_space``), exactly as for the LNI release, so the AUCs compare.
-    Returns an :class:`engine.audit.AuditResult` (one curve point).
+    Returns an :class:`engine.privacy.audit.AuditResult` (one curve point).
     """
-    from engine.audit import AuditConfig, run_audit
+    from engine.privacy.audit import AuditConfig, run_audit
 
     user = {name: (lo, hi) for name, lo, hi in getattr(prepared.config, "bounds", ())}
     X_model, enc = dp_encode(prepared.real, prepared.schema, user, rng, levels)

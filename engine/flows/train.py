@@ -1,4 +1,4 @@
-"""Training of one MAF and the trained model's numpy interface (see ``engine/flow.py``).
+"""Training of one MAF and the trained model's numpy interface (see ``engine/flows/select.py``).
 
 * ``FlowConfig``: architecture and schedule.
 * ``train_flow``: Adam (fused), 80/20 seeded split, ReduceLROnPlateau down to ``min_lr``,
@@ -35,7 +35,7 @@ import torch
 from engine.device import is_out_of_memory, seeded_determinism
 from engine.device import resolve_device as resolve_device_choice
 from engine.errors import InputError
-from engine.flow_maf import MAF
+from engine.flows.maf import MAF
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 __all__ = ["FlowConfig", "TrainedFlow", "train_flow", "resolve_device", "cpu_threads"]

@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.io import ColumnMeta, LoadedTable, is_id_like_name, name_tokens
+from engine.tables.read import ColumnMeta, LoadedTable, is_id_like_name, name_tokens
 
 KINDS = (
     "continuous",

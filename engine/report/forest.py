@@ -9,7 +9,7 @@ References: Lewis & Clarke (2001) BMJ 322:1479 (forest plots); paper Figure 15 (
 synthetic side by side).
 
 Example:
-    >>> from engine.meta import pool
+    >>> from engine.stats.meta import pool
     >>> res = pool([0.1, 0.3, 0.2], [0.1, 0.12, 0.1], labels=["A", "B", "C"])
     >>> forest_pdf_bytes([("studies", res)], exponentiate=True, xlabel="Hazard ratio")[:5]
     b'%PDF-'
@@ -28,8 +28,8 @@ from matplotlib.patches import Polygon
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullLocator
 
 if TYPE_CHECKING:
-    from engine.meta import MetaResult
-    from engine.stats import KMComparison
+    from engine.stats.meta import MetaResult
+    from engine.stats.models import KMComparison
 
 COLORS = {"real": "#1f4e79", "synthetic": "#d9822b", "studies": "#1f4e79"}
 SET_NAMES = {"real": "Real data", "synthetic": "Synthetic data", "studies": "Studies"}
@@ -72,7 +72,7 @@ def forest_figure(
     Several sets (``("real", r), ("synthetic", s)``) are drawn side by side within each row.
 
     Example:
-        >>> from engine.meta import pool
+        >>> from engine.stats.meta import pool
         >>> fig = forest_figure([("studies", pool([0.0, 0.2], [0.1, 0.1]))], exponentiate=False, xlabel="Estimate")
         >>> len(fig.axes)
         1
@@ -181,7 +181,7 @@ def km_png_bytes(km: KMComparison, *, dpi: int = 150, title: str | None = None) 
 
     Example:
         >>> from lifelines.datasets import load_rossi
-        >>> from engine.stats import km_comparison
+        >>> from engine.stats.models import km_comparison
         >>> d = load_rossi()
         >>> km_png_bytes(km_comparison(d, d, "week", "arrest"))[:4]
         b'\\x89PNG'

@@ -18,7 +18,7 @@ def dp_section(result: Any, st: dict[str, Any], width: float) -> list[Any]:
     """Heading, guarantee, caveats and an LNI-vs-DP comparison table; empty without DP mode."""
     from reportlab.platypus import Paragraph
 
-    from engine.report import table, text
+    from engine.report.layout import table, text
 
     dp = (getattr(result, "release", None) or {}).get("dp")
     if not dp:

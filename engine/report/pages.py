@@ -1,8 +1,8 @@
-"""The report's privacy, utility and method sections (layout helpers live in :mod:`engine.report`).
+"""The report's privacy, utility and method sections (layout helpers live in :mod:`engine.report.layout`).
 
 Each builder takes the run result, the paragraph styles and the frame width and returns
-flowables; :func:`engine.report.guarded` turns a failure into a sentence. Figures come from
-:mod:`engine.report_figures` (raster, aggregated), suppression rules from :mod:`engine.report_data`.
+flowables; :func:`engine.report.layout.guarded` turns a failure into a sentence. Figures come from
+:mod:`engine.report.figures` (raster, aggregated), suppression rules from :mod:`engine.report.data`.
 
 References:
     Shen & Tian (2025) sections 2.3.3, 3.1.1 and 4.3 (audit), Figures 11 and 14; Karr et al. (2006)
@@ -10,7 +10,7 @@ References:
 
 Example:
     >>> from types import SimpleNamespace
-    >>> from engine.report import styles
+    >>> from engine.report.layout import styles
     >>> flow = utility_section(SimpleNamespace(synthetic=None, verdict="refused"), styles(), 480.0)
     >>> "No synthetic table" in flow[1].text
     True
@@ -23,10 +23,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from engine import report_figures as figs
 from engine.disclosure import NOT_SHOWN_GROUP
-from engine.report import image, table, text
-from engine.report_data import (
+from engine.report import figures as figs
+from engine.report.data import (
     NOT_AVAILABLE,
     THRESHOLD,
     box_stats,
@@ -39,7 +38,8 @@ from engine.report_data import (
     roc_on_grid,
     safe_count,
 )
-from engine.report_text import METHOD_PARAGRAPHS, REFERENCES, epsilon_paragraphs, threat_model
+from engine.report.layout import image, table, text
+from engine.report.wording import METHOD_PARAGRAPHS, REFERENCES, epsilon_paragraphs, threat_model
 
 NUMERIC_KINDS = ("continuous", "integer", "time")
 LEVEL_KINDS = ("binary", "categorical", "event")
@@ -160,7 +160,7 @@ def audit_precision_sentences(audit: Any, w: Any) -> list[str]:
 
 def privacy_section(result: Any, st: dict[str, Any], width: float) -> list[Any]:
     """AUC vs w, TPR at low FPR, ROC, distances, per-record risk, ε and the threat model."""
-    from engine.report_text import risk_sentence
+    from engine.report.wording import risk_sentence
 
     audit, release = pick(result, "audit"), pick(result, "release", default={}) or {}
     w = pick(release, "w")

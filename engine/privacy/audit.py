@@ -3,9 +3,9 @@
 Why by hand: no library runs this audit. Privacy toolkits (e.g. synthcity, anonymeter) score one
 finished synthetic table; here the flow is re-fitted on a train split, Latent Noise Injection is
 re-run for every w with fresh noise, and the selection rule needs mean and standard error per w.
-Library parts used: scipy ``cKDTree`` (exact nearest neighbours, :mod:`engine.neighbours`),
+Library parts used: scipy ``cKDTree`` (exact nearest neighbours, :mod:`engine.privacy.neighbours`),
 ``scipy.stats.rankdata`` (AUC as a Mann-Whitney statistic, ties one half), torch matrix
-products for the kernel sums (:mod:`engine.audit_density`).
+products for the kernel sums (:mod:`engine.privacy.density`).
 
 Two attacks, both scored on every w of the grid (METHOD.md section 5):
     distance (the paper's eqs. 24/25): score d(X) = min over synthetic rows ||X - X~||.
@@ -45,8 +45,11 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
-from engine.audit_density import GaussianKDE, principal_basis
-from engine.audit_release import (  # noqa: F401  (re-exported: the audit's public API)
+from engine.errors import InputError
+from engine.flows.generate import inject_latent_noise
+from engine.privacy.density import GaussianKDE, principal_basis
+from engine.privacy.neighbours import nearest_distances
+from engine.privacy.release import (  # noqa: F401  (re-exported: the audit's public API)
     EpsilonStatement,
     LatentMap,
     ProtectResult,
@@ -56,9 +59,6 @@ from engine.audit_release import (  # noqa: F401  (re-exported: the audit's publ
     protect_outliers,
     release_metrics,
 )
-from engine.errors import InputError
-from engine.generate import inject_latent_noise
-from engine.neighbours import nearest_distances
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 FitMap = Callable[[np.ndarray], LatentMap]

@@ -15,9 +15,9 @@ platypus layout engine (flowing tables and paragraphs), TrueType embedding with 
 ≥ ± µ ε τ² print, and an *invariant* mode (fixed document ID and timestamp) so the same run gives
 the same bytes. fpdf2 (LGPL) would also do; reportlab was already a dependency.
 
-Output rules for the report itself (ACRO defaults, see :mod:`engine.report_data`): counts below
+Output rules for the report itself (ACRO defaults, see :mod:`engine.report.data`): counts below
 10 (zero included) print as "< 10"; no statistic of fewer than 10 records; figures of real data
-are aggregates embedded as raster images (:mod:`engine.report_figures`); no individual record; the
+are aggregates embedded as raster images (:mod:`engine.report.figures`); no individual record; the
 seed is never printed, only whether one was set. The date is the run's day (no clock time), so
 two runs with the same seed on the same day give byte-identical files.
 
@@ -36,35 +36,33 @@ from __future__ import annotations
 
 import io
 import time
-import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape
 
 from engine.disclosure import safe_total_text
-from engine.report_data import NOT_AVAILABLE, fmt, pick, safe_count, sci
-from engine.report_text import (
+from engine.report.data import NOT_AVAILABLE, fmt, pick, safe_count, sci
+from engine.report.layout import (
+    CHECK,
+    CROSS,
+    FONT,
+    FONT_BOLD,
+    GREEN,
+    GREY,
+    RED,
+    guarded,
+    register_fonts,
+    styles,
+    table,
+    text,
+)
+from engine.report.wording import (
     closer_sentence,
     override_sentence,
     rank_sentence,
     risk_sentence,
     verdict_words,
 )
-
-FONT = "DejaVuSans"
-FONT_BOLD = "DejaVuSans-Bold"
-FONT_MONO = "DejaVuSansMono"
-_FONT_FILES = {
-    FONT: "DejaVuSans.ttf",
-    FONT_BOLD: "DejaVuSans-Bold.ttf",
-    "DejaVuSans-Oblique": "DejaVuSans-Oblique.ttf",
-    "DejaVuSans-BoldOblique": "DejaVuSans-BoldOblique.ttf",
-    FONT_MONO: "DejaVuSansMono.ttf",
-}
-CHECK, CROSS = "✓", "✗"
-GREEN, RED, GREY = "#1a7f37", "#c00000", "#555555"
-
 
 # ------------------------------------------------------------------------------ public API
 
@@ -75,9 +73,9 @@ def build_report(result: Any, path: Path | str) -> Path:
     The PDF is produced in memory first, so an error leaves no partial file; the input table's
     path is refused as a target.
 
-    References: :func:`engine.export.atomic_write_bytes`.
+    References: :func:`engine.tables.write.atomic_write_bytes`.
     """
-    from engine.export import atomic_write_bytes
+    from engine.tables.write import atomic_write_bytes
 
     data = render_report(result)
     forbid = pick(result, "config", "input")
@@ -90,9 +88,9 @@ def render_report(result: Any) -> bytes:
     from reportlab.lib.units import cm
     from reportlab.platypus import PageBreak, SimpleDocTemplate
 
-    from engine import report_pages as pages
-    from engine.report_copies import copies_section
-    from engine.report_dp import dp_section
+    from engine.report import pages
+    from engine.report.copies import copies_section
+    from engine.report.dp import dp_section
 
     register_fonts()
     st = styles()
@@ -130,187 +128,6 @@ def render_report(result: Any) -> bytes:
         story.extend(part)
     doc.build(story, canvasmaker=numbered_canvas(info))
     return buf.getvalue()
-
-
-def guarded(section: Any, result: Any, st: dict[str, Any], width: float) -> list[Any]:
-    """Run one section builder; a failure becomes a sentence in the report, not a crash."""
-    from reportlab.platypus import Paragraph
-
-    try:
-        return list(section(result, st, width))
-    except Exception as err:  # noqa: BLE001 - the report must still be written
-        where = traceback.extract_tb(err.__traceback__)[-1]
-        return [
-            Paragraph(
-                f"This part of the report could not be drawn ({escape(type(err).__name__)} in "
-                f"{escape(Path(where.filename).name)}:{where.lineno}); the numbers are in audit.json.",
-                st["warn"],
-            )
-        ]
-
-
-# ------------------------------------------------------------------------------ fonts and styles
-
-
-def register_fonts() -> None:
-    """Register DejaVu Sans (regular, bold, oblique) and DejaVu Sans Mono from matplotlib's copy."""
-    import matplotlib
-    from reportlab.pdfbase import pdfmetrics
-    from reportlab.pdfbase.ttfonts import TTFont
-
-    if FONT in pdfmetrics.getRegisteredFontNames():
-        return
-    folder = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
-    for name, file in _FONT_FILES.items():
-        pdfmetrics.registerFont(TTFont(name, str(folder / file)))
-    pdfmetrics.registerFontFamily(
-        FONT,
-        normal=FONT,
-        bold=FONT_BOLD,
-        italic="DejaVuSans-Oblique",
-        boldItalic="DejaVuSans-BoldOblique",
-    )
-
-
-def styles() -> dict[str, Any]:
-    """Paragraph styles, all in the embedded TTF."""
-    from reportlab.lib import colors
-    from reportlab.lib.styles import ParagraphStyle
-
-    base = ParagraphStyle("body", fontName=FONT, fontSize=9.2, leading=12.4, spaceAfter=4)
-    return {
-        "body": base,
-        "small": ParagraphStyle(
-            "small", parent=base, fontSize=7.8, leading=10, textColor=colors.HexColor(GREY)
-        ),
-        "cell": ParagraphStyle("cell", parent=base, fontSize=8.2, leading=10.2, spaceAfter=0),
-        "cellb": ParagraphStyle(
-            "cellb", parent=base, fontName=FONT_BOLD, fontSize=8.2, leading=10.2, spaceAfter=0
-        ),
-        "mono": ParagraphStyle(
-            "mono", parent=base, fontName=FONT_MONO, fontSize=7.6, leading=10, spaceAfter=0
-        ),
-        "title": ParagraphStyle(
-            "title", parent=base, fontName=FONT_BOLD, fontSize=16, leading=20, spaceAfter=2
-        ),
-        "subtitle": ParagraphStyle(
-            "subtitle", parent=base, fontSize=10, leading=13, textColor=colors.HexColor(GREY)
-        ),
-        "h1": ParagraphStyle(
-            "h1",
-            parent=base,
-            fontName=FONT_BOLD,
-            fontSize=13.5,
-            leading=17,
-            spaceBefore=2,
-            spaceAfter=6,
-            keepWithNext=1,
-        ),
-        "h2": ParagraphStyle(
-            "h2",
-            parent=base,
-            fontName=FONT_BOLD,
-            fontSize=10.5,
-            leading=14,
-            spaceBefore=8,
-            spaceAfter=4,
-            keepWithNext=1,
-        ),
-        "h2split": ParagraphStyle(
-            "h2split",
-            parent=base,
-            fontName=FONT_BOLD,
-            fontSize=10.5,
-            leading=14,
-            spaceBefore=8,
-            spaceAfter=4,
-        ),
-        "verdict": ParagraphStyle(
-            "verdict",
-            parent=base,
-            fontName=FONT_BOLD,
-            fontSize=24,
-            leading=29,
-            textColor=colors.white,
-            alignment=1,
-        ),
-        "meaning": ParagraphStyle(
-            "meaning",
-            parent=base,
-            fontSize=10,
-            leading=13,
-            alignment=1,
-            spaceAfter=0,
-            textColor=colors.white,
-        ),
-        "warn": ParagraphStyle(
-            "warn", parent=base, textColor=colors.HexColor(RED), fontName=FONT_BOLD
-        ),
-        "caption": ParagraphStyle(
-            "caption",
-            parent=base,
-            fontSize=7.8,
-            leading=10,
-            textColor=colors.HexColor(GREY),
-            spaceAfter=8,
-        ),
-    }
-
-
-def table(
-    rows: list[list[Any]], widths: list[float], *, header: bool = True, highlight: int | None = None
-) -> Any:
-    """A light grid table; strings are wrapped into cell paragraphs."""
-    from reportlab.lib import colors
-    from reportlab.platypus import Paragraph, Table, TableStyle
-
-    st = styles()
-    cells = [
-        [
-            c
-            if not isinstance(c, str)
-            else Paragraph(c, st["cellb" if header and r == 0 else "cell"])
-            for c in row
-        ]
-        for r, row in enumerate(rows)
-    ]
-    t = Table(cells, colWidths=widths, repeatRows=1 if header else 0, hAlign="LEFT")
-    style = [
-        ("VALIGN", (0, 0), (-1, -1), "TOP"),
-        ("LINEBELOW", (0, 0), (-1, -1), 0.3, colors.HexColor("#bbbbbb")),
-        ("TOPPADDING", (0, 0), (-1, -1), 2.2),
-        ("BOTTOMPADDING", (0, 0), (-1, -1), 2.2),
-        ("LEFTPADDING", (0, 0), (-1, -1), 3),
-        ("RIGHTPADDING", (0, 0), (-1, -1), 3),
-    ]
-    if header:
-        style += [
-            ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#e8eef5")),
-            ("LINEBELOW", (0, 0), (-1, 0), 0.8, colors.HexColor("#1f4e79")),
-        ]
-    if highlight is not None:
-        style.append(("BACKGROUND", (0, highlight), (-1, highlight), colors.HexColor("#fff2cc")))
-    t.setStyle(TableStyle(style))
-    return t
-
-
-MAX_IMAGE_HEIGHT = 640.0  # points: below the text frame of an A4 page (about 736) with a caption
-
-
-def image(png: bytes, width: float) -> Any:
-    """A raster image flowable scaled to ``width`` points (aspect kept), and shrunk further when
-    it would be taller than ``MAX_IMAGE_HEIGHT`` (a frame-sized image stops reportlab's layout)."""
-    from reportlab.lib.utils import ImageReader
-    from reportlab.platypus import Image
-
-    w, h = ImageReader(io.BytesIO(png)).getSize()
-    scale = min(width / w, MAX_IMAGE_HEIGHT / h)
-    return Image(io.BytesIO(png), width=w * scale, height=h * scale)
-
-
-def text(value: Any) -> str:
-    """Escape any value for a Paragraph."""
-    return escape(str(value))
 
 
 # ------------------------------------------------------------------------------ page furniture

@@ -24,7 +24,7 @@ def copies_section(result: Any, st: dict[str, Any], width: float) -> list[Any]:
     """Heading, the rule in words and a table of combined vs real estimates; empty for M = 1."""
     from reportlab.platypus import Paragraph
 
-    from engine.report import table
+    from engine.report.layout import table
 
     combined = (getattr(result, "fidelity", None) or {}).get("combined_copies")
     if not combined:

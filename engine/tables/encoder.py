@@ -28,7 +28,7 @@ References: METHOD.md section 2 (main paper section 4.2; DP-NF paper section 3.3
 
 Example:
     >>> import numpy as np, pandas as pd
-    >>> from engine.schema import infer_schema
+    >>> from engine.tables.schema import infer_schema
     >>> df = pd.DataFrame({"sex": ["F", "M"] * 30, "age": np.linspace(40, 70, 60).round(1)})
     >>> enc = TableEncoder(infer_schema(df, bounds={"age": (40, 70)})).fit(df)
     >>> X = enc.transform(df, np.random.default_rng(0))
@@ -53,7 +53,7 @@ import pandas as pd
 from scipy.special import expit, logit
 
 from engine.errors import InputError
-from engine.schema import ColumnSpec, Schema
+from engine.tables.schema import ColumnSpec, Schema
 
 TIME_MARGIN = 0.01
 LABEL_KINDS = frozenset({"binary", "event", "categorical"})

@@ -1,6 +1,6 @@
 """Train and select the Masked Autoregressive Flow (METHOD.md section 3; paper section 2.1.1).
 
-Decision: hand-written MAF (``engine/flow_maf.py``), not zuko. Measured on a shared 2-core
+Decision: hand-written MAF (``engine/flows/maf.py``), not zuko. Measured on a shared 2-core
 machine, one thread (``benchmarks/bench_flow.py``; n = 15,000, d = 7, 5 flows, hidden 64,
 batch 512): training 0.186 s/epoch with masked spectral norm vs zuko 0.245 s/epoch without
 it (1.3x) and 0.339 s with torch's ``spectral_norm`` (which normalizes ``W``, not ``W * M``);
@@ -47,8 +47,8 @@ from typing import Any, cast
 import numpy as np
 
 from engine.errors import InputError
-from engine.flow_maf import MAF
-from engine.flow_train import (
+from engine.flows.maf import MAF
+from engine.flows.train import (
     FlowConfig,
     TrainedFlow,
     _check_table,

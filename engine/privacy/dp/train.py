@@ -48,14 +48,14 @@ import torch
 from torch.func import functional_call, grad, vmap
 
 from engine.device import seeded_determinism
-from engine.dp_accountant import DPGuarantee, default_delta, sigma_for_epsilon
 from engine.errors import InputError
-from engine.flow import FlowConfig, TrainedFlow, resolve_device
-from engine.flow_maf import MAF
+from engine.flows.maf import MAF
+from engine.flows.select import FlowConfig, TrainedFlow, resolve_device
+from engine.privacy.dp.accountant import DPGuarantee, default_delta, sigma_for_epsilon
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
-try:  # one intra-op thread for these small networks (engine/flow.py measured why)
-    from engine.flow import cpu_threads
+try:  # one intra-op thread for these small networks (engine/flows/select.py measured why)
+    from engine.flows.select import cpu_threads
 except ImportError:  # pragma: no cover - older flow module
     import contextlib
 
@@ -127,7 +127,7 @@ class DPConfig:
 @dataclass
 class DPTrainedFlow(TrainedFlow):
     """A DP-SGD-trained MAF: the same ``to_latent`` / ``from_latent`` / ``to_dict`` as
-    :class:`engine.flow.TrainedFlow`, plus the privacy ``guarantee``. ``val_nll`` is NaN: no
+    :class:`engine.flows.select.TrainedFlow`, plus the privacy ``guarantee``. ``val_nll`` is NaN: no
     held-out loss is computed (it would be a function of the records)."""
 
     guarantee: DPGuarantee | None = None

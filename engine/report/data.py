@@ -8,7 +8,7 @@ follows the ACRO defaults (threshold 10):
   false-positive rate that fewer than 10 non-members reach are suppressed);
 * figures of real data are drawn from aggregates computed here (box-plot quantiles, Kaplan-Meier
   survival on a coarse grid whose every step holds 0 or at least 10 real events), never from
-  individual rows, and are embedded as raster images by :mod:`engine.report_figures`.
+  individual rows, and are embedded as raster images by :mod:`engine.report.figures`.
 
 Every accessor is defensive (:func:`pick`): a missing piece of a run result becomes ``None`` and
 the report prints "not available" rather than failing.

@@ -2,7 +2,7 @@
 
 Why raster: a vector plot of real data embeds every plotted coordinate in the PDF, which an
 output checker must treat as raw data (PITFALLS.md, Report). Every figure here is drawn from
-aggregates (:mod:`engine.report_data`) and saved as PNG at a fixed resolution with no
+aggregates (:mod:`engine.report.data`) and saved as PNG at a fixed resolution with no
 ``Software`` metadata, using matplotlib's object API (``Figure`` + Agg canvas, no ``pyplot``
 state, so it is safe in a worker thread) under matplotlib's default style, so two runs give the
 same bytes.
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.report_data import BoxStats, KMCurves
+from engine.report.data import BoxStats, KMCurves
 
 DPI = 150
 REAL = "#1f4e79"

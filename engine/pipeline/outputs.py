@@ -1,0 +1,71 @@
+"""Writing a finished run's files (synthetic table, report, audit.json, README.txt), atomically.
+
+References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
+"""
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from engine.errors import InputError
+from engine.pipeline.config import RunResult
+from engine.pipeline.record import _readme_info, _summary_for, build_audit_json
+from engine.progress import ProgressFn, no_progress
+
+
+def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progress) -> RunResult:
+    """Write synthetic file(s), README.txt, report.pdf, audit.json and results.json: all or none.
+
+    Every file is staged as a temporary file in ``out`` first (the hashes in audit.json and
+    results.json are of those bytes); only then are the targets replaced, and when one cannot
+    be (a report open in a PDF viewer), the files already replaced get their old content back,
+    so the folder never holds a new table beside an old report.
+    """
+    from engine.provenance import results_json, sha256_file
+    from engine.tables.write import AtomicBatch, recipient_readme_bytes, table_writer
+
+    cfg = result.config
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out}: the output path is a file; give a folder with --out")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(
+            f"{out}: cannot create this output folder ({err.strerror or err}); "
+            "choose another folder, with a shorter path"
+        ) from err
+    meta = result.prepared.table.column_meta
+    outputs: dict[str, str] = {}
+    progress(0.0, "writing files")
+    with AtomicBatch(forbid=Path(cfg.input).resolve()) as batch:
+        tables = [
+            (f"synthetic.{cfg.fmt}" if i == 0 else f"synthetic_{i + 1}.{cfg.fmt}", frame)
+            for i, frame in enumerate(result.copies)
+        ]
+        if result.dp_synthetic is not None and result.synthetic is not None:
+            tables.append((f"synthetic_dp.{cfg.fmt}", result.dp_synthetic))
+        for name, frame in tables:
+            outputs[name] = sha256_file(
+                batch.stage(out / name, table_writer(frame, cfg.fmt, column_meta=meta))
+            )
+        if result.synthetic is not None:
+            readme = recipient_readme_bytes(_readme_info(result))
+            outputs["README.txt"] = sha256_file(batch.stage(out / "README.txt", readme))
+        if cfg.report:
+            progress(0.3, "writing the PDF report")
+            from engine.report.build import render_report
+
+            pdf = render_report(result)
+            outputs["report.pdf"] = sha256_file(batch.stage(out / "report.pdf", pdf))
+        result = replace(result, outputs=outputs)
+        audit_json = build_audit_json(result)
+        data = json.dumps(audit_json, indent=2, ensure_ascii=False).encode("utf-8")
+        outputs["audit.json"] = sha256_file(batch.stage(out / "audit.json", data))
+        records = [
+            {"name": name, "sha256": digest, "summary": _summary_for(name, result)}
+            for name, digest in outputs.items()
+        ]
+        batch.stage(out / "results.json", json.dumps(results_json(records), indent=2).encode())
+    progress(1.0, "files written")
+    return replace(result, outputs=outputs, audit_json=audit_json)

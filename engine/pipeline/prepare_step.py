@@ -1,0 +1,63 @@
+"""Read the table and infer its schema (the wizard's first pages, the command line's first step).
+
+References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
+"""
+
+from dataclasses import replace
+from typing import Any
+
+from engine.errors import InputError
+from engine.pipeline.config import Prepared, RunConfig
+from engine.progress import ProgressFn, no_progress
+
+
+def load_table(config: RunConfig) -> Any:
+    """Read the input file and keep the selected rows (``config.subset``, e.g. one site)."""
+    from engine.tables.read import read_table
+
+    table = read_table(config.input, sheet=config.sheet, missing_codes=config.missing_codes)
+    if config.subset is None:
+        return table
+    column, value = config.subset
+    frame = table.frame
+    if column not in frame.columns:
+        raise InputError(f"{table.path.name}: no column '{column}' to select rows by")
+    frame = frame.loc[frame[column].astype(str) == str(value)].reset_index(drop=True)
+    if frame.empty:
+        raise InputError(f"{table.path.name}: no rows with {column} = '{value}'")
+    return replace(table, frame=frame)
+
+
+def schema_for(config: RunConfig, table: Any) -> Any:
+    """Column kinds and roles for the table, with the user's overrides from ``config``."""
+    from engine.tables.schema import infer_schema
+
+    return infer_schema(
+        table,
+        time=config.time,
+        event=config.event,
+        drop=config.drop,
+        keep=config.keep,
+        kinds=dict(config.kinds) or None,
+        bounds={name: (lo, hi) for name, lo, hi in config.bounds} or None,
+    )
+
+
+def prepare(config: RunConfig, progress: ProgressFn = no_progress) -> Prepared:
+    """Read the file, infer the schema, keep complete cases and fit the encoder."""
+    from engine.tables.encoder import TableEncoder
+
+    config.validate()
+    progress(0.0, "reading the file")
+    table = load_table(config)
+    progress(0.5, "recognising column kinds")
+    schema = schema_for(config, table)
+    if config.dp_epsilon is not None:  # refuse before any training when bounds are missing
+        from engine.privacy.dp.bounds import resolve_bounds
+
+        resolve_bounds(schema, {name: (lo, hi) for name, lo, hi in config.bounds})
+    encoder = TableEncoder(schema)
+    real, rows_dropped = encoder.complete_cases(table.frame)
+    encoder.fit(real)
+    progress(1.0, "data ready")
+    return Prepared(config, table, schema, real, rows_dropped, encoder)

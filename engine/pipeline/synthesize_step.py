@@ -1,0 +1,182 @@
+"""Audit over the w grid, choose w (or refuse) and hand over to the release.
+
+References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
+"""
+
+import time
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from engine.pipeline.config import SPLIT_TWICE_UP_TO, Prepared, RunConfig, RunResult, make_rng
+from engine.pipeline.record import build_audit_json
+from engine.pipeline.release_step import _fidelity, release
+from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress, sub_progress
+
+
+class _AuditProgress:
+    """One forward-only progress line for an audit: 90 % for the S splits (each split's share
+    spent half on training its flow, half on attacking its G grid values), 10 % for the R
+    refinement values. ``run_audit`` reports its attacks as one count over all of them
+    (S * (G + R) steps) and the flow reports each fit separately; this maps both onto one line.
+    """
+
+    def __init__(self, progress: ProgressFn, splits: int, grid: int, refine: int) -> None:
+        self.progress, self.splits, self.grid_len, self.refine_len = progress, splits, grid, refine
+        self.fits = 0  # flows trained so far (the current split is fits - 1)
+        self.shown = 0.0
+
+    def _emit(self, fraction: float, text: str) -> None:
+        self.shown = max(self.shown, min(fraction, 1.0))
+        self.progress(self.shown, text)
+
+    def fit(self, fraction: float, text: str) -> None:
+        self._emit(0.9 * (self.fits - 1 + 0.5 * fraction) / self.splits, text)
+
+    def grid(self, fraction: float, text: str) -> None:
+        S, G, R = self.splits, self.grid_len, self.refine_len
+        done = fraction * S * (G + R)
+        if self.fits == 0:  # "fitting the map on split 1": nothing done yet
+            self._emit(0.0, text)
+        elif fraction >= 1.0:
+            self._emit(1.0, text)
+        elif done <= S * G + 1e-9:
+            split = self.fits - 1
+            within = min(max((done - split * G) / G, 0.0), 1.0)
+            self._emit(0.9 * (split + 0.5 + 0.5 * within) / S, text)
+        else:
+            self._emit(0.9 + 0.1 * min((done - S * G) / max(S * R, 1), 1.0), text)
+
+
+class _FlowFitter:
+    """Trains a flow with the run's settings; handed to the audit as its ``fit_map``."""
+
+    def __init__(self, config: RunConfig, tracker: _AuditProgress, cancel: CancelToken) -> None:
+        self.config, self.tracker, self.cancel = config, tracker, cancel
+        self.architecture_: Any = None  # chosen on the first split, reused on the others
+
+    def __call__(self, X: np.ndarray) -> Any:
+        from engine.flows.select import select_flow
+
+        self.tracker.fits += 1
+        flow = select_flow(
+            X,
+            budget=self.config.budget,
+            device=self.config.device,
+            seed=self.config.seed,
+            progress=self.tracker.fit,
+            cancel=self.cancel,
+            architecture=self.architecture_,
+        )
+        if self.architecture_ is None:
+            self.architecture_ = flow.config
+        return flow
+
+
+def _audit(
+    prep: Prepared, rng: np.random.Generator, progress: ProgressFn, cancel: CancelToken
+) -> Any:
+    from engine.device import nn_method_for, resolve_device
+    from engine.privacy.audit import AuditConfig, run_audit
+
+    cfg = prep.config
+    enc = prep.encoder
+    choice = resolve_device(cfg.device)  # probed once; an unusable explicit GPU stops here
+    if choice.note:
+        progress(0.0, choice.note)
+    # Above audit_max_rows the audit runs on a random subsample. That errs on the safe side:
+    # with fewer rows each member's synthetic partner stands out more among fewer neighbours,
+    # and a flow fitted to fewer rows memorizes more, so both attacks' AUCs are higher and the
+    # chosen w lower than on the full table. The record states the number of rows audited.
+    real = prep.real
+    if len(real) > cfg.audit_max_rows:
+        real = real.iloc[np.sort(rng.choice(len(real), cfg.audit_max_rows, replace=False))]
+    X_model = enc.transform(real, rng)
+    X_dist = enc.distance_space(real)
+
+    def to_dist(rows: np.ndarray) -> np.ndarray:
+        return enc.distance_space(enc.inverse_transform(rows).frame)
+
+    grid = tuple(sorted(set(cfg.w_grid) | ({cfg.w} if cfg.w is not None and cfg.w < 1 else set())))
+    # Two fresh train/holdout splits (the flow is retrained for each) where that is cheap, so
+    # the spread of the AUC reflects the choice of split and not only the noise draws.
+    splits = 2 if len(real) <= SPLIT_TWICE_UP_TO else 1
+    # With M copies the audit's synthetic set is the union of M draws per member (what a
+    # recipient of all M files holds), so the chosen w is the one safe for M copies.
+    audit_cfg = AuditConfig(
+        threshold=cfg.auc_max, grid=grid, repeats=cfg.repeats, splits=splits, copies=cfg.copies,
+        nn_method=nn_method_for(choice.device, X_dist.shape[1]),
+    )  # fmt: skip
+    refine = audit_cfg.refine_points if audit_cfg.refine else 0
+    tracker = _AuditProgress(progress, splits, len(grid), refine)
+    fitter = _FlowFitter(cfg, tracker, cancel)
+    result = run_audit(
+        X_model,
+        X_dist,
+        fitter,
+        to_dist=to_dist,
+        config=audit_cfg,
+        rng=rng,
+        progress=tracker.grid,
+        cancel=cancel,
+    )
+    return replace(result, architecture=fitter.architecture_)
+
+
+def synthesize(
+    prep: Prepared, progress: ProgressFn = no_progress, cancel: CancelToken = NEVER_CANCELLED
+) -> RunResult:
+    """Audit, choose w, retrain on all rows, release and compare. Writes nothing."""
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    rng = make_rng(prep.config.seed)
+    t0 = time.perf_counter()
+    audit = _audit(prep, rng, sub_progress(progress, 0.0, 0.55), cancel)
+    timings = {"audit_seconds": time.perf_counter() - t0}
+    cancel.raise_if_cancelled()
+    end = 1.0 if prep.config.dp_epsilon is None else 0.8
+    result = release(
+        prep, audit, progress=sub_progress(progress, 0.55, end), cancel=cancel, rng=rng,
+        started=started, timings=timings,
+    )  # fmt: skip
+    if prep.config.dp_epsilon is not None:
+        result = with_dp_release(result, rng, sub_progress(progress, 0.8, 1.0), cancel)
+    return result
+
+
+def with_dp_release(
+    result: RunResult, rng: np.random.Generator, progress: ProgressFn, cancel: CancelToken
+) -> RunResult:
+    """Formal DP mode (issue 8): a DP-SGD flow, Flow Sampling from it, the same membership
+    audit on it, and its model results beside the LNI release's."""
+    from engine.privacy.dp.release import dp_membership_audit, dp_release
+
+    prep, cfg = result.prepared, result.config
+    assert cfg.dp_epsilon is not None  # only called in DP mode
+    t0 = time.perf_counter()
+    dp = dp_release(
+        prep, epsilon=cfg.dp_epsilon, delta=cfg.dp_delta, rng=rng, seed=cfg.seed,
+        device=cfg.device, progress=sub_progress(progress, 0.0, 0.5), cancel=cancel,
+    )  # fmt: skip
+    dp_audit = dp_membership_audit(
+        prep, epsilon=cfg.dp_epsilon, delta=cfg.dp_delta, rng=rng, seed=cfg.seed,
+        device=cfg.device, repeats=cfg.repeats, progress=sub_progress(progress, 0.5, 0.95),
+        cancel=cancel,
+    )  # fmt: skip
+    point = dp_audit.curve[0]
+    info = {
+        **dp.to_dict(),
+        "audit": {
+            "auc": point.auc,
+            "auc_sd": point.auc_sd,
+            "density_auc": point.density_auc,
+            "repeats": dp_audit.repeats,
+        },
+        "fidelity": _fidelity(prep, (dp.synthetic,)),
+        "file": f"synthetic_dp.{cfg.fmt}",
+    }
+    timings = {**result.timings, "dp_seconds": time.perf_counter() - t0}
+    release_info = {**result.release, "dp": info}
+    out = replace(result, release=release_info, timings=timings, dp_synthetic=dp.synthetic)
+    return replace(out, audit_json=build_audit_json(out))
