@@ -257,7 +257,7 @@ def test_gdp_mu_and_delta_by_hand() -> None:
 
     from scipy.stats import norm
 
-    from engine import dp_accountant as acc
+    from engine.privacy.dp import accountant as acc
 
     assert acc.gdp_mu(1.0, 0.5, 4) == pytest.approx(math.sqrt(math.e - 1), rel=1e-12)
     assert acc.gdp_mu(2.0, 0.1, 100) == pytest.approx(
@@ -316,7 +316,7 @@ def test_bisect_sigma_finds_the_smallest_admissible_sigma() -> None:
 
 def test_sigma_for_epsilon_is_tight_and_checks_its_input() -> None:
     """The calibrated sigma meets the target and 0.5 % less noise does not."""
-    from engine import dp_accountant as acc
+    from engine.privacy.dp import accountant as acc
     from engine.errors import InputError
 
     delta, r, T = 1e-5, 0.01, 50
