@@ -235,7 +235,8 @@ def count_closer(points: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> 
     """For each centre row i, the number of ``points`` rows at distance strictly below radii[i].
 
     Exact: a k-d tree ball count with the radius moved one float below (the ball is closed) for
-    d < ``BRUTE_FORCE_MIN_DIM``; chunked float64 brute force otherwise. Never an n x n matrix.
+    d < ``BRUTE_FORCE_MIN_DIM``; float32 tiles with a certificate otherwise (rows within the
+    float32 error bound of the radius are re-checked in float64). Never an n x n matrix.
 
     Example:
         >>> count_closer(np.array([[0.0], [1.0], [2.0]]), np.array([[0.0]]), np.array([2.0])).tolist()
@@ -248,23 +249,45 @@ def count_closer(points: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> 
     positive = radii > 0
     if not positive.any():
         return counts
-    if p.shape[1] < BRUTE_FORCE_MIN_DIM:
-        below = np.nextafter(radii[positive], 0.0)
-        counts[positive] = cKDTree(p).query_ball_point(
-            c[positive], r=below, return_length=True, workers=-1
-        )
+    if p.shape[1] >= BRUTE_FORCE_MIN_DIM and _float32_safe(p, c, radii[positive]):
+        counts[positive] = _tiled_count_closer(p, c[positive], radii[positive])
         return counts
-    chunk = max(1, _CHUNK_ELEMENTS // (4 * len(p)))
-    p_norm2 = (p * p).sum(1)
-    for start in range(0, len(c), chunk):
-        cc = c[start : start + chunk]
-        d2 = (cc * cc).sum(1)[:, None] + p_norm2[None, :] - 2.0 * cc @ p.T
-        rr = radii[start : start + chunk]
-        # borderline entries (within rounding of the radius) are re-computed exactly
-        tol = 1e-9 * (rr**2 + (cc * cc).sum(1) + p_norm2.max())[:, None]
-        sure = d2 < (rr**2)[:, None] - tol
-        unsure = np.abs(d2 - (rr**2)[:, None]) <= tol
-        counts[start : start + len(cc)] = sure.sum(1)
-        for i, j in zip(*np.nonzero(unsure), strict=False):
-            counts[start + i] += int(np.sqrt(((cc[i] - p[j]) ** 2).sum()) < rr[i])
+    below = np.nextafter(radii[positive], 0.0)
+    counts[positive] = cKDTree(p).query_ball_point(
+        c[positive], r=below, return_length=True, workers=-1
+    )
+    return counts
+
+
+def _tiled_count_closer(p: np.ndarray, c: np.ndarray, radii: np.ndarray) -> np.ndarray:
+    """``count_closer`` by float32 tiles: |p|^2 - 2 c.p below r^2 - |c|^2 - bound is surely
+    closer, above r^2 - |c|^2 + bound surely not; the band between is re-checked in float64."""
+    centre = p.mean(axis=0)
+    cc = c - centre
+    ca, pa = _augmented(cc, p - centre)
+    tiles = _ref_tiles(pa)
+    thr = radii**2 - np.einsum("ij,ij->i", cc, cc)
+    bound = _error_bound(cc, float(np.sqrt(pa[:, -1].astype(np.float64).max())))
+    low = np.nextafter((thr - bound).astype(np.float32), np.float32(-np.inf))
+    high = np.nextafter((thr + bound).astype(np.float32), np.float32(np.inf))
+    counts = np.zeros(len(c), dtype=np.int64)
+
+    def block(start: int) -> None:
+        a = ca[start : start + _TILE_QUERIES]
+        lo, hi = low[start : start + len(a), None], high[start : start + len(a), None]
+        buf = np.empty((len(a), _TILE_REFS), np.float32)
+        total = counts[start : start + len(a)]
+        for t, tile in enumerate(tiles):
+            x = np.matmul(a, tile, out=buf[:, : tile.shape[1]])
+            sure = np.count_nonzero(x < lo, axis=1)
+            total += sure
+            band = np.flatnonzero(np.count_nonzero(x <= hi, axis=1) > sure)
+            if len(band):
+                i, j = np.nonzero((x[band] >= lo[band]) & (x[band] <= hi[band]))
+                for s in range(0, len(i), 2**16):  # exact ties can fill the band: bounded memory
+                    rows, cols = start + band[i[s : s + 2**16]], j[s : s + 2**16] + t * _TILE_REFS
+                    dist = np.sqrt(((c[rows] - p[cols]) ** 2).sum(axis=1))
+                    np.add.at(total, rows - start, dist < radii[rows])
+
+    _over_query_blocks(block, len(c))
     return counts
