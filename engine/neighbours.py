@@ -259,6 +259,11 @@ def count_closer(points: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> 
     return counts
 
 
+def _row_counts(mask: np.ndarray) -> np.ndarray:
+    """True entries per row of a tile (at most ``_TILE_REFS`` < 2^16): 1.5x ``count_nonzero``."""
+    return np.add.reduce(mask.view(np.uint8), axis=1, dtype=np.uint16)
+
+
 def _tiled_count_closer(p: np.ndarray, c: np.ndarray, radii: np.ndarray) -> np.ndarray:
     """``count_closer`` by float32 tiles: |p|^2 - 2 c.p below r^2 - |c|^2 - bound is surely
     closer, above r^2 - |c|^2 + bound surely not; the band between is re-checked in float64."""
@@ -276,12 +281,13 @@ def _tiled_count_closer(p: np.ndarray, c: np.ndarray, radii: np.ndarray) -> np.n
         a = ca[start : start + _TILE_QUERIES]
         lo, hi = low[start : start + len(a), None], high[start : start + len(a), None]
         buf = np.empty((len(a), _TILE_REFS), np.float32)
+        mask = np.empty((len(a), _TILE_REFS), np.bool_)
         total = counts[start : start + len(a)]
         for t, tile in enumerate(tiles):
             x = np.matmul(a, tile, out=buf[:, : tile.shape[1]])
-            sure = np.count_nonzero(x < lo, axis=1)
+            sure = _row_counts(np.less(x, lo, out=mask[:, : x.shape[1]]))
             total += sure
-            band = np.flatnonzero(np.count_nonzero(x <= hi, axis=1) > sure)
+            band = np.flatnonzero(_row_counts(np.less_equal(x, hi, out=mask[:, : x.shape[1]])) > sure)
             if len(band):
                 i, j = np.nonzero((x[band] >= lo[band]) & (x[band] <= hi[band]))
                 for s in range(0, len(i), 2**16):  # exact ties can fill the band: bounded memory
