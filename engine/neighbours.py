@@ -172,7 +172,8 @@ def _over_query_blocks(func: Callable[[int], None], n: int) -> None:
     One BLAS call per small tile with BLAS's own threads spends its time synchronising (2-3x
     slower on a loaded 2-core machine); whole blocks per thread keep both cores busy.
     """
-    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(cores or 1) as pool:
         list(pool.map(func, range(0, n, _TILE_QUERIES)))
 
 
@@ -218,8 +219,9 @@ def _tiled_nearest(q: np.ndarray, r: np.ndarray) -> np.ndarray:
         u = unsure[start : start + _TILE_QUERIES]
         part = qa[u] @ ra.T
         i, j = np.nonzero(part <= (best[u] + 2.0 * bound[u])[:, None])
-        diff = q[u[i]] - r[j]
-        np.minimum.at(best2, u[i], np.einsum("ij,ij->i", diff, diff))
+        for s in range(0, len(i), 2**16):  # duplicated rows can tie by thousands: bounded memory
+            diff = q[u[i[s : s + 2**16]]] - r[j[s : s + 2**16]]
+            np.minimum.at(best2, u[i[s : s + 2**16]], np.einsum("ij,ij->i", diff, diff))
     return np.sqrt(best2)
 
 

@@ -52,6 +52,16 @@ def test_nearest_distances_on_an_integer_grid_with_many_ties(d: int) -> None:
     assert got.tolist() == cKDTree(ref).query(q)[0].tolist()  # identical, not just close
 
 
+def test_nearest_distances_when_every_reference_row_has_a_thousand_copies() -> None:
+    # 20 distinct one-hot-like rows x 1,000 copies: each query ties with >= 1,000 rows, so the
+    # float64 re-check sees over 500,000 candidate pairs per query block (checked in slices)
+    rng = np.random.default_rng(9)
+    ref = np.repeat(rng.integers(0, 2, (20, 30)).astype(float), 1000, axis=0)
+    q = rng.integers(0, 2, (1200, 30)).astype(float)
+    got = nearest_distances(q, ref, method="brute")
+    assert got.tolist() == cKDTree(ref).query(q)[0].tolist()
+
+
 def test_nearest_distances_with_values_beyond_float32_range() -> None:
     # squared norms of 1e21-scale rows overflow float32: the search must stay exact, not inf
     rng = np.random.default_rng(7)
