@@ -316,8 +316,8 @@ def test_bisect_sigma_finds_the_smallest_admissible_sigma() -> None:
 
 def test_sigma_for_epsilon_is_tight_and_checks_its_input() -> None:
     """The calibrated sigma meets the target and 0.5 % less noise does not."""
-    from engine.privacy.dp import accountant as acc
     from engine.errors import InputError
+    from engine.privacy.dp import accountant as acc
 
     delta, r, T = 1e-5, 0.01, 50
     sigma = acc.sigma_for_epsilon(2.0, delta, r, T)
