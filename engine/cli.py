@@ -154,10 +154,11 @@ def _add_run_options(p: argparse.ArgumentParser, out_required: bool = True) -> N
     priv.add_argument(
         "--seed",
         type=int,
-        help="reproducible run (otherwise noise comes from the OS's secure randomness); on a "
-        "GPU it also turns on PyTorch's deterministic algorithms, so a rerun on the same GPU "
-        "and software versions gives the same numbers, while a CPU run differs in the last "
-        "digits (use --device cpu for results identical on every computer)",
+        help="reproducible run (otherwise noise comes from the OS's secure randomness): on the "
+        "CPU the same computer and software versions give identical files; on a GPU it also "
+        "turns on PyTorch's deterministic algorithms, which should make a rerun on the same GPU "
+        "repeat, but this has not yet been checked on a GPU (GPU and CPU results differ in "
+        "the last digits)",
     )
     model = p.add_argument_group("model and output")
     model.add_argument(
