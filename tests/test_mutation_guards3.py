@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import disclosure
-from engine.privacy.release import protect_outliers
+from engine.privacy.release import ProtectResult, protect_outliers
 
 
 class _Identity:
@@ -32,11 +32,28 @@ class _ZeroNoise:
         return np.zeros(shape)
 
 
-def _protect(x: np.ndarray, w: float, **kw: int):  # noqa: ANN202 - ProtectResult
+def _protect(x: np.ndarray, w: float, **kw: int) -> ProtectResult:
     return protect_outliers(_Identity(), x, x, w, rng=_ZeroNoise(), **kw)  # type: ignore[arg-type]
 
 
 # --- protect_outliers --------------------------------------------------------------------------
+
+
+# Runs first: under the loop-counter mutants (rounds = 1, rounds -= 1, `or`) the next test,
+# which has records at risk even at w = 0, would loop for ever; this one fails at once.
+def test_protect_outliers_stops_after_the_round_that_clears_every_record() -> None:
+    """A regular decagon of radius 10, k = 1: every nearest neighbour is 2 * 10 * sin(18 deg)
+    = 6.18 away. At w = 0.9 the own distances are 0.51, 3.29 (w 0.45), 5.26 (0.225), then
+    6.65 > 6.18 at w = 0.1125: exactly three rounds, all ten records at w = 0.1125."""
+    a = np.linspace(0.0, 2 * np.pi, 10, endpoint=False)
+    ring = 10 * np.c_[np.cos(a), np.sin(a)]
+    res = _protect(ring, 0.9, k=1)
+    assert (res.at_risk_before, res.at_risk_after, res.rounds) == (10, 0, 3)
+    np.testing.assert_allclose(res.w_per_record, np.full(10, 0.1125), rtol=1e-12, atol=0)
+    np.testing.assert_allclose(res.synthetic_model_rows, np.sqrt(0.1125) * ring)
+    # one round allowed: the last (only) round draws independently (w = 0), nobody left at risk
+    one = _protect(ring, 0.9, k=1, max_rounds=1)
+    assert (one.rounds, one.at_risk_after, one.w_per_record.max()) == (1, 0, 0.0)
 
 
 def test_protect_outliers_lowers_w_record_by_record_with_the_default_k_and_rounds() -> None:
@@ -54,21 +71,6 @@ def test_protect_outliers_lowers_w_record_by_record_with_the_default_k_and_round
     # with k = 6 (distances 6 5 4 3 3 4 4 5 8 16) more records need a lower w: k matters
     k6 = _protect(x, 0.7, k=6)
     assert k6.w_per_record[[5, 7, 8, 9]].tolist() == [0.021875, 0.04375, 0.021875, 0.021875]
-
-
-def test_protect_outliers_stops_after_the_round_that_clears_every_record() -> None:
-    """A regular decagon of radius 10, k = 1: every nearest neighbour is 2 * 10 * sin(18 deg)
-    = 6.18 away. At w = 0.9 the own distances are 0.51, 3.29 (w 0.45), 5.26 (0.225), then
-    6.65 > 6.18 at w = 0.1125: exactly three rounds, all ten records at w = 0.1125."""
-    a = np.linspace(0.0, 2 * np.pi, 10, endpoint=False)
-    ring = 10 * np.c_[np.cos(a), np.sin(a)]
-    res = _protect(ring, 0.9, k=1)
-    assert (res.at_risk_before, res.at_risk_after, res.rounds) == (10, 0, 3)
-    np.testing.assert_allclose(res.w_per_record, np.full(10, 0.1125), rtol=1e-12, atol=0)
-    np.testing.assert_allclose(res.synthetic_model_rows, np.sqrt(0.1125) * ring)
-    # one round allowed: the last (only) round draws independently (w = 0), nobody left at risk
-    one = _protect(ring, 0.9, k=1, max_rounds=1)
-    assert (one.rounds, one.at_risk_after, one.w_per_record.max()) == (1, 0, 0.0)
 
 
 def test_protect_outliers_with_fewer_rows_than_k_uses_the_farthest_other_row() -> None:
