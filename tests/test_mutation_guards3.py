@@ -12,6 +12,7 @@ Factors 1 - sqrt(w) for w = 0.7 / 2^r, r = 0..5: 0.163, 0.408, 0.582, 0.704, 0.7
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from engine import disclosure
 from engine.privacy.release import ProtectResult, protect_outliers
@@ -116,3 +117,47 @@ def test_coarse_km_grid_does_not_count_an_edge_event_in_the_next_interval() -> N
     t = np.array([5.0] * 10 + [6.0] + [12.0] * 10)
     e = np.array([True] * 20 + [False])
     assert disclosure.coarse_km_grid(t, e, intervals=2).tolist() == [0.0, 6.0]
+
+
+# --- sigma calibration: the bisection ----------------------------------------------------------
+# eps_of(sigma) = 1 / sigma meets the target 1 exactly at sigma = 1.0 (a float with no rounding),
+# so the smallest admissible sigma is 1.0 itself; a bracket that drops it returns sqrt(2) instead.
+
+
+def _inverse(sigma: float) -> float:
+    return 1.0 / sigma
+
+
+def test_bisection_keeps_a_start_that_meets_the_target_exactly() -> None:
+    from engine.privacy.dp.accountant import _bisect_sigma
+
+    assert _bisect_sigma(_inverse, 1.0, 1.0, 2.0, 0.5) == 1.0
+
+
+def test_bisection_from_above_stops_on_a_sigma_that_meets_the_target_exactly() -> None:
+    """Start 4, step 2: 4 -> 2 -> 1 all meet the target (1/1 = 1 <= 1), 0.5 does not."""
+    from engine.privacy.dp.accountant import _bisect_sigma
+
+    assert _bisect_sigma(_inverse, 1.0, 4.0, 2.0, 0.5) == 1.0
+
+
+def test_bisection_from_below_stops_on_a_sigma_that_meets_the_target_exactly() -> None:
+    """Start 0.25, step 2: 0.25 and 0.5 miss the target, 1 meets it: the answer is 1, not more."""
+    from engine.privacy.dp.accountant import _bisect_sigma
+
+    assert _bisect_sigma(_inverse, 1.0, 0.25, 2.0, 0.5) == 1.0
+    # an answer that is not on the grid: within rtol above the true sigma 2
+    assert 2.0 <= _bisect_sigma(lambda s: 2.0 / s, 1.0, 0.3, 1.5, 1e-3) <= 2.002
+
+
+def test_bisection_refuses_only_beyond_the_sigma_cap() -> None:
+    """eps_of = 15,000 / sigma needs sigma = 15,000; from 5,000 (step 2) the bracket reaches the
+    cap 10,000 exactly, which is still allowed, and finds 15,000. A target never met refuses with
+    a message that says what to do."""
+    from engine.errors import InputError
+    from engine.privacy.dp.accountant import _bisect_sigma
+
+    sigma = _bisect_sigma(lambda s: 1.5e4 / s, 1.0, 5000.0, 2.0, 1e-3)
+    assert 1.5e4 <= sigma <= 1.5e4 * 1.001
+    with pytest.raises(InputError, match="choose a larger epsilon or delta"):
+        _bisect_sigma(lambda s: 10.0, 1.0, 1.0, 2.0, 1e-3)
