@@ -159,5 +159,8 @@ def test_bisection_refuses_only_beyond_the_sigma_cap() -> None:
 
     sigma = _bisect_sigma(lambda s: 1.5e4 / s, 1.0, 5000.0, 2.0, 1e-3)
     assert 1.5e4 <= sigma <= 1.5e4 * 1.001
-    with pytest.raises(InputError, match="choose a larger epsilon or delta"):
+    with pytest.raises(InputError) as refused:
         _bisect_sigma(lambda s: 10.0, 1.0, 1.0, 2.0, 1e-3)
+    assert str(refused.value) == (
+        "epsilon = 1.0: not reachable with these settings; choose a larger epsilon or delta"
+    )
