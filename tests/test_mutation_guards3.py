@@ -124,30 +124,40 @@ def test_coarse_km_grid_does_not_count_an_edge_event_in_the_next_interval() -> N
 # so the smallest admissible sigma is 1.0 itself; a bracket that drops it returns sqrt(2) instead.
 
 
-def _inverse(sigma: float) -> float:
-    return 1.0 / sigma
+class _Eps:
+    """eps_of(sigma) = c / sigma, recording its calls; a search that needs more than 200
+    evaluations fails at once instead of looping for ever."""
+
+    def __init__(self, c: float = 1.0) -> None:
+        self.c = c
+        self.calls: list[float] = []
+
+    def __call__(self, sigma: float) -> float:
+        self.calls.append(sigma)
+        assert len(self.calls) <= 200, "the bisection does not converge"
+        return self.c / sigma
 
 
 def test_bisection_keeps_a_start_that_meets_the_target_exactly() -> None:
     from engine.privacy.dp.accountant import _bisect_sigma
 
-    assert _bisect_sigma(_inverse, 1.0, 1.0, 2.0, 0.5) == 1.0
+    assert _bisect_sigma(_Eps(), 1.0, 1.0, 2.0, 0.5) == 1.0
 
 
 def test_bisection_from_above_stops_on_a_sigma_that_meets_the_target_exactly() -> None:
     """Start 4, step 2: 4 -> 2 -> 1 all meet the target (1/1 = 1 <= 1), 0.5 does not."""
     from engine.privacy.dp.accountant import _bisect_sigma
 
-    assert _bisect_sigma(_inverse, 1.0, 4.0, 2.0, 0.5) == 1.0
+    assert _bisect_sigma(_Eps(), 1.0, 4.0, 2.0, 0.5) == 1.0
 
 
 def test_bisection_from_below_stops_on_a_sigma_that_meets_the_target_exactly() -> None:
     """Start 0.25, step 2: 0.25 and 0.5 miss the target, 1 meets it: the answer is 1, not more."""
     from engine.privacy.dp.accountant import _bisect_sigma
 
-    assert _bisect_sigma(_inverse, 1.0, 0.25, 2.0, 0.5) == 1.0
+    assert _bisect_sigma(_Eps(), 1.0, 0.25, 2.0, 0.5) == 1.0
     # an answer that is not on the grid: within rtol above the true sigma 2
-    assert 2.0 <= _bisect_sigma(lambda s: 2.0 / s, 1.0, 0.3, 1.5, 1e-3) <= 2.002
+    assert 2.0 <= _bisect_sigma(_Eps(2.0), 1.0, 0.3, 1.5, 1e-3) <= 2.002
 
 
 def test_bisection_refuses_only_beyond_the_sigma_cap() -> None:
@@ -157,10 +167,28 @@ def test_bisection_refuses_only_beyond_the_sigma_cap() -> None:
     from engine.errors import InputError
     from engine.privacy.dp.accountant import _bisect_sigma
 
-    sigma = _bisect_sigma(lambda s: 1.5e4 / s, 1.0, 5000.0, 2.0, 1e-3)
+    sigma = _bisect_sigma(_Eps(1.5e4), 1.0, 5000.0, 2.0, 1e-3)
     assert 1.5e4 <= sigma <= 1.5e4 * 1.001
     with pytest.raises(InputError) as refused:
         _bisect_sigma(lambda s: 10.0, 1.0, 1.0, 2.0, 1e-3)
     assert str(refused.value) == (
         "epsilon = 1.0: not reachable with these settings; choose a larger epsilon or delta"
     )
+
+
+def test_bisection_midpoint_that_meets_the_target_exactly_is_kept() -> None:
+    """Start 2, step 4 brackets (0.5, 2]; the geometric midpoint is exactly 1, which meets the
+    target 1/1 <= 1 and becomes the answer (not 1.41 from searching above it)."""
+    from engine.privacy.dp.accountant import _bisect_sigma
+
+    assert _bisect_sigma(_Eps(), 1.0, 2.0, 4.0, 0.5) == 1.0
+
+
+def test_bisection_stops_once_the_bracket_is_within_the_tolerance() -> None:
+    """eps_of = 0.6 / sigma: from 4 (step 2) the bracket is (0.5, 1], a ratio of exactly 2 =
+    1 + rtol with rtol = 1, so 1.0 is returned without a further (unneeded) evaluation."""
+    from engine.privacy.dp.accountant import _bisect_sigma
+
+    eps_of = _Eps(0.6)
+    assert _bisect_sigma(eps_of, 1.0, 4.0, 2.0, 1.0) == 1.0
+    assert eps_of.calls == [4.0, 2.0, 1.0, 0.5]
