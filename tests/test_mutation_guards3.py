@@ -192,3 +192,18 @@ def test_bisection_stops_once_the_bracket_is_within_the_tolerance() -> None:
     eps_of = _Eps(0.6)
     assert _bisect_sigma(eps_of, 1.0, 4.0, 2.0, 1.0) == 1.0
     assert eps_of.calls == [4.0, 2.0, 1.0, 0.5]
+
+
+def test_sigma_for_an_epsilon_below_one_and_refusal_of_a_zero_budget() -> None:
+    """epsilon = 0.5 (delta 1e-5, r = 0.01, 100 steps) is a valid budget: the calibrated sigma
+    (1.143) meets it and 0.1 % less noise would not. A budget of 0 or less is refused by name."""
+    from engine.errors import InputError
+    from engine.privacy.dp.accountant import accountant_epsilon, sigma_for_epsilon
+
+    sigma = sigma_for_epsilon(0.5, 1e-5, 0.01, 100)
+    assert accountant_epsilon(sigma, 1e-5, 0.01, 100) <= 0.5
+    assert accountant_epsilon(sigma / 1.001, 1e-5, 0.01, 100) > 0.5
+    for budget in (0.0, -1.0):
+        with pytest.raises(InputError) as refused:
+            sigma_for_epsilon(budget, 1e-5, 0.01, 100)
+        assert str(refused.value) == f"epsilon = {budget}: the privacy budget must be positive"
