@@ -17,7 +17,14 @@ from engine.errors import PrivacyRefused
 from engine.flows.generate import latent_noise_injection
 from engine.pipeline.config import Prepared, RunConfig, RunResult, make_rng
 from engine.pipeline.record import build_audit_json
-from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress, sub_progress
+from engine.progress import (
+    NEVER_CANCELLED,
+    CancelToken,
+    ProgressFn,
+    labelled,
+    no_progress,
+    sub_progress,
+)
 
 
 class _Refusal(PrivacyRefused):
@@ -116,7 +123,7 @@ def release(
             budget=cfg.budget,
             device=cfg.device,
             seed=cfg.seed,
-            progress=sub_progress(progress, 0.0, 0.7),
+            progress=labelled(sub_progress(progress, 0.0, 0.7), model="final model"),
             cancel=cancel,
             architecture=getattr(audit, "architecture", None),  # the audited one, no new search
         )

@@ -13,7 +13,16 @@ import numpy as np
 from engine.pipeline.config import SPLIT_TWICE_UP_TO, Prepared, RunConfig, RunResult, make_rng
 from engine.pipeline.record import build_audit_json
 from engine.pipeline.release_step import _fidelity, release
-from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress, sub_progress
+from engine.progress import (
+    NEVER_CANCELLED,
+    CancelToken,
+    Partial,
+    ProgressFn,
+    labelled,
+    no_progress,
+    report,
+    sub_progress,
+)
 
 
 class _AuditProgress:
@@ -28,26 +37,26 @@ class _AuditProgress:
         self.fits = 0  # flows trained so far (the current split is fits - 1)
         self.shown = 0.0
 
-    def _emit(self, fraction: float, text: str) -> None:
+    def _emit(self, fraction: float, text: str, partial: Partial | None = None) -> None:
         self.shown = max(self.shown, min(fraction, 1.0))
-        self.progress(self.shown, text)
+        report(self.progress, self.shown, text, partial)
 
-    def fit(self, fraction: float, text: str) -> None:
-        self._emit(0.9 * (self.fits - 1 + 0.5 * fraction) / self.splits, text)
+    def fit(self, fraction: float, text: str, partial: Partial | None = None) -> None:
+        self._emit(0.9 * (self.fits - 1 + 0.5 * fraction) / self.splits, text, partial)
 
-    def grid(self, fraction: float, text: str) -> None:
+    def grid(self, fraction: float, text: str, partial: Partial | None = None) -> None:
         S, G, R = self.splits, self.grid_len, self.refine_len
         done = fraction * S * (G + R)
         if self.fits == 0:  # "fitting the map on split 1": nothing done yet
-            self._emit(0.0, text)
+            self._emit(0.0, text, partial)
         elif fraction >= 1.0:
-            self._emit(1.0, text)
+            self._emit(1.0, text, partial)
         elif done <= S * G + 1e-9:
             split = self.fits - 1
             within = min(max((done - split * G) / G, 0.0), 1.0)
-            self._emit(0.9 * (split + 0.5 + 0.5 * within) / S, text)
+            self._emit(0.9 * (split + 0.5 + 0.5 * within) / S, text, partial)
         else:
-            self._emit(0.9 + 0.1 * min((done - S * G) / max(S * R, 1), 1.0), text)
+            self._emit(0.9 + 0.1 * min((done - S * G) / max(S * R, 1), 1.0), text, partial)
 
 
 class _FlowFitter:
@@ -66,7 +75,7 @@ class _FlowFitter:
             budget=self.config.budget,
             device=self.config.device,
             seed=self.config.seed,
-            progress=self.tracker.fit,
+            progress=labelled(self.tracker.fit, model=f"audit split {self.tracker.fits}"),
             cancel=self.cancel,
             architecture=self.architecture_,
         )
