@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import signal
 import sys
@@ -261,10 +260,10 @@ class TerminalProgress:
         self.last = 0.0
         self.tty = bool(self.enabled and sys.stderr.isatty())
         self.last_text = ""
-        self.last_stage = ""
+        self.last_stage = ""  # the text, or the kind of partial result, of the last line
         self.last_line = 0.0
 
-    def __call__(self, fraction: float, text: str) -> None:
+    def __call__(self, fraction: float, text: str, partial: object = None) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
@@ -284,7 +283,12 @@ class TerminalProgress:
             width = shutil.get_terminal_size((100, 20)).columns
             sys.stderr.write("\r" + line[: width - 1].ljust(width - 1))
         else:  # a log file: one line per stage, or every 10 seconds within a long stage
-            stage = re.sub(r"[0-9.]+", "#", text)
+            # epochs and audited w values of one model / audit are one stage (typed, not parsed)
+            stage = (
+                text
+                if partial is None
+                else f"{type(partial).__name__} {getattr(partial, 'model', '')}"
+            )
             if stage != self.last_stage or now - self.last_line > 10 or fraction >= 1.0:
                 sys.stderr.write(line + "\n")
                 self.last_stage, self.last_line = stage, now

@@ -103,11 +103,11 @@ def audited_rows(result: Any) -> int | None:
 
 
 def curve_rows(audit: Any) -> list[tuple[float, float, float, float, float]]:
-    """(w, distance AUC, SD, density AUC, SD) per curve point, NaN where missing."""
+    """(w, distance AUC, SE, density AUC, SE) per curve point, NaN where missing."""
     nan = float("nan")
     out = []
     for p in pick(audit, "curve", default=()) or ():
-        vals = [finite(pick(p, k)) for k in ("w", "auc", "auc_sd", "density_auc", "density_auc_sd")]
+        vals = [finite(pick(p, k)) for k in ("w", "auc", "auc_se", "density_auc", "density_auc_se")]
         out.append(
             cast(
                 "tuple[float, float, float, float, float]",
@@ -202,7 +202,7 @@ def privacy_section(result: Any, st: dict[str, Any], width: float) -> list[Any]:
     out.append(_figure(lambda: figs.auc_curve_png(rows, float(limit or 0.55), chosen), width, st))
     out.append(
         _p(
-            "Membership AUC against w (mean ± one SD over the repeats). Red dashed: the limit. Dotted: "
+            "Membership AUC against w (mean ± one SE over the repeats). Red dashed: the limit. Green: "
             "the released w. Higher w keeps more of each real record and so leaks more.",
             st,
             "caption",
