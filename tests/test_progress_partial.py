@@ -61,7 +61,7 @@ def test_two_parameter_callbacks_still_work_everywhere() -> None:
     texts: list[str] = []
     outer = sub_progress(lambda f, t: texts.append(t), 0.0, 0.5)
     flow = train_flow(X, FlowConfig(flows=1, hidden=4, max_epochs=3), seed=1, progress=outer)
-    assert len([t for t in texts if "epoch" in t and "loss" in t]) == flow.epochs == 3
+    assert len([t for t in texts if "epoch " in t and "/3" in t]) == flow.epochs == 3
     report(lambda f, t: texts.append("plain"), 0.5, "x", EpochDone(1, 3, 1.0, 1.0, 0.1))
     assert texts[-1] == "plain"
 
@@ -72,7 +72,7 @@ def test_wrappers_forward_partials_and_name_the_model() -> None:
     inner = labelled(sub_progress(sink, 0.0, 0.5), "choosing: ", model="candidate 2 of 3")
     report(inner, 1.0, "epoch 4", EpochDone(4, 60, 1.5, 1.6, 0.02, 4, 14))
     assert got[0].model == "audit split 2, candidate 2 of 3" and got[0].val_loss == 1.6
-    assert accepts_partial(lambda *args: None) and not accepts_partial(print)
+    assert accepts_partial(lambda *args: None) and not accepts_partial(lambda f, t: None)
 
 
 def test_model_search_names_its_candidates() -> None:
