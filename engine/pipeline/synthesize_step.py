@@ -24,11 +24,16 @@ from engine.progress import (
     sub_progress,
 )
 
+# Shares of the progress bar, as measured (800-row demo table, 2 splits, CPU): the audit took
+# 85 % of synthesize's time, and within a split training its flow about 30 %. Bars weighted
+# by time keep the wizard's time left honest (it was twice the real time with 55 % and 50 %).
+AUDIT_SHARE, TRAIN_SHARE = 0.85, 0.3
+
 
 class _AuditProgress:
     """One forward-only progress line for an audit: 90 % for the S splits (each split's share
-    spent half on training its flow, half on attacking its G grid values), 10 % for the R
-    refinement values. ``run_audit`` reports its attacks as one count over all of them
+    spent TRAIN_SHARE on training its flow, the rest on attacking its G grid values), 10 % for
+    the R refinement values. ``run_audit`` reports its attacks as one count over all of them
     (S * (G + R) steps) and the flow reports each fit separately; this maps both onto one line.
     """
 
@@ -42,7 +47,7 @@ class _AuditProgress:
         report(self.progress, self.shown, text, partial)
 
     def fit(self, fraction: float, text: str, partial: Partial | None = None) -> None:
-        self._emit(0.9 * (self.fits - 1 + 0.5 * fraction) / self.splits, text, partial)
+        self._emit(0.9 * (self.fits - 1 + TRAIN_SHARE * fraction) / self.splits, text, partial)
 
     def grid(self, fraction: float, text: str, partial: Partial | None = None) -> None:
         S, G, R = self.splits, self.grid_len, self.refine_len
@@ -54,7 +59,8 @@ class _AuditProgress:
         elif done <= S * G + 1e-9:
             split = self.fits - 1
             within = min(max((done - split * G) / G, 0.0), 1.0)
-            self._emit(0.9 * (split + 0.5 + 0.5 * within) / S, text, partial)
+            within = TRAIN_SHARE + (1 - TRAIN_SHARE) * within
+            self._emit(0.9 * (split + within) / S, text, partial)
         else:
             self._emit(0.9 + 0.1 * min((done - S * G) / max(S * R, 1), 1.0), text, partial)
 
@@ -141,15 +147,17 @@ def synthesize(
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     rng = make_rng(prep.config.seed)
     t0 = time.perf_counter()
-    audit = _audit(prep, rng, sub_progress(progress, 0.0, 0.55), cancel)
+    dp = prep.config.dp_epsilon is not None  # the DP release gets the last 20 %
+    audit_end = AUDIT_SHARE * (0.8 if dp else 1.0)
+    audit = _audit(prep, rng, sub_progress(progress, 0.0, audit_end), cancel)
     timings = {"audit_seconds": time.perf_counter() - t0}
     cancel.raise_if_cancelled()
-    end = 1.0 if prep.config.dp_epsilon is None else 0.8
+    end = 0.8 if dp else 1.0
     result = release(
-        prep, audit, progress=sub_progress(progress, 0.55, end), cancel=cancel, rng=rng,
+        prep, audit, progress=sub_progress(progress, audit_end, end), cancel=cancel, rng=rng,
         started=started, timings=timings,
     )  # fmt: skip
-    if prep.config.dp_epsilon is not None:
+    if dp:
         result = with_dp_release(result, rng, sub_progress(progress, 0.8, 1.0), cancel)
     return result
 
