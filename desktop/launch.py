@@ -63,11 +63,27 @@ def is_table_path(text: str) -> bool:
     return path.suffix.lower() in TABLE_SUFFIXES and path.is_file()
 
 
+def _missing_table(args: Sequence[str]) -> str | None:
+    """One line for ``latent-synth FILE`` when FILE looks like a table but is not a file."""
+    if len(args) != 1 or Path(args[0]).suffix.lower() not in TABLE_SUFFIXES:
+        return None
+    if Path(args[0]).is_file():
+        return None
+    return (
+        f"{args[0]}: no such file; check the name and folder "
+        "(or see 'latent-synth --help' for the commands)"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Open the wizard when called without arguments or with one table file, else run the
     command line."""
     args = list(sys.argv[1:] if argv is None else argv)
     path = table_to_open(args)
+    missing = _missing_table(args)
+    if missing:
+        print(f"latent-synth: error: {missing}", file=sys.stderr)
+        return 2
     if args and path is None:
         from engine.cli import main as cli_main
 

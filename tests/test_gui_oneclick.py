@@ -175,7 +175,7 @@ def test_refusal_writes_nothing_and_offers_the_settings(
     assert window.stack.currentIndex() == 2  # the wizard's Settings page, with the audit kept
     assert window.steps.currentRow() == 2
     assert window.session.prepared is not None
-    assert window.pages[2].auc.value() == pytest.approx(0.501)
+    assert window.session.result.verdict == "refused"  # the audit, for the Privacy page
     assert messages == []
 
 
@@ -267,9 +267,14 @@ def test_latent_synth_file_opens_the_wizard_with_the_file(monkeypatch, small_dem
     monkeypatch.setattr(launch, "missing_libraries_message", lambda: None)
     assert launch.main([str(small_demo)]) == 0
     assert opened == [str(small_demo)]
-    # not a table file, or a command: the command line as before (a one-line usage error)
-    assert launch.main([str(small_demo.with_suffix(".nope"))]) == 2
-    assert "invalid choice" in capsys.readouterr().err
+    # a table name that is not there: one line naming it, exit code 2, no wizard
+    assert launch.main([str(small_demo.with_name("gone.csv"))]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "gone.csv: no such file" in err
+    # anything else is the command line as before (a one-line usage error)
+    with pytest.raises(SystemExit) as stop:
+        launch.main([str(small_demo.with_suffix(".nope"))])
+    assert stop.value.code == 2 and "invalid choice" in capsys.readouterr().err
     assert launch.table_to_open(["run"]) is None and opened == [str(small_demo)]
 
 
