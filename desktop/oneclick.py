@@ -238,23 +238,33 @@ def run_oneclick(config: Any, folder: Path, progress: Any, cancel: Any) -> OneCl
 # -- what the summary says ----------------------------------------------------------------
 def recommendation_text(result: Any) -> str:
     """The tool's recommendation in a sentence a clinician understands."""
-    limit = float(result.config.auc_max)
+    limit = _plain(float(result.config.auc_max))
     if result.verdict == "refused":
         most = max(result.audit.curve, key=lambda p: p.w)
         binding = result.audit.binding(most.w)
         return (
-            "Do not release. Even with the most noise tried, an attacker holding the copy could "
-            "tell whether a given patient was in your file too well: the attack scored "
-            f"{binding.auc:.2f} where the privacy limit is {limit:.2f} (0.50 is a coin toss). "
-            "Nothing was written."
+            f"Do not release. Even with the most noise tried (up to w = {most.w:.2f}), an "
+            "attacker holding the copy could tell whether a given patient was in your file too "
+            f"well: the attack scored {binding.auc:.3f} where the privacy limit is {limit} (0.5 "
+            "is a coin toss). Nothing was written."
         )
     w = float(result.release["w"])
     binding = result.audit.binding(w)
     return (
         "Safe to release. An attacker holding the copy cannot tell whether a given patient was in "
-        f"your file much better than a coin toss: the attack scored {binding.auc:.2f}, under the "
-        f"privacy limit of {limit:.2f}. The privacy audit chose the noise level w = {w:.2f}."
+        f"your file much better than a coin toss: the attack scored {binding.auc:.3f}, under the "
+        f"privacy limit of {limit}. The privacy audit chose the noise level w = {w:.2f}."
     )
+
+
+def _plain(value: float) -> str:
+    """A limit as a person writes it.
+
+    Example:
+        >>> _plain(0.55), _plain(0.501), _plain(0.6)
+        ('0.55', '0.501', '0.6')
+    """
+    return f"{value:.3f}".rstrip("0").rstrip(".")
 
 
 REFUSAL_ADVICE = (

@@ -164,7 +164,8 @@ def test_refusal_writes_nothing_and_offers_the_settings(
     summary = window.summary_page
     assert "do not release" in summary.headline.text()
     assert "Nothing was written" in summary.recommendation.text()
-    assert "0.50" in summary.recommendation.text()  # the limit, in words a clinician reads
+    assert "the privacy limit is 0.501" in summary.recommendation.text()
+    assert "up to w = 0.30" in summary.recommendation.text()
     assert summary.advice.isVisible() and "What to try" in summary.advice.text()
     assert not summary.open_folder_button.isVisible()
     assert not summary.open_report_button.isVisible()
@@ -217,9 +218,7 @@ def _click_step(qtbot, window, row: int) -> None:
     qtbot.mouseClick(window.steps.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
 
 
-def test_sidebar_changes_to_a_passed_step_and_never_highlights_one_ahead(
-    window, qtbot, small_demo
-):
+def test_sidebar_changes_to_a_passed_step_and_never_highlights_one_ahead(window, qtbot, small_demo):
     load(window, qtbot, small_demo)
     window.next()
     assert window.stack.currentIndex() == 1
@@ -238,7 +237,9 @@ def test_failed_import_keeps_the_previous_file(window, qtbot, small_demo, tmp_pa
     page = window.pages[0]
     load(window, qtbot, small_demo)
     label, notes = page.file_label.text(), page.notes_label.text()
-    headers = [page.preview.horizontalHeaderItem(c).text() for c in range(page.preview.columnCount())]
+    headers = [
+        page.preview.horizontalHeaderItem(c).text() for c in range(page.preview.columnCount())
+    ]
     rows = page.preview.rowCount()
     inspected = window.session.inspected
     bad = tmp_path / "broken.xlsx"
@@ -284,3 +285,17 @@ def test_open_path_loads_the_file_on_the_import_page(window, qtbot, small_demo):
     qtbot.waitUntil(window.pages[0].is_complete, timeout=30000)
     assert window.session.input == small_demo
     assert window.pages[0].preview.columnCount() == 10
+
+
+def test_the_installed_desktop_entry_and_shortcut_accept_a_file():
+    root = Path(__file__).resolve().parents[1]
+    script = (root / "installer" / "install.sh").read_text(encoding="utf-8")
+    exec_line = next(line for line in script.splitlines() if "Exec=" in line)
+    assert exec_line.rstrip().endswith('latent-synth\\" %f"')  # one file, as "Open with" gives
+    mime = next(line for line in script.splitlines() if "MimeType=" in line)
+    assert "text/csv" in mime and "application/x-spss-sav" in mime
+    ps1 = (root / "installer" / "install.ps1").read_text(encoding="utf-8")
+    assert 'latent-synth-gui.exe"' in ps1  # a file dropped on the shortcut reaches gui_main
+    from desktop import launch
+
+    assert launch.table_to_open([__file__]) is None  # .py is not a table

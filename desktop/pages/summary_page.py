@@ -51,6 +51,7 @@ class ProgressView(QtWidgets.QWidget):
         row = QtWidgets.QHBoxLayout()
         self.stage = QtWidgets.QLabel("Starting…")
         self.stage.setAccessibleName("Current step")
+        self.stage.setStyleSheet("color: #555;")
         self.eta = QtWidgets.QLabel("estimating time left")
         self.eta.setAccessibleName("Time left")
         row.addWidget(self.stage, 1)
