@@ -85,7 +85,9 @@ def _finish(window, qtbot) -> None:
     qtbot.waitUntil(lambda: window.stack.currentWidget() is window.summary_page, timeout=120000)
 
 
-def test_dropped_file_to_released_export_with_one_click(window, qtbot, survival_csv, documents):
+def test_dropped_file_to_released_export_with_one_click(
+    window, qtbot, survival_csv, documents, monkeypatch
+):
     from desktop.qt import Qt
 
     before = hashlib.sha256(survival_csv.read_bytes()).hexdigest()
@@ -128,6 +130,18 @@ def test_dropped_file_to_released_export_with_one_click(window, qtbot, survival_
     assert summary.report_path() == folder / "report.pdf"
     assert summary.open_report_button.isVisible() and summary.open_folder_button.isVisible()
     assert not summary.settings_button.isVisible()
+    import desktop.pages.summary_page as summary_module
+
+    opened: list[str] = []
+
+    def open_url(url):
+        opened.append(url.toLocalFile())
+        return True
+
+    monkeypatch.setattr(summary_module.QDesktopServices, "openUrl", staticmethod(open_url))
+    qtbot.mouseClick(summary.open_folder_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(summary.open_report_button, Qt.MouseButton.LeftButton)
+    assert opened == [str(folder), str(folder / "report.pdf")]
     assert "survival model" in summary.fidelity.text()
     assert "cvd" in summary.outcome_note.text()
     # the wizard holds the run: the sidebar reaches the Privacy step with its audit
@@ -193,6 +207,59 @@ def test_cancel_writes_nothing(window, qtbot, small_demo, documents):
     qtbot.waitUntil(lambda: window.stack.currentIndex() == 0 and not view.is_busy(), timeout=60000)
     assert "nothing was written" in window.statusBar().currentMessage()
     assert list(documents.iterdir()) == []
+
+
+def test_the_question_is_asked_only_when_the_outcome_is_unclear():
+    import pandas as pd
+
+    from desktop.oneclick import NO_OUTCOME, plan_outcome
+    from desktop.wizard import _outcome_note
+
+    base = {"age": [50, 61, 70, 44, 58, 39], "sbp": [120, 135, 150, 118, 142, 128]}
+    clear = pd.DataFrame({**base, "futime": [5.0, 3, 9, 2, 7, 4], "death": [1, 0, 1, 0, 0, 1]})
+    plan = plan_outcome(clear)
+    assert not plan.must_ask and (plan.recognised.time, plan.recognised.event) == (
+        "futime",
+        "death",
+    )
+    # two follow-up times and an event the names alone do not give away: one question, 2 + 1 choices
+    unclear = pd.DataFrame(
+        {
+            **base,
+            "os_time": [5.0, 3, 9, 2, 7, 4],
+            "pfs_time": [2.0, 3, 1, 2, 5, 4],
+            "cvd": [1, 0, 1, 0, 0, 1],
+        }
+    )
+    plan = plan_outcome(unclear)
+    assert plan.must_ask
+    assert [(c.time, c.event) for c in plan.choices] == [
+        ("os_time", "cvd"), ("pfs_time", "cvd"), (None, None)
+    ]  # fmt: skip
+    # nothing that could be a survival outcome: no question, and the summary says what was done
+    plan = plan_outcome(pd.DataFrame(base))
+    assert not plan.must_ask and plan.recognised is None and plan.choices == ()
+    assert "distributions and correlations only" in _outcome_note(NO_OUTCOME)
+
+
+def test_fidelity_line_without_an_outcome_says_what_was_compared():
+    from types import SimpleNamespace
+
+    from desktop.oneclick import fidelity_text
+
+    fidelity = {
+        "marginal": [{"std_mean_difference": 0.031}, {"std_mean_difference": -0.264}],
+        "correlation": {"max_abs_difference": 0.08},
+        "model": None,
+    }
+    result = SimpleNamespace(fidelity=fidelity, config=SimpleNamespace(analysis=None))
+    assert fidelity_text(result) == (
+        "Fidelity needs a look in the report (distributions and correlations only: no outcome "
+        "model was compared): averages differ by at most 0.26 standard deviations; correlations "
+        "by at most 0.08."
+    )
+    fidelity["marginal"][1]["std_mean_difference"] = 0.1
+    assert fidelity_text(result).startswith("Fidelity looks good (distributions")
 
 
 def test_default_output_folder_never_beside_the_input_nor_overwriting(tmp_path):
