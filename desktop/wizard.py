@@ -22,7 +22,7 @@ import platform
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from desktop.oneclick import (
     NO_OUTCOME,
@@ -119,8 +119,9 @@ class MainWindow(QtWidgets.QMainWindow):
             page.complete_changed.connect(self._update_buttons)
             page.advance_requested.connect(self._advance)
             page.busy_changed.connect(self._update_buttons)
+        self.import_page = cast(ImportPage, self.pages[0])
         self.steps.currentRowChanged.connect(self._step_chosen)
-        self.pages[0].oneclick_requested.connect(self.start_oneclick)
+        self.import_page.oneclick_requested.connect(self.start_oneclick)
         self.progress_view = ProgressView(self.stack)
         self.progress_view.done.connect(self._oneclick_done)
         self.progress_view.failed.connect(self._oneclick_failed)
@@ -199,7 +200,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.statusBar().showMessage("Busy: wait for the current step or cancel it first.")
             return
         self.go_to(0)
-        self.pages[0].load_file(Path(path))
+        self.import_page.load_file(Path(path))
 
     def dragEnterEvent(self, event: QtGui.QDragEnterEvent) -> None:  # noqa: N802 - Qt naming
         if any(u.isLocalFile() for u in event.mimeData().urls()):
@@ -213,11 +214,11 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _open_file(self) -> None:
         self.go_to(0)
-        self.pages[0].choose_file()
+        self.import_page.choose_file()
 
     def _load_demo(self) -> None:
         self.go_to(0)
-        self.pages[0].load_demo()
+        self.import_page.load_demo()
 
     def open_meta(self) -> Any:
         from desktop.meta_window import MetaWindow

@@ -150,6 +150,8 @@ class ImportPage(Page):
 
     def on_loaded(self, inspected: Any) -> None:
         self.status.setVisible(False)
+        if self._pending is None:  # a result always follows a load_file
+            return
         path, fields = self._pending
         self.session.start_over(path, **fields)
         self.session.inspected = inspected
