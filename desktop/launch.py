@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if hint:
         print(f"latent-synth: error: {hint}", file=sys.stderr)
         return 2
-    return int(desktop_main(path))
+    return int(desktop_main(path) if path else desktop_main())
 
 
 def missing_qt_libraries() -> list[str]:
@@ -222,7 +222,7 @@ def gui_main(argv: Sequence[str] | None = None) -> int:
             if sys.stderr is not None:
                 print(f"latent-synth could not start: {hint} (also in {log})", file=sys.stderr)
             return 1
-        return int(desktop_main(path))
+        return int(desktop_main(path) if path else desktop_main())
     except Exception as err:  # noqa: BLE001 - a windowed program has no console to print to
         return _startup_failed(err)
 
