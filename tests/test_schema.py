@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from engine.errors import InputError
-from engine.tables.read import ColumnMeta, read_table
+from engine.tables.read import read_table
+from engine.tables.read_binary import ColumnMeta
 from engine.tables.schema import KINDS, binary_labels, infer_schema
 
 

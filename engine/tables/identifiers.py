@@ -23,7 +23,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from engine.tables.read import is_id_like_name, name_tokens
+from engine.tables.names import is_id_like_name, name_tokens
 from engine.tables.values import all_whole
 
 ID_TOKENS = frozenset(

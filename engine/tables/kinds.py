@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from engine.tables.identifiers import date_or_identifier
-from engine.tables.read import ColumnMeta
+from engine.tables.read_binary import ColumnMeta
 from engine.tables.values import all_whole, decimal_places, sorted_values
 
 KINDS = (

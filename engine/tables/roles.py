@@ -26,7 +26,7 @@ import pandas as pd
 
 from engine.errors import InputError
 from engine.tables.kinds import NEGATIVE_FIRST, ColumnSpec, binary_labels
-from engine.tables.read import name_tokens
+from engine.tables.names import name_tokens
 from engine.tables.values import decimal_places, sorted_values
 
 TIME_NAMES = frozenset(
