@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import PurePath
 from typing import Any, Literal
 
 import numpy as np
@@ -38,11 +39,12 @@ INTERCEPT = "(intercept)"
 
 
 def json_safe(value: Any) -> Any:
-    """Turn numpy scalars, tuples and non-finite floats into plain JSON values (NaN/inf -> None).
+    """Turn numpy scalars, tuples, arrays, paths and non-finite floats into plain JSON values
+    (NaN/inf -> None): the one such helper of the engine.
 
     Example:
-        >>> json_safe({"a": np.float64(1.5), "b": (np.nan, np.int64(2))})
-        {'a': 1.5, 'b': [None, 2]}
+        >>> json_safe({"a": np.float64(1.5), "b": (np.nan, np.int64(2)), "c": PurePath("x.csv")})
+        {'a': 1.5, 'b': [None, 2], 'c': 'x.csv'}
     """
     if isinstance(value, Mapping):
         return {str(k): json_safe(v) for k, v in value.items()}
@@ -54,6 +56,8 @@ def json_safe(value: Any) -> Any:
         return int(value)
     if isinstance(value, (float, np.floating)):
         return float(value) if math.isfinite(value) else None
+    if isinstance(value, PurePath):
+        return str(value)
     return value
 
 

@@ -23,13 +23,14 @@ import io as _stdio
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from engine.disclosure import finite
 from engine.errors import InputError
 from engine.tables.names import is_id_like_name, name_columns
+from engine.tables.values import all_whole
 
 ALWAYS_MISSING = frozenset({"", ".", "NaN", "nan", "N/A", "n/a"})
 NA_LITERAL = "NA"
@@ -172,20 +173,12 @@ def code_strings(codes: Sequence[str | float]) -> set[str]:
     out: set[str] = set()
     for code in codes:
         out.add(str(code).strip())
-        number = _as_float(code)
-        if number is not None and np.isfinite(number):
+        number = finite(code)
+        if number is not None:
             out.add(repr(number))
-            if float(number).is_integer():
+            if number.is_integer():
                 out.add(str(int(number)))
     return out
-
-
-def _as_float(value: Any) -> float | None:
-    """``float(value)`` or None."""
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def _parse_numbers(present: pd.Series, decimal_comma: bool) -> pd.Series | None:
@@ -224,7 +217,7 @@ def mask_numeric_codes(
     name: str, s: pd.Series, codes: Sequence[str | float], notes: list[str]
 ) -> pd.Series:
     """Numeric columns: values equal to a numeric missing code become NaN."""
-    numbers = [f for c in codes if (f := _as_float(c)) is not None and np.isfinite(f)]
+    numbers = [f for c in codes if (f := finite(c)) is not None]
     if not numbers or not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
         return s
     hit = s.isin(numbers)
@@ -238,8 +231,7 @@ def integers_if_whole(s: pd.Series) -> pd.Series:
     """float64 -> int64 when every value is a whole number and none is missing."""
     if s.dtype.kind != "f" or s.isna().any() or len(s) == 0:
         return s
-    v = s.to_numpy()
-    if np.all(np.isfinite(v)) and np.all(v == np.round(v)) and np.all(np.abs(v) < 2**53):
+    if all_whole(s) and bool(np.all(np.abs(s.to_numpy()) < 2**53)):
         return s.astype("int64")
     return s
 
