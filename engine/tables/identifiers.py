@@ -73,7 +73,6 @@ NAMED_ID_SHARE = 0.9
 UNNAMED_ID_SHARE = 0.95
 MIN_ID_ROWS = 20
 
-
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _PHONE = re.compile(r"^\+?[\d\s\-().]{7,}$")
 _DATE = re.compile(

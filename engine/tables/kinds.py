@@ -43,9 +43,7 @@ KINDS = (
 SYNTHESIZABLE = frozenset({"continuous", "integer", "binary", "categorical", "time", "event"})
 NUMERIC_KINDS = frozenset({"continuous", "integer", "time"})
 
-
 MAX_LEVELS = 20
-
 
 NEGATIVE_FIRST = {
     frozenset({"no", "yes"}): "no",

@@ -37,7 +37,6 @@ NA_LITERAL = "NA"
 MAX_NA_LEVELS = 20
 DELIMITERS = (",", ";", "\t", "|")
 
-
 _LEADING_ZERO = re.compile(r"^[+-]?0\d")
 _DECIMAL_COMMA = re.compile(r"^[+-]?\d*,\d+$")
 _INTEGER_TEXT = re.compile(r"^[+-]?\d+$")
