@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from scipy import stats as sps
@@ -75,38 +76,8 @@ def combine_synthetic_copies(fits: Sequence[ModelFit], rule: Rule = "partial") -
     m = len(fits)
     coefs, detail = [], {}
     for i, name in enumerate(names):
-        q = np.array([f.coefficients[i].estimate for f in fits])
-        u = np.array([f.coefficients[i].se ** 2 for f in fits])
-        qbar, b, ubar = float(q.mean()), float(q.var(ddof=1)), float(u.mean())
-        total, dof, adjusted = _combined_variance(b, ubar, m, rule)
-        se = math.sqrt(total)
-        crit = (
-            Z95 if dof is None or not math.isfinite(dof) else float(sps.t.ppf(1 - ALPHA / 2, dof))
-        )
-        stat = abs(qbar) / se
-        p = float(
-            2
-            * (sps.norm.sf(stat) if dof is None or not math.isfinite(dof) else sps.t.sf(stat, dof))
-        )
-        coefs.append(
-            Coefficient(
-                name,
-                qbar,
-                se,
-                qbar - crit * se,
-                qbar + crit * se,
-                p,
-                fits[0].coefficients[i].per,
-                None if dof is None or not math.isfinite(dof) else dof,
-            )
-        )
-        detail[name] = {
-            "between_variance": b,
-            "within_variance": ubar,
-            "total_variance": total,
-            "df": dof,
-            "adjusted": adjusted,
-        }
+        coef, detail[name] = _combine_term([f.coefficients[i] for f in fits], rule)
+        coefs.append(coef)
     first = fits[0]
     combined = {
         "rule": rule,
@@ -116,6 +87,33 @@ def combine_synthetic_copies(fits: Sequence[ModelFit], rule: Rule = "partial") -
     }
     withheld = tuple(dict.fromkeys(t for f in fits for t in f.withheld))
     return replace(first, coefficients=tuple(coefs), combined=combined, withheld=withheld)
+
+
+def _combine_term(copies: Sequence[Coefficient], rule: Rule) -> tuple[Coefficient, dict[str, Any]]:
+    """One coefficient over the M copies: the combined estimate with its t (or normal) CI, and
+    the variance components recorded in ``audit.json``."""
+    m = len(copies)
+    q = np.array([c.estimate for c in copies])
+    u = np.array([c.se**2 for c in copies])
+    qbar, b, ubar = float(q.mean()), float(q.var(ddof=1)), float(u.mean())
+    total, dof, adjusted = _combined_variance(b, ubar, m, rule)
+    t_dof = dof if dof is not None and math.isfinite(dof) else None  # None: normal reference
+    se = math.sqrt(total)
+    crit = Z95 if t_dof is None else float(sps.t.ppf(1 - ALPHA / 2, t_dof))
+    stat = abs(qbar) / se
+    p = float(2 * (sps.norm.sf(stat) if t_dof is None else sps.t.sf(stat, t_dof)))
+    first = copies[0]
+    coef = Coefficient(
+        first.name, qbar, se, qbar - crit * se, qbar + crit * se, p, first.per, t_dof
+    )
+    detail = {
+        "between_variance": b,
+        "within_variance": ubar,
+        "total_variance": total,
+        "df": dof,
+        "adjusted": adjusted,
+    }
+    return coef, detail
 
 
 def _combined_variance(
