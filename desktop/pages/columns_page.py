@@ -252,14 +252,14 @@ class ColumnsPage(Page):
             QMessageBox.warning(self, "latent-synth: columns", str(err))
             return False
         self.session.update(**fields)
-        if (
-            self.session.prepared is not None
-            and self.session.prepared.config == self.session.config()
-        ):
+        from dataclasses import replace
+
+        # The analysis is chosen (and checked against these roles) on the Settings page next.
+        config = replace(self.session.config(), analysis=None, outcome=None, covariates=(), per=())
+        if self.session.prepared is not None and self.session.prepared.config == config:
             return True
         from engine.pipeline import prepare
 
-        config = self.session.config()
         self.status.setVisible(True)
         self.run_task(
             lambda progress, cancel: prepare(config, progress), self._prepared, self._failed

@@ -191,6 +191,12 @@ class Schema:
         return pd.DataFrame([c.to_dict() for c in self.columns])
 
 
+def _plain(value: Any) -> str:
+    """A value as a person reads it: 'M' quoted, 0 and 1.5 bare (never ``np.int64(0)``)."""
+    value = value.item() if isinstance(value, np.generic) else value
+    return repr(value) if isinstance(value, str) else f"{value}"
+
+
 def binary_labels(values: Sequence[Any]) -> tuple[Any, ...]:
     """Stable order for two labels: the recognised negative/absent one first, else sorted.
 
@@ -385,7 +391,7 @@ def _classify(s: pd.Series, meta: ColumnMeta | None) -> tuple[str, str, tuple[An
     if len(present) == 0:
         return "constant", "every value is missing", None
     if n_distinct == 1:
-        return "constant", f"only one value ({present.iloc[0]!r}); nothing to model", None
+        return "constant", f"only one value ({_plain(present.iloc[0])}); nothing to model", None
     found = _date_or_identifier(s, present, n_distinct)
     if found is not None:
         return found
@@ -397,7 +403,7 @@ def _classify(s: pd.Series, meta: ColumnMeta | None) -> tuple[str, str, tuple[An
             if pd.api.types.is_bool_dtype(s)
             else binary_labels(list(present.unique()))
         )
-        return "binary", f"two values ({labels[0]!r}, {labels[1]!r})", labels
+        return "binary", f"two values ({_plain(labels[0])}, {_plain(labels[1])})", labels
     if is_text:
         if n_distinct > MAX_LEVELS:
             return (
