@@ -122,10 +122,40 @@ def table_from_frame(table: QtWidgets.QTableWidget, frame: Any, max_rows: int = 
 
 
 def _cell(value: Any) -> str:
-    if isinstance(value, float):
-        if value != value:
-            return ""
-        return f"{value:.4g}"
-    if value is None:
+    if value is None or (isinstance(value, float) and value != value):
         return ""
+    if isinstance(value, (float, np_floating())):
+        return number(float(value), 4)
     return str(value)
+
+
+def np_floating() -> type:
+    """numpy's floating base class (numpy is loaded by the time a table is shown)."""
+    import numpy as np
+
+    return np.floating
+
+
+def number(value: Any, digits: int = 3) -> str:
+    """A number as a person reads it: ``digits`` significant digits, thousands separated,
+    never in ``1.2e+03`` notation and never as a Python type (``np.float64(...)``).
+
+    Example:
+        >>> [number(v) for v in (1234.5, 12.345, 0.5, 0.000012, 0, -3.14159, None)]
+        ['1,234', '12.3', '0.5', '0.000012', '0', '-3.14', '–']
+    """
+    import math
+
+    if value is None:
+        return "–"
+    v = float(value)
+    if not math.isfinite(v):
+        return "–" if v != v else ("more than any number" if v > 0 else "less than any number")
+    if v == 0:
+        return "0"
+    a = abs(v)
+    if a >= 10 ** (digits - 1):
+        return f"{v:,.0f}"
+    decimals = min(digits - 1 - math.floor(math.log10(a)), 12)
+    text = f"{v:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
