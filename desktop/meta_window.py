@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from desktop.pages.base import heading, note, number
+from desktop.pages.base import heading, note, number, plain_message
 from desktop.qt import QMessageBox, QSettings, QtWidgets
 from desktop.worker import Task
 
@@ -413,4 +413,5 @@ def _p(p: float) -> str:
 
 
 def _warn(parent: QtWidgets.QWidget, err: BaseException) -> None:
-    QMessageBox.warning(parent, "latent-synth: meta-analysis", str(err) or type(err).__name__)
+    text = plain_message(str(err)) or type(err).__name__
+    QMessageBox.warning(parent, "latent-synth: meta-analysis", text)

@@ -97,6 +97,11 @@ class ExportPage(Page):
         result = self.session.result
         if result is None:
             self.summary.setText("Nothing to export yet.")
+        elif result.synthetic is None:
+            self.summary.setText(
+                "Nothing to export: no w passed the privacy audit. The Privacy page explains "
+                "why and what you can do."
+            )
         else:
             self.summary.setText(
                 f"Ready: {result.release['rows']:,} synthetic rows at w = {result.release['w']:.2f} "

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from desktop.pages.base import Page, note
+from desktop.pages.base import Page, note, plain_message
 from desktop.qt import QMessageBox, QSettings, Qt, QtWidgets
 
 ANALYSES = (
@@ -276,7 +276,8 @@ class SettingsPage(Page):
         except ValueError as err:
             return [str(err)]
         config = replace(prepared.config, **fields)
-        return [_sentence(p) for p in check_analysis(config, prepared.schema, prepared.real)]
+        problems = check_analysis(config, prepared.schema, prepared.real)
+        return [_sentence(plain_message(p)) for p in problems]
 
     def _check(self, *_: Any) -> None:
         self.problems.setText("\n".join(self.analysis_problems()))
@@ -353,7 +354,7 @@ class SettingsPage(Page):
             self.session.update(**fields)
             self.session.config()
         except Exception as err:  # noqa: BLE001 - ValueError or InputError: shown to the user
-            QMessageBox.warning(self, "latent-synth: settings", str(err))
+            QMessageBox.warning(self, "latent-synth: settings", plain_message(str(err)))
             return False
         settings = QSettings()
         settings.setValue("settings/auc_max", self.auc.value())
