@@ -124,7 +124,7 @@ def test_acknowledgement_stays_ticked_with_its_warning_after_apply(
 
 
 def test_refused_run_the_privacy_page_says_only_true_things(window, qtbot, messages, released):
-    from engine.pipeline import RunConfig, prepare, synthesize
+    from engine.pipeline import RunConfig, synthesize
 
     config = RunConfig(
         **{**vars(released.config), "w_grid": (0.97, 0.98), "repeats": 1, "auc_max": 0.51}

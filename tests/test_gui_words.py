@@ -18,7 +18,6 @@ import re  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 from dataclasses import replace  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -174,6 +173,14 @@ def test_no_flag_repr_or_exponent_in_any_page_dialog_window_or_pdf(
     meta.pool()
     qtbot.waitUntil(lambda: meta.run is not None and not meta.task.is_running, timeout=30000)
     found += [("meta window", t) for _, t in widget_texts(meta)]
+    # an engine refusal shown by the meta window: the demo file without an exposure
+    meta.use_demo()
+    meta.exposure.setText("")
+    before = len(messages)
+    meta.pool()
+    qtbot.waitUntil(lambda: len(messages) > before and not meta.task.is_running, timeout=30000)
+    assert "needs an exposure" in messages[-1][1]
+    found += [("meta message box", messages[-1][1])]
     assert len(found) > 500, f"only {len(found)} texts walked"
     problems = bad(found)
     # the report a person reads, and the output checker's README

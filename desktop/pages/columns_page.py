@@ -116,8 +116,9 @@ class ColumnsPage(Page):
             self.table.setCellWidget(row, COL_ROLE, role)
 
             for col, value in ((COL_LOW, spec.lower), (COL_HIGH, spec.upper)):
-                item = QtWidgets.QTableWidgetItem("" if value is None else f"{value:g}")
-                item.setData(Qt.ItemDataRole.UserRole, "" if value is None else f"{value:g}")
+                text = "" if value is None else bound_text(value)
+                item = QtWidgets.QTableWidgetItem(text)
+                item.setData(Qt.ItemDataRole.UserRole, text)
                 item.setToolTip(
                     "Synthetic values are clipped to this limit. Empty: the observed range."
                 )
@@ -276,6 +277,18 @@ class ColumnsPage(Page):
         self.status.setVisible(False)
         self.session.prepared = None
         self.show_error(err)
+
+
+def bound_text(value: float) -> str:
+    """A bound as typed by a person: every digit, no exponent (``1500000``, not ``1.5e+06``).
+
+    Example:
+        >>> bound_text(1.5e6), bound_text(0.25), bound_text(-3.0), bound_text(1e-7)
+        ('1500000', '0.25', '-3', '0.0000001')
+    """
+    import numpy as np
+
+    return str(np.format_float_positional(float(value), trim="-"))
 
 
 def _role(spec: Any, schema: Any) -> str:
