@@ -52,6 +52,10 @@ class PrivacyPage(Page):
         side.addWidget(self.summary)
         self.explain = note(EXPLAIN_HTML)
         self.explain.setAccessibleName("How to read the audit")
+        self.explain.setToolTip(
+            "AUC 0.5: the attacker does no better than a coin toss; 1: always right. "
+            "ε: smaller is safer; for this method it is a worst-case ceiling."
+        )
         side.addWidget(self.explain)
         side.addWidget(heading("Choose w yourself"))
         row = QtWidgets.QHBoxLayout()
