@@ -18,6 +18,7 @@ import re  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 from dataclasses import replace  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -196,3 +197,27 @@ def test_no_flag_repr_or_exponent_in_any_page_dialog_window_or_pdf(
     assert "privacy" in text.lower() and len(text) > 2000
     problems += [f"report.pdf: {line.strip()!r}" for line in text.splitlines() if BAD.search(line)]
     assert not problems, "\n".join(problems)
+
+
+def test_every_flag_named_in_an_engine_message_reaches_a_person_as_a_setting_name():
+    """The wizard's safety net: each string in engine/ (outside the command line) that still
+    names a flag is shown with the setting's name instead, and no flag survives."""
+    import ast
+
+    from desktop.pages.base import SETTING_NAMES, plain_message
+
+    root = Path(__file__).resolve().parents[1] / "engine"
+    literals = []
+    for path in root.rglob("*.py"):
+        if path.name == "cli.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if re.search(r"--[a-z]", node.value) and "\n" not in node.value.strip():
+                    literals.append((path.name, node.value))
+    assert literals, "the scan found no flag at all: is it still looking in the right place?"
+    for name, text in literals:
+        shown = plain_message(text)
+        assert not re.search(r"--[a-z]", shown), f"{name}: {text!r} -> {shown!r}"
+    flags = {m for _, text in literals for m in re.findall(r"--[a-z][a-z-]*", text)}
+    assert flags <= set(SETTING_NAMES), sorted(flags - set(SETTING_NAMES))
