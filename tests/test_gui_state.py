@@ -138,3 +138,39 @@ def test_refused_run_the_privacy_page_says_only_true_things(window, qtbot, messa
     assert "chose" not in text and "above the audited choice" not in text
     assert "No w passed the audit, so releasing at any w, w = 0.00 included" in text
     assert privacy.ack.isEnabled() and not privacy.ack.isChecked()
+
+
+def test_fidelity_page_says_why_a_coefficient_is_withheld_and_marks_the_log_rank(window):
+    """A group of 6 people: its coefficient is withheld in words, never as a dash or 'no'."""
+    import numpy as np
+    import pandas as pd
+
+    from engine.stats.models import ModelSpec, fidelity_report
+
+    rng = np.random.default_rng(3)
+    n = 300
+    site = np.array(["A"] * 150 + ["B"] * 144 + ["C"] * 6)
+    real = pd.DataFrame(
+        {
+            "time": rng.exponential(5.0, n).round(2) + 0.01,
+            "event": rng.integers(0, 2, n),
+            "site": site,
+            "age": rng.normal(60, 8, n).round(1) * 1000,  # large values: no exponent shown
+        }
+    )
+    spec = ModelSpec("cox", covariates=("age", "site"), time="time", event="event")
+    fidelity = fidelity_report(real, real.sample(frac=1, random_state=1), spec).to_dict()
+    page = window.pages[5]
+    page.render(fidelity)
+    rows = {
+        page.model.item(r, 0).text(): [
+            page.model.item(r, c).text() for c in range(1, page.model.columnCount())
+        ]
+        for r in range(page.model.rowCount())
+    }
+    assert rows["site=C"][:2] == ["not shown: fewer than 10 people"] * 2
+    assert "no" not in rows["site=C"] and "–" not in rows["site=C"]
+    assert rows["site=B"][0][0].isdigit()  # a shown term keeps its numbers
+    assert "descriptive only" in page.notes.text()
+    means = [page.marginals.item(r, 1).text() for r in range(page.marginals.rowCount())]
+    assert any("," in m for m in means) and not any("e+" in m for m in means)
