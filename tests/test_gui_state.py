@@ -59,6 +59,7 @@ def test_cox_without_time_and_event_is_stopped_on_settings_before_training(
     assert "no column is marked as a follow-up time" in settings.analysis_note.text()
     settings.analysis.setCurrentIndex(settings.analysis.findData("cox"))
     assert "needs a follow-up time column and an event column" in settings.problems.text()
+    assert settings.analysis_note.text() == ""  # "no comparison is chosen" is no longer true
     window.next()
     assert window.stack.currentIndex() == 2, "the run must not start"
     assert window.session.result is None and window.pages[3].task is None

@@ -40,6 +40,7 @@ class SettingsPage(Page):
 
     def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(session, parent)
+        self._why_none = ""  # why the program chose no regression comparison, if it did
         settings = QSettings()
         outer = QtWidgets.QVBoxLayout(self)
         outer.addWidget(self._build_privacy(settings))
@@ -222,15 +223,15 @@ class SettingsPage(Page):
         per = dict(fields.get("per", ()))
         survival = bool(schema.time and schema.event)
         analysis = fields.get("analysis", "cox" if survival else None)
-        self.analysis_note.setText("")
+        self._why_none = ""
         if analysis == "cox" and not survival:
             analysis = None
-            self.analysis_note.setText(
+            self._why_none = (
                 "The Cox model was switched off: no column is marked as the follow-up time and "
                 "the event on the Columns page. Go back to mark them, or choose another analysis."
             )
         elif analysis is None and "analysis" not in fields:
-            self.analysis_note.setText(
+            self._why_none = (
                 "No regression comparison is chosen because no column is marked as a follow-up "
                 "time and an event (a survival outcome). You may choose a linear or logistic "
                 "regression instead."
@@ -262,6 +263,8 @@ class SettingsPage(Page):
         self.outcome.setEnabled(key in ("ols", "logistic"))
         for widget in (self.exposure, self.per, self.adjust):
             widget.setEnabled(key is not None)
+        # why the program chose no comparison: true only while none is chosen
+        self.analysis_note.setText(self._why_none if key is None else "")
         self._check()
 
     def analysis_problems(self) -> list[str]:
