@@ -139,6 +139,13 @@ def test_refused_run_the_privacy_page_says_only_true_things(window, qtbot, messa
     assert "chose" not in text and "above the audited choice" not in text
     assert "No w passed the audit, so releasing at any w, w = 0.00 included" in text
     assert privacy.ack.isEnabled() and not privacy.ack.isChecked()
+    window.go_to(5)  # Fidelity: a Cox model was chosen, but nothing was released to compare
+    fidelity = window.pages[5]
+    assert "nothing released to compare" in fidelity.model_heading.text()
+    assert fidelity.notes.text().startswith("Nothing was released")
+    window.go_to(6)
+    assert window.pages[6].summary.text().startswith("Nothing to export: no w passed")
+    assert not window.pages[6].export_button.isEnabled()
 
 
 def test_fidelity_page_says_why_a_coefficient_is_withheld_and_marks_the_log_rank(window):

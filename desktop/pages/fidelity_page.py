@@ -17,6 +17,7 @@ MARGINAL_COLUMNS = (
     ("real_sd", "Real SD"), ("synth_sd", "Synthetic SD"), ("std_mean_difference", "Std. mean diff."),
 )  # fmt: skip
 WITHHELD = "not shown: fewer than 10 people"
+MODEL_NAMES = {"cox": "Cox model", "logistic": "Logistic regression", "ols": "Linear regression"}
 EFFECT = {"cox": "hazard ratio", "logistic": "odds ratio", "ols": "coefficient"}
 # What each number column means, shown when the pointer rests on its header.
 HEADER_TIPS = {
@@ -79,6 +80,21 @@ class FidelityPage(Page):
         if result is not None and result is not self._shown:
             self._shown = result
             self.render(result.fidelity or {})
+            if result.synthetic is None:
+                self.show_nothing_released()
+
+    def show_nothing_released(self) -> None:
+        """A refused run: nothing was released, so nothing was compared (whatever was chosen)."""
+        why = "Nothing was released, so there is nothing to compare: see the Privacy page."
+        self.model_heading.setText("<b>Regression: nothing released to compare</b>")
+        self.notes.setText(why)
+
+        def draw(ax: Any) -> None:
+            ax.set_axis_off()
+            ax.text(0.5, 0.5, "nothing released to compare", ha="center", va="center",
+                    color="grey", transform=ax.transAxes)  # fmt: skip
+
+        self.km.draw(draw)
 
     def render(self, fidelity: dict[str, Any]) -> None:
         rows = fidelity.get("marginal") or []
@@ -93,9 +109,8 @@ class FidelityPage(Page):
             analysis = model.get("analysis", "")
             effect = EFFECT.get(analysis, "estimate")
             exp = analysis in ("cox", "logistic")
-            self.model_heading.setText(
-                f"<b>Regression ({analysis}): {effect}, real vs synthetic</b>"
-            )
+            model_name = MODEL_NAMES.get(analysis, "regression")
+            self.model_heading.setText(f"<b>{model_name}: {effect}, real vs synthetic</b>")
             headers = [
                 "Variable",
                 f"Real {effect} (95% CI)",
