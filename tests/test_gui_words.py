@@ -2,7 +2,7 @@
 
 Walks every page of the wizard after a fast real run (released, then refused), every dialog
 that can be opened (message boxes, the user guide, About), the meta-analysis window after a
-pooling, and the text of the PDF report of that run. A text fails when it contains ``--``
+pooling, and the text of the PDF report and README.txt of that run. A text fails when it contains ``--``
 followed by a letter (a flag), ``np.`` (a numpy repr) or a digit-e-sign-digit number
 (``1.12e+03``).
 """
@@ -184,7 +184,7 @@ def test_no_flag_repr_or_exponent_in_any_page_dialog_window_or_pdf(
     found += [("meta message box", messages[-1][1])]
     assert len(found) > 500, f"only {len(found)} texts walked"
     problems = bad(found)
-    # the report a person reads, and the output checker's README
+    # the report a person reads, and the recipient's README
     pdf = out / "report.pdf"
     assert pdf.is_file()
     if shutil.which("pdftotext"):
@@ -196,6 +196,8 @@ def test_no_flag_repr_or_exponent_in_any_page_dialog_window_or_pdf(
         text = "\n".join(p.extract_text() for p in pypdf.PdfReader(pdf).pages)
     assert "privacy" in text.lower() and len(text) > 2000
     problems += [f"report.pdf: {line.strip()!r}" for line in text.splitlines() if BAD.search(line)]
+    readme = (out / "README.txt").read_text(encoding="utf-8")
+    problems += [f"README.txt: {line.strip()!r}" for line in readme.splitlines() if BAD.search(line)]
     assert not problems, "\n".join(problems)
 
 
