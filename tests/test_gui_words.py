@@ -197,7 +197,9 @@ def test_no_flag_repr_or_exponent_in_any_page_dialog_window_or_pdf(
     assert "privacy" in text.lower() and len(text) > 2000
     problems += [f"report.pdf: {line.strip()!r}" for line in text.splitlines() if BAD.search(line)]
     readme = (out / "README.txt").read_text(encoding="utf-8")
-    problems += [f"README.txt: {line.strip()!r}" for line in readme.splitlines() if BAD.search(line)]
+    problems += [
+        f"README.txt: {line.strip()!r}" for line in readme.splitlines() if BAD.search(line)
+    ]
     assert not problems, "\n".join(problems)
 
 
