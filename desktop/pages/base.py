@@ -172,18 +172,13 @@ def table_from_frame(table: QtWidgets.QTableWidget, frame: Any, max_rows: int = 
 
 
 def _cell(value: Any) -> str:
+    import numpy as np  # loaded by the time a table is shown
+
     if value is None or (isinstance(value, float) and value != value):
         return ""
-    if isinstance(value, (float, np_floating())):
+    if isinstance(value, (float, np.floating)):
         return number(float(value), 4)
     return str(value)
-
-
-def np_floating() -> type:
-    """numpy's floating base class (numpy is loaded by the time a table is shown)."""
-    import numpy as np
-
-    return np.floating
 
 
 def number(value: Any, digits: int = 3) -> str:
