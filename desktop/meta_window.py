@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from desktop.pages.base import heading, note
+from desktop.pages.base import heading, note, number, plain_message
 from desktop.qt import QMessageBox, QSettings, QtWidgets
 from desktop.worker import Task
 
@@ -36,7 +36,6 @@ class MetaWindow(QtWidgets.QMainWindow):
         self.task: Task | None = None
         self.run: Any = None
         self._workdir = Path(tempfile.mkdtemp(prefix="latent-synth-meta-"))
-        self._summary_file: Path | None = None
         central = QtWidgets.QWidget()
         self.setCentralWidget(central)
         outer = QtWidgets.QHBoxLayout(central)
@@ -251,7 +250,7 @@ class MetaWindow(QtWidgets.QMainWindow):
         method = self.method.currentData()
         mode = self.tabs.currentIndex()
         if mode == 2:
-            return MetaConfig(out=out, summary=self._write_summary(), method=method)
+            return MetaConfig(out=out, summary=self.summary_frame(), method=method)
         model = dict(
             analysis=self.analysis.currentData(),
             time=self.time.text().strip() or None,
@@ -278,7 +277,10 @@ class MetaWindow(QtWidgets.QMainWindow):
             **model,
         )
 
-    def _write_summary(self) -> Path:
+    def summary_frame(self) -> Any:
+        """The typed-in rows as a DataFrame (study, estimate, se), handed to the engine as is."""
+        import pandas as pd
+
         rows = []
         for r in range(self.summary_table.rowCount()):
             cells = [self.summary_table.item(r, c) for c in range(3)]
@@ -286,22 +288,14 @@ class MetaWindow(QtWidgets.QMainWindow):
             if not any(values):
                 continue
             try:
-                float(values[1]), float(values[2])
+                rows.append((values[0], float(values[1]), float(values[2])))
             except ValueError:
                 raise ValueError(
                     f"Row {r + 1}: the estimate and the standard error must be numbers."
                 ) from None
-            rows.append(values)
         if len(rows) < 2:
             raise ValueError("Enter at least two studies (study, estimate, se).")
-        import csv
-
-        path = self._workdir / "summary.csv"
-        with path.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(["study", "estimate", "se"])
-            writer.writerows(rows)
-        return path
+        return pd.DataFrame(rows, columns=["study", "estimate", "se"])
 
     def pool(self) -> None:
         if self.task is not None and self.task.is_running:
@@ -345,10 +339,11 @@ class MetaWindow(QtWidgets.QMainWindow):
         exp = run.config.shows_ratio()
         f = (lambda v: __import__("math").exp(v)) if exp else (lambda v: v)
         self.result_label.setText(
-            f"<b>Pooled ({res.method.upper()}, k = {res.k}): {f(res.estimate):.3f} "
-            f"(95% CI {f(res.ci_low):.3f} to {f(res.ci_high):.3f})</b>, p = {res.p:.3g}<br>"
-            f"Between-site variance τ² = {res.tau2:.4g}; I² = {res.I2:.1f}%; "
-            f"Q = {res.Q:.2f} on {res.Q_df} df (p = {res.Q_p:.3g})."
+            f"<b>Pooled ({res.method.upper()}, k = {res.k}): {_est(f(res.estimate))} "
+            f"(95% CI {_est(f(res.ci_low))} to {_est(f(res.ci_high))})</b>, "
+            f"p = {_p(res.p)}<br>"
+            f"Between-site variance τ² = {number(res.tau2, 4)}; I² = {res.I2:.1f}%; "
+            f"Q = {res.Q:.2f} on {res.Q_df} df (p = {_p(res.Q_p)})."
             + ("<br>" + "<br>".join(run.notes) if run.notes else "")
         )
         figure = forest_figure(run.sets, exponentiate=exp, xlabel=effect_label(run.config))
@@ -366,7 +361,7 @@ class MetaWindow(QtWidgets.QMainWindow):
         self.studies.setRowCount(len(frame))
         for r, values in enumerate(frame.itertuples(index=False)):
             for c, v in enumerate(values):
-                text = f"{v:.4g}" if isinstance(v, float) else str(v)
+                text = number(v, 4) if isinstance(v, float) else str(v)
                 self.studies.setItem(r, c, QtWidgets.QTableWidgetItem(text))
         self.studies.resizeColumnsToContents()
         self.export_button.setEnabled(True)
@@ -407,5 +402,16 @@ def _line(placeholder: str, name: str) -> QtWidgets.QLineEdit:
     return edit
 
 
+def _est(value: float) -> str:
+    """An estimate with three decimals; large ones with thousands separators, no exponent."""
+    return f"{value:.3f}" if abs(value) < 10_000 else number(value)
+
+
+def _p(p: float) -> str:
+    """A p-value for people: 'below 0.001' rather than an exponent."""
+    return "below 0.001" if p < 0.001 else f"{p:.3f}"
+
+
 def _warn(parent: QtWidgets.QWidget, err: BaseException) -> None:
-    QMessageBox.warning(parent, "latent-synth: meta-analysis", str(err) or type(err).__name__)
+    text = plain_message(str(err)) or type(err).__name__
+    QMessageBox.warning(parent, "latent-synth: meta-analysis", text)

@@ -26,6 +26,8 @@ def test_meta_window_pools_three_summary_rows(window, qtbot, messages, tmp_path)
     for row in rows:
         meta.add_summary_row(*row)
     meta.method.setCurrentIndex(meta.method.findData("dl"))
+    config = meta.config()
+    assert list(config.summary["study"]) == [r[0] for r in rows]  # in memory, not a file
     meta.pool()
     qtbot.waitUntil(lambda: meta.run is not None and not meta.task.is_running, timeout=30000)
     expected = pool([r[1] for r in rows], [r[2] for r in rows], "dl", [r[0] for r in rows])
@@ -35,6 +37,10 @@ def test_meta_window_pools_three_summary_rows(window, qtbot, messages, tmp_path)
     assert result.tau2 >= 0.0
     assert meta.studies.rowCount() == 3 and meta.canvas is not None
     assert "Pooled (DL, k = 3)" in meta.result_label.text()
+    assert not list(meta._workdir.rglob("*.csv"))  # no temporary summary file
+    assert f"k = 3): {expected.estimate:.3f} (95% CI {expected.ci_low:.3f}" in (
+        meta.result_label.text()
+    )
     out = meta.export(str(tmp_path / "meta"))
     data = json.loads((out / "meta.json").read_text())
     assert data["k"] == 3 and (out / "forest.pdf").read_bytes().startswith(b"%PDF")

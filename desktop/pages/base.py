@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -80,7 +81,7 @@ class Page(QtWidgets.QWidget):
         from engine.errors import LatentSynthError
 
         if isinstance(err, (LatentSynthError, OSError)):
-            text = str(err)
+            text = plain_message(str(err))
         else:
             text = (
                 f"Something went wrong inside the program ({type(err).__name__}: {err}). "
@@ -91,6 +92,55 @@ class Page(QtWidgets.QWidget):
     def shutdown(self) -> None:
         if self.task is not None:
             self.task.shutdown()
+
+
+# What each command-line option is called in the wizard. Engine messages should already name
+# settings in plain words; this is the wizard's safety net for any that still name a flag.
+SETTING_NAMES = {
+    "--time": "the time role (Columns page)",
+    "--event": "the event role (Columns page)",
+    "--drop": "the drop role (Columns page)",
+    "--keep": "the covariate role (Columns page)",
+    "--kind": "the Kind column (Columns page)",
+    "--bounds": "the bounds (Columns page)",
+    "--analysis": "the Analysis setting",
+    "--outcome": "the Outcome setting",
+    "--covariates": "the Exposure and Adjust for settings",
+    "--exposure": "the Exposure setting",
+    "--adjust": "the Adjust for setting",
+    "--per": "the Effect per units setting",
+    "--by": "the site column",
+    "--summary": "a summary table",
+    "--copies": "the Copies setting",
+    "--repeats": "the Audit repeats setting",
+    "--w-grid": "the Candidate w values setting",
+    "--w": "the w you choose on the Privacy page",
+    "--auc-max": "the AUC limit",
+    "--allow-risky": "the risk acknowledgement (Privacy page)",
+    "--protect-outliers": "the Protect outliers setting",
+    "--seed": "the Reproducible setting",
+    "--device": "the Device setting",
+    "--budget": "the Model search effort setting",
+    "--format": "the Format setting (Export page)",
+    "--out": "the folder (Export page)",
+}
+_FLAG = re.compile(r"--([a-z][a-z-]*)(?: [A-Z][A-Z_,:=]*(?:\b|$))?")
+
+
+def plain_message(text: str) -> str:
+    """An engine message with any command-line flag replaced by the wizard's name for it.
+
+    Example:
+        >>> plain_message("no covariates given: list them with --covariates COL,COL")
+        'no covariates given: list them with the Exposure and Adjust for settings'
+        >>> plain_message("column 'x' is a survival role and also in --drop; remove one.")
+        "column 'x' is a survival role and also in the drop role (Columns page); remove one."
+    """
+
+    def name(match: re.Match[str]) -> str:
+        return SETTING_NAMES.get(f"--{match.group(1)}", "the matching setting")
+
+    return _FLAG.sub(name, text)
 
 
 def heading(text: str) -> QtWidgets.QLabel:
@@ -122,10 +172,35 @@ def table_from_frame(table: QtWidgets.QTableWidget, frame: Any, max_rows: int = 
 
 
 def _cell(value: Any) -> str:
-    if isinstance(value, float):
-        if value != value:
-            return ""
-        return f"{value:.4g}"
-    if value is None:
+    import numpy as np  # loaded by the time a table is shown
+
+    if value is None or (isinstance(value, float) and value != value):
         return ""
+    if isinstance(value, (float, np.floating)):
+        return number(float(value), 4)
     return str(value)
+
+
+def number(value: Any, digits: int = 3) -> str:
+    """A number as a person reads it: ``digits`` significant digits, thousands separated,
+    never in ``1.2e+03`` notation and never as a Python type (``np.float64(...)``).
+
+    Example:
+        >>> [number(v) for v in (1234.5, 12.345, 0.5, 0.000012, 0, -3.14159, None)]
+        ['1,234', '12.3', '0.5', '0.000012', '0', '-3.14', '–']
+    """
+    import math
+
+    if value is None:
+        return "–"
+    v = float(value)
+    if not math.isfinite(v):
+        return "–" if v != v else ("more than any number" if v > 0 else "less than any number")
+    if v == 0:
+        return "0"
+    a = abs(v)
+    if a >= 10 ** (digits - 1):
+        return f"{v:,.0f}"
+    decimals = min(digits - 1 - math.floor(math.log10(a)), 12)
+    text = f"{v:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text

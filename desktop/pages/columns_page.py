@@ -116,8 +116,9 @@ class ColumnsPage(Page):
             self.table.setCellWidget(row, COL_ROLE, role)
 
             for col, value in ((COL_LOW, spec.lower), (COL_HIGH, spec.upper)):
-                item = QtWidgets.QTableWidgetItem("" if value is None else f"{value:g}")
-                item.setData(Qt.ItemDataRole.UserRole, "" if value is None else f"{value:g}")
+                text = "" if value is None else bound_text(value)
+                item = QtWidgets.QTableWidgetItem(text)
+                item.setData(Qt.ItemDataRole.UserRole, text)
                 item.setToolTip(
                     "Synthetic values are clipped to this limit. Empty: the observed range."
                 )
@@ -252,14 +253,14 @@ class ColumnsPage(Page):
             QMessageBox.warning(self, "latent-synth: columns", str(err))
             return False
         self.session.update(**fields)
-        if (
-            self.session.prepared is not None
-            and self.session.prepared.config == self.session.config()
-        ):
+        from dataclasses import replace
+
+        # The analysis is chosen (and checked against these roles) on the Settings page next.
+        config = replace(self.session.config(), analysis=None, outcome=None, covariates=(), per=())
+        if self.session.prepared is not None and self.session.prepared.config == config:
             return True
         from engine.pipeline import prepare
 
-        config = self.session.config()
         self.status.setVisible(True)
         self.run_task(
             lambda progress, cancel: prepare(config, progress), self._prepared, self._failed
@@ -276,6 +277,18 @@ class ColumnsPage(Page):
         self.status.setVisible(False)
         self.session.prepared = None
         self.show_error(err)
+
+
+def bound_text(value: float) -> str:
+    """A bound as typed by a person: every digit, no exponent (``1500000``, not ``1.5e+06``).
+
+    Example:
+        >>> bound_text(1.5e6), bound_text(0.25), bound_text(-3.0), bound_text(1e-7)
+        ('1500000', '0.25', '-3', '0.0000001')
+    """
+    import numpy as np
+
+    return str(np.format_float_positional(float(value), trim="-"))
 
 
 def _role(spec: Any, schema: Any) -> str:

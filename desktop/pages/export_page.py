@@ -32,7 +32,9 @@ class ExportPage(Page):
         layout = QtWidgets.QVBoxLayout(self)
         form = QtWidgets.QFormLayout()
         row = QtWidgets.QHBoxLayout()
-        self.folder = QtWidgets.QLineEdit(str(settings.value("export/folder", "")))
+        # Empty at start: a folder remembered from an earlier table would mix two tables' files;
+        # the last folder only starts the Browse dialog.
+        self.folder = QtWidgets.QLineEdit()
         self.folder.setPlaceholderText("a new or empty folder")
         self.folder.setAccessibleName("Output folder")
         self.folder.setToolTip("Where the files go. Use a new or empty folder.")
@@ -82,11 +84,24 @@ class ExportPage(Page):
         self.files = QtWidgets.QListWidget()
         self.files.setAccessibleName("Written files")
         layout.addWidget(self.files, 1)
+        self._table: Any = None  # the table (session.inspected) the page was last shown for
 
     def enter(self) -> None:
+        table = self.session.inspected
+        if self._table is not None and table is not self._table:
+            self.forget_previous_table()
+        self._table = table
+        if self.session.written is None:  # the list belongs to an earlier release
+            self.files.clear()
+            self.open_button.setEnabled(False)
         result = self.session.result
         if result is None:
             self.summary.setText("Nothing to export yet.")
+        elif result.synthetic is None:
+            self.summary.setText(
+                "Nothing to export: no w passed the privacy audit. The Privacy page explains "
+                "why and what you can do."
+            )
         else:
             self.summary.setText(
                 f"Ready: {result.release['rows']:,} synthetic rows at w = {result.release['w']:.2f} "
@@ -94,8 +109,16 @@ class ExportPage(Page):
             )
         self.export_button.setEnabled(result is not None and result.synthetic is not None)
 
+    def forget_previous_table(self) -> None:
+        """A new table was loaded: its files must not go to (or be listed from) the old folder."""
+        self.folder.clear()
+        self.files.clear()
+        self.open_button.setEnabled(False)
+        self.session.out = None
+
     def choose_folder(self) -> None:
-        start = self.folder.text() or str(Path.home())
+        last = str(QSettings().value("export/folder", ""))
+        start = self.folder.text() or (str(Path(last).parent) if last else str(Path.home()))
         path = QtWidgets.QFileDialog.getExistingDirectory(self, "Choose the output folder", start)
         if path:
             self.folder.setText(path)

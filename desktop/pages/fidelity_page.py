@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from desktop.pages.base import Page, heading, note
+from desktop.pages.base import Page, heading, note, number
 from desktop.plots import PlotWidget, km_curves
 from desktop.qt import Qt, QtWidgets
 
@@ -16,6 +16,8 @@ MARGINAL_COLUMNS = (
     ("column", "Column"), ("real_mean", "Real mean"), ("synth_mean", "Synthetic mean"),
     ("real_sd", "Real SD"), ("synth_sd", "Synthetic SD"), ("std_mean_difference", "Std. mean diff."),
 )  # fmt: skip
+WITHHELD = "not shown: fewer than 10 people"
+MODEL_NAMES = {"cox": "Cox model", "logistic": "Logistic regression", "ols": "Linear regression"}
 EFFECT = {"cox": "hazard ratio", "logistic": "odds ratio", "ols": "coefficient"}
 # What each number column means, shown when the pointer rests on its header.
 HEADER_TIPS = {
@@ -30,6 +32,7 @@ HEADER_TIPS = {
     "CI overlap": "How much the two 95% confidence intervals overlap: 1 = fully, 0 = not at all.",
     "Same direction": "Whether both tables show the effect in the same direction.",
     "Same significance": "Whether both tables agree on whether the effect is significant at 5%.",
+    "Variable": "The model's term; a term of a group of fewer than 10 people is not shown.",
 }
 
 
@@ -77,6 +80,21 @@ class FidelityPage(Page):
         if result is not None and result is not self._shown:
             self._shown = result
             self.render(result.fidelity or {})
+            if result.synthetic is None:
+                self.show_nothing_released()
+
+    def show_nothing_released(self) -> None:
+        """A refused run: nothing was released, so nothing was compared (whatever was chosen)."""
+        why = "Nothing was released, so there is nothing to compare: see the Privacy page."
+        self.model_heading.setText("<b>Regression: nothing released to compare</b>")
+        self.notes.setText(why)
+
+        def draw(ax: Any) -> None:
+            ax.set_axis_off()
+            ax.text(0.5, 0.5, "nothing released to compare", ha="center", va="center",
+                    color="grey", transform=ax.transAxes)  # fmt: skip
+
+        self.km.draw(draw)
 
     def render(self, fidelity: dict[str, Any]) -> None:
         rows = fidelity.get("marginal") or []
@@ -91,9 +109,8 @@ class FidelityPage(Page):
             analysis = model.get("analysis", "")
             effect = EFFECT.get(analysis, "estimate")
             exp = analysis in ("cox", "logistic")
-            self.model_heading.setText(
-                f"<b>Regression ({analysis}): {effect}, real vs synthetic</b>"
-            )
+            model_name = MODEL_NAMES.get(analysis, "regression")
+            self.model_heading.setText(f"<b>{model_name}: {effect}, real vs synthetic</b>")
             headers = [
                 "Variable",
                 f"Real {effect} (95% CI)",
@@ -105,7 +122,10 @@ class FidelityPage(Page):
             table = []
             for c in model.get("coefficients", []):
                 per = c.get("per") or 1.0
-                name = c["name"] + (f" (per {per:g})" if per != 1.0 else "")
+                name = c["name"] + (f" (per {number(per, 6)})" if per != 1.0 else "")
+                if c.get("not_shown") or c.get("real_estimate") is None:
+                    table.append([name, WITHHELD, WITHHELD, "not shown", "not shown", "not shown"])
+                    continue
                 table.append(
                     [
                         name,
@@ -131,10 +151,12 @@ class FidelityPage(Page):
         km = fidelity.get("km") or {}
         extra = list(fidelity.get("notes") or [])
         if km.get("logrank_p") is not None:
+            gap = km.get("max_abs_difference")
             extra.insert(
                 0,
-                f"Log-rank test real vs synthetic: p = {km['logrank_p']:.3f}; largest "
-                f"gap between the curves {km.get('max_abs_difference', float('nan')):.3f}.",
+                f"Log-rank test real vs synthetic, descriptive only (the synthetic rows are drawn "
+                f"from the real ones, so this is no formal test): p = {_p(km['logrank_p'])}"
+                + (f"; largest gap between the curves {gap:.3f}." if gap is not None else "."),
             )
         self.notes.setText("\n".join(extra))
 
@@ -162,11 +184,19 @@ def _fill(table: QtWidgets.QTableWidget, headers: list[str], rows: list[list[Any
 
 
 def _fmt(value: Any) -> str:
+    """A cell for people: numbers without exponents or Python type names."""
     if value is None:
         return "–"
-    if isinstance(value, float):
-        return "–" if not math.isfinite(value) else f"{value:.3g}"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)) or hasattr(value, "dtype"):
+        return number(float(value))
     return str(value)
+
+
+def _p(p: float) -> str:
+    """A p-value: three decimals, 'below 0.001' for smaller ones."""
+    return "below 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _ci(
@@ -184,4 +214,8 @@ def _ci(
     def f(x: float) -> float:
         return math.exp(x * per) if exp else x * per
 
-    return f"{f(est):.3f} ({f(low):.3f} to {f(high):.3f})"
+    def g(x: float) -> str:
+        value = f(x)
+        return f"{value:.3f}" if math.isfinite(value) and abs(value) < 1000 else number(value)
+
+    return f"{g(est)} ({g(low)} to {g(high)})"

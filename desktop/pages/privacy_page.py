@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop.pages.base import Page, heading, note
+from desktop.pages.base import Page, heading, note, number
 from desktop.plots import PlotWidget
 from desktop.qt import QMessageBox, QtWidgets
 from desktop.session import release_at
@@ -19,10 +19,7 @@ from desktop.session import release_at
 
 class PrivacyPage(Page):
     title = "5  Privacy"
-    subtitle = (
-        "How easily an attacker could tell whether a person was in your data, for each w. "
-        "The program chose the most faithful w under your limit."
-    )
+    subtitle = "How easily an attacker could tell whether a person was in your data, for each w."
 
     def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(session, parent)
@@ -53,6 +50,13 @@ class PrivacyPage(Page):
             "check.</p>"
         )
         side.addWidget(self.summary)
+        self.explain = note(EXPLAIN_HTML)
+        self.explain.setAccessibleName("How to read the audit")
+        self.explain.setToolTip(
+            "AUC 0.5: the attacker does no better than a coin toss; 1: always right. "
+            "ε: smaller is safer; for this method it is a worst-case ceiling."
+        )
+        side.addWidget(self.explain)
         side.addWidget(heading("Choose w yourself"))
         row = QtWidgets.QHBoxLayout()
         label = QtWidgets.QLabel("&w:")
@@ -124,7 +128,8 @@ class PrivacyPage(Page):
         self.w_spin.blockSignals(True)
         self.w_spin.setValue(released if released is not None else 0.0)
         self.w_spin.blockSignals(False)
-        self.ack.setChecked(False)
+        # Ticked exactly when this release is above the audited choice with your acceptance.
+        self.ack.setChecked(bool(result.config.risk_acknowledged) and result.synthetic is not None)
         self._draw()
         self.summary.setText(summary_html(result))
         self._w_changed()
@@ -191,18 +196,12 @@ class PrivacyPage(Page):
         self.plot.draw(draw)
 
     def _w_changed(self) -> None:
-        selected = self.selected_w()
+        result = self.session.result
         w = self.w_spin.value()
-        raising = selected is None or w > selected + 1e-9
-        self.ack.setEnabled(raising)
-        if raising:
-            self.ack_label.setText(
-                "<span style='color:#a00'>This w is above the audited choice: it makes it easier "
-                "to tell who was in the data. Tick the box to use it; the report records that "
-                "you accepted the risk.</span>"
-            )
-        else:
-            self.ack_label.setText("Lowering w adds noise: always allowed.")
+        if result is not None:
+            self.ack_label.setText(ack_text(result, w))
+        selected = self.selected_w()
+        self.ack.setEnabled(selected is None or w > selected + 1e-9)
         self._draw()
 
     # -- changing w ---------------------------------------------------------------------
@@ -220,8 +219,12 @@ class PrivacyPage(Page):
                 QMessageBox.warning(
                     self,
                     "latent-synth: privacy",
-                    f"w = {w:.2f} is above the audited choice. Tick the acknowledgement box first "
-                    "if you accept the higher risk.",
+                    (
+                        f"w = {w:.2f} is above the audited choice. "
+                        if selected is not None
+                        else f"No w passed the audit, so w = {w:.2f} goes beyond your limit. "
+                    )
+                    + "Tick the acknowledgement box first if you accept the higher risk.",
                 )
                 return
             answer = QMessageBox.question(
@@ -266,8 +269,47 @@ class PrivacyPage(Page):
         self.show_error(err)
 
 
+EXPLAIN_HTML = (
+    "<p><b>How w is chosen.</b> A w counts as safe only if it and every smaller w on the list keep "
+    "both attacks under your limit, so a lucky pass above a failure is never chosen. The program "
+    "then takes the largest such w, the most faithful one.</p>"
+    "<p><b>The two attacks.</b> The <i>distance attack</i> guesses that a person was in your data "
+    "when a synthetic row lies unusually close to their record; the <i>density attack</i> guesses "
+    "so when the synthetic data are denser around their record than around people who were not "
+    "in it. Each is scored by its AUC: 0.5 is a coin toss, 1 always right.</p>"
+    "<p><b>ε (epsilon).</b> A worst-case bound on how much one person's record can change what is "
+    "released: smaller is safer. Here every synthetic row starts from one real record, so the "
+    "bound is large (often in the hundreds) even when the attacks fail; treat it as a ceiling, "
+    "and the attacks as the practical check.</p>"
+)
+
+
+def ack_text(result: Any, w: float) -> str:
+    """The sentence beside the acknowledgement box, true for this result and this w."""
+    selected = result.audit.selected_w
+    released = result.release.get("w") if result.synthetic is not None else None
+    red = "<span style='color:#a00'>{}</span>"
+    if released is not None and abs(w - released) < 1e-9 and result.config.risk_acknowledged:
+        return red.format(
+            f"Released at w = {w:.2f} with your acceptance of the higher risk; the report "
+            "records it."
+        )
+    if selected is None:
+        return red.format(
+            f"No w passed the audit, so releasing at any w, w = {w:.2f} included, goes beyond "
+            "your limit. Tick the box only if you accept that; the report records it."
+        )
+    if w > selected + 1e-9:
+        return red.format(
+            f"w = {w:.2f} is above the audited choice (w = {selected:.2f}): it makes it easier "
+            "to tell who was in the data. Tick the box to use it; the report records that you "
+            "accepted the risk."
+        )
+    return "Lowering w adds noise: always allowed."
+
+
 def summary_html(result: Any) -> str:
-    """Plain-language summary of the audit and the release."""
+    """Plain-language summary of the audit and the release, true in each state."""
     rel = result.release
     audit = result.audit
     lines = []
@@ -278,12 +320,21 @@ def summary_html(result: Any) -> str:
         if failed is not None:
             lines.append(f"Already at w = {failed.w:.2f} the {failed.quote(limit)} failed it.")
     else:
-        lines.append(f"Audited choice: <b>w = {audit.selected_w:.2f}</b> (limit {limit:.2f}).")
+        lines.append(
+            f"The program chose <b>w = {audit.selected_w:.2f}</b>, the most faithful w under your "
+            f"limit of {limit:.2f}."
+        )
     if result.synthetic is None:
-        lines.append("Nothing can be exported yet.")
+        lines.append(
+            "Nothing can be exported yet. A larger table, fewer columns or a higher limit "
+            "(agreed with your output checker) can help; or accept the risk below."
+            if audit.selected_w is None
+            else "Nothing can be exported yet."
+        )
         return "<br>".join(lines)
     binding = audit.binding(rel["w"])
-    lines.append(f"Released: <b>w = {rel['w']:.2f}</b>, {rel['rows']:,} rows — {result.verdict}.")
+    verdict = str(getattr(result.verdict, "value", result.verdict))
+    lines.append(f"Released: <b>w = {rel['w']:.2f}</b>, {rel['rows']:,} rows ({verdict}).")
     lines.append(
         f"Deciding attack there: {binding.quote(limit)} (0.5 = attacker guesses at random)."
     )
@@ -297,7 +348,7 @@ def summary_html(result: Any) -> str:
         )
     if rel.get("median_rank") is not None:
         lines.append(
-            f"Median rank of the own real row among the nearest: {rel['median_rank']:.0f}."
+            f"Median rank of the own real row among the nearest: {number(rel['median_rank'])}."
         )
     at_risk, k = rel.get("at_risk"), rel.get("k_risk")
     if at_risk is not None:
@@ -311,8 +362,8 @@ def summary_html(result: Any) -> str:
     eps = rel.get("epsilon") or {}
     if eps.get("value") is not None:
         lines.append(
-            f"Estimated ε = {eps['value']:.3g} (δ = {eps.get('delta', 0):.2g}); an estimate, "
-            "not a proof."
+            f"Estimated ε = {number(eps['value'])} (δ = {number(eps.get('delta', 0))}); a "
+            "worst-case estimate, not a proof."
         )
     if result.config.risk_acknowledged:
         lines.append(

@@ -7,9 +7,10 @@ when torch sees one (torch is imported on a worker, the first time the page open
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from desktop.pages.base import Page
+from desktop.pages.base import Page, note, plain_message
 from desktop.qt import QMessageBox, QSettings, Qt, QtWidgets
 
 ANALYSES = (
@@ -39,9 +40,20 @@ class SettingsPage(Page):
 
     def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(session, parent)
+        self._why_none = ""  # why the program chose no regression comparison, if it did
         settings = QSettings()
         outer = QtWidgets.QVBoxLayout(self)
+        outer.addWidget(self._build_privacy(settings))
+        outer.addWidget(self._build_analysis())
+        self._build_advanced(outer, settings)
+        outer.addStretch(1)
+        self.advanced_toggle.setChecked(settings.value("settings/advanced", "false") == "true")
+        self._toggle_advanced(self.advanced_toggle.isChecked())
+        self._filled_for: Any = None
+        self._device_task_started = False
 
+    # -- building -----------------------------------------------------------------------
+    def _build_privacy(self, settings: QSettings) -> QtWidgets.QGroupBox:
         privacy = QtWidgets.QGroupBox("Privacy")
         form = QtWidgets.QFormLayout(privacy)
         self.auc = QtWidgets.QDoubleSpinBox()
@@ -55,8 +67,9 @@ class SettingsPage(Page):
             "The program picks the most faithful synthetic data that stays under this limit."
         )
         form.addRow("AUC &limit:", self.auc)
-        outer.addWidget(privacy)
+        return privacy
 
+    def _build_analysis(self) -> QtWidgets.QGroupBox:
         analysis = QtWidgets.QGroupBox("Analysis to compare (real vs synthetic)")
         grid = QtWidgets.QFormLayout(analysis)
         self.analysis = QtWidgets.QComboBox()
@@ -75,6 +88,7 @@ class SettingsPage(Page):
             "The column the model explains (not used by a Cox model: it uses "
             "the time and event columns)."
         )
+        self.outcome.currentTextChanged.connect(self._check)
         grid.addRow("&Outcome:", self.outcome)
         self.exposure = QtWidgets.QComboBox()
         self.exposure.setAccessibleName("Exposure")
@@ -91,9 +105,19 @@ class SettingsPage(Page):
         self.adjust.setAccessibleName("Adjust for")
         self.adjust.setToolTip("Tick the variables to adjust for.")
         self.adjust.setMaximumHeight(110)
+        self.adjust.itemChanged.connect(self._check)
         grid.addRow("Ad&just for:", self.adjust)
-        outer.addWidget(analysis)
+        self.analysis_note = note("")
+        self.analysis_note.setAccessibleName("Why the analysis was changed")
+        grid.addRow(self.analysis_note)
+        self.problems = note("")
+        self.problems.setStyleSheet("QLabel { color: #a00; }")
+        self.problems.setAccessibleName("Why this analysis cannot run")
+        self.problems.setToolTip("Fix these before training: the analysis would fail after it.")
+        grid.addRow(self.problems)
+        return analysis
 
+    def _build_advanced(self, outer: QtWidgets.QVBoxLayout, settings: QSettings) -> None:
         self.advanced_toggle = QtWidgets.QToolButton()
         self.advanced_toggle.setText("Ad&vanced settings")
         self.advanced_toggle.setCheckable(True)
@@ -173,11 +197,6 @@ class SettingsPage(Page):
         for spin in (self.auc, self.per, self.seed, self.copies, self.repeats):
             spin.setMaximumWidth(140)
         outer.addWidget(self.advanced)
-        outer.addStretch(1)
-        self.advanced_toggle.setChecked(settings.value("settings/advanced", "false") == "true")
-        self._toggle_advanced(self.advanced_toggle.isChecked())
-        self._filled_for: Any = None
-        self._device_task_started = False
 
     # -- page life ----------------------------------------------------------------------
     def enter(self) -> None:
@@ -202,7 +221,21 @@ class SettingsPage(Page):
         self.exposure.addItems(names)
         covariates = list(fields.get("covariates", ()))
         per = dict(fields.get("per", ()))
-        analysis = fields.get("analysis", "cox" if schema.time and schema.event else None)
+        survival = bool(schema.time and schema.event)
+        analysis = fields.get("analysis", "cox" if survival else None)
+        self._why_none = ""
+        if analysis == "cox" and not survival:
+            analysis = None
+            self._why_none = (
+                "The Cox model was switched off: no column is marked as the follow-up time and "
+                "the event on the Columns page. Go back to mark them, or choose another analysis."
+            )
+        elif analysis is None and "analysis" not in fields:
+            self._why_none = (
+                "No regression comparison is chosen because no column is marked as a follow-up "
+                "time and an event (a survival outcome). You may choose a linear or logistic "
+                "regression instead."
+            )
         self.analysis.setCurrentIndex(max(self.analysis.findData(analysis), 0))
         if fields.get("outcome"):
             self.outcome.setCurrentText(fields["outcome"])
@@ -223,12 +256,34 @@ class SettingsPage(Page):
         exposure = self.exposure.currentText()
         for i in range(self.adjust.count()):
             self.adjust.item(i).setHidden(self.adjust.item(i).text() == exposure)
+        self._check()
 
     def _analysis_changed(self) -> None:
         key = self.analysis.currentData()
         self.outcome.setEnabled(key in ("ols", "logistic"))
         for widget in (self.exposure, self.per, self.adjust):
             widget.setEnabled(key is not None)
+        # why the program chose no comparison: true only while none is chosen
+        self.analysis_note.setText(self._why_none if key is None else "")
+        self._check()
+
+    def analysis_problems(self) -> list[str]:
+        """Why the chosen analysis cannot be fitted on this table (the engine's own check)."""
+        from engine.pipeline.config import check_analysis
+
+        prepared = self.session.prepared
+        if prepared is None:
+            return []
+        try:
+            fields = self._analysis_fields()
+        except ValueError as err:
+            return [str(err)]
+        config = replace(prepared.config, **fields)
+        problems = check_analysis(config, prepared.schema, prepared.real)
+        return [_sentence(plain_message(p)) for p in problems]
+
+    def _check(self, *_: Any) -> None:
+        self.problems.setText("\n".join(self.analysis_problems()))
 
     def _toggle_advanced(self, shown: bool) -> None:
         self.advanced.setVisible(shown)
@@ -253,9 +308,8 @@ class SettingsPage(Page):
             raise ValueError("Candidate w values must lie between 0 and 1 (1 itself excluded).")
         return values
 
-    def choices(self) -> dict[str, Any]:
-        from engine.pipeline import DEFAULT_GRID
-
+    def _analysis_fields(self) -> dict[str, Any]:
+        """The RunConfig fields of the analysis box; ValueError when they contradict."""
         key = self.analysis.currentData()
         exposure = self.exposure.currentText()
         adjust = [
@@ -271,11 +325,18 @@ class SettingsPage(Page):
                 raise ValueError("The outcome and the exposure must be different columns.")
         covariates = (exposure, *adjust) if key and exposure else ()
         return {
-            "auc_max": round(self.auc.value(), 3),
             "analysis": key,
             "outcome": outcome,
             "covariates": tuple(covariates),
             "per": ((exposure, float(self.per.value())),) if key and exposure else (),
+        }
+
+    def choices(self) -> dict[str, Any]:
+        from engine.pipeline import DEFAULT_GRID
+
+        return {
+            "auc_max": round(self.auc.value(), 3),
+            **self._analysis_fields(),
             "w_grid": self.w_grid() or DEFAULT_GRID,
             "budget": self.budget.currentText(),
             "device": self.device.currentText(),
@@ -286,12 +347,17 @@ class SettingsPage(Page):
         }
 
     def leave(self) -> bool:
+        problems = self.analysis_problems()
+        self.problems.setText("\n".join(problems))
+        if problems:
+            QMessageBox.warning(self, "latent-synth: settings", "\n".join(problems))
+            return False
         try:
             fields = self.choices()
             self.session.update(**fields)
             self.session.config()
         except Exception as err:  # noqa: BLE001 - ValueError or InputError: shown to the user
-            QMessageBox.warning(self, "latent-synth: settings", str(err))
+            QMessageBox.warning(self, "latent-synth: settings", plain_message(str(err)))
             return False
         settings = QSettings()
         settings.setValue("settings/auc_max", self.auc.value())
@@ -308,3 +374,10 @@ class SettingsPage(Page):
 
     def is_busy(self) -> bool:
         return False  # the only task here is the GPU check: it never blocks Next
+
+
+def _sentence(text: str) -> str:
+    """An engine message as a sentence: capital first letter, full stop at the end."""
+    text = text.strip()
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."

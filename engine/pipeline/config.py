@@ -61,36 +61,158 @@ class RunConfig:
     input_label: str | None = None  # e.g. "demo cohort, ARIC F"
 
     def validate(self) -> None:
-        """Raise :class:`InputError` for options that cannot work, before any heavy work."""
+        """Raise :class:`InputError` for options that cannot work, before any heavy work.
+
+        Messages name the setting in plain words (the wizard shows them as they are); the
+        analysis checks that need no table are :func:`check_analysis`'s.
+        """
         if not 0.5 < self.auc_max <= 1.0:
             raise InputError(
-                f"--auc-max {self.auc_max}: the AUC limit must be above 0.5 (a coin toss) and at most 1"
+                f"AUC limit {self.auc_max:g}: the limit must be above 0.5 (a coin toss) and at most 1"
             )
         if self.w is not None and not 0.0 <= self.w <= 1.0:
-            raise InputError(f"--w {self.w}: the perturbation weight must be between 0 and 1")
+            raise InputError(
+                f"chosen perturbation weight w = {self.w:g}: choose a value between 0 and 1"
+            )
         bad = [v for v in self.w_grid if not 0.0 <= v < 1.0]
         if bad or not self.w_grid:
+            shown = ", ".join(f"{v:g}" for v in self.w_grid) or "none"
             raise InputError(
-                f"--w-grid: values must lie in 0..1 (1 excluded); got {list(self.w_grid)}"
+                f"candidate w values ({shown}): each must lie between 0 and 1 (1 itself excluded)"
             )
         if self.fmt not in FORMATS:
-            raise InputError(f"--format {self.fmt}: choose one of {', '.join(FORMATS)}")
+            raise InputError(f"file format '{self.fmt}': choose one of {', '.join(FORMATS)}")
         if self.budget not in BUDGETS:
-            raise InputError(f"--budget {self.budget}: choose one of {', '.join(BUDGETS)}")
+            raise InputError(
+                f"model search effort '{self.budget}': choose one of {', '.join(BUDGETS)}"
+            )
         if self.device not in ("auto", "cpu", "cuda"):
-            raise InputError(f"--device {self.device}: choose auto, cpu or cuda")
+            raise InputError(f"compute device '{self.device}': choose auto, cpu or cuda")
         if self.audit_max_rows < 200:
-            raise InputError(f"--audit-max-rows {self.audit_max_rows}: audit at least 200 rows")
+            raise InputError(
+                f"largest audited sample {self.audit_max_rows:,} rows: audit at least 200 rows"
+            )
         if self.copies < 1 or self.copies > 50:
-            raise InputError(f"--copies {self.copies}: choose between 1 and 50")
+            raise InputError(f"{self.copies} synthetic copies: choose between 1 and 50")
         if self.dp_epsilon is not None and not 0.0 < self.dp_epsilon <= 100.0:
             raise InputError(
-                f"--dp-epsilon {self.dp_epsilon}: choose a value above 0 (e.g. 1 to 10)"
+                f"privacy budget ε = {self.dp_epsilon:g}: choose a value above 0 (e.g. 1 to 10)"
             )
         if self.dp_delta is not None and not 0.0 < self.dp_delta < 1.0:
-            raise InputError(f"--dp-delta {self.dp_delta}: choose a value between 0 and 1")
-        if self.analysis not in (None, "cox", "ols", "logistic"):
-            raise InputError(f"--analysis {self.analysis}: choose cox, ols or logistic")
+            raise InputError(f"privacy δ = {self.dp_delta:g}: choose a value between 0 and 1")
+        problems = check_analysis(self)
+        if problems:
+            raise InputError(problems[0])
+
+
+ANALYSIS_NAMES = {
+    "cox": "A Cox model",
+    "ols": "A linear regression",
+    "logistic": "A logistic regression",
+}
+MIN_EVENTS = 10  # a Cox model (or a logistic one) on fewer events is noise, and < 10 is disclosive
+
+
+def check_analysis(
+    config: RunConfig, schema: Any = None, real: pd.DataFrame | None = None
+) -> list[str]:
+    """Every reason the chosen analysis cannot be fitted, as plain sentences (empty: it can).
+
+    Without ``schema`` only what the settings alone decide is checked (an outcome is named, it is
+    not also a covariate); with the schema (:class:`engine.tables.schema.Schema`) the survival
+    roles and the columns' kinds, and with ``real`` (the complete cases) the coding of the event
+    or yes/no outcome and the number of events. The wizard calls this on its Settings page, the
+    pipeline before any training, so a run never trains and then fails on its analysis.
+
+    Example:
+        >>> check_analysis(RunConfig(input="t.csv", analysis="logistic"))
+        ['A logistic regression needs an outcome column: choose the column the model explains.']
+        >>> check_analysis(RunConfig(input="t.csv", analysis=None))
+        []
+    """
+    analysis = config.analysis
+    if analysis is None:
+        return []
+    if analysis not in ANALYSIS_NAMES:
+        return [f"analysis '{analysis}' is unknown: choose cox, ols or logistic"]
+    name = ANALYSIS_NAMES[analysis]
+    problems: list[str] = []
+    outcome = config.outcome if analysis != "cox" else None
+    if analysis != "cox" and not outcome:
+        problems.append(f"{name} needs an outcome column: choose the column the model explains.")
+    if outcome and outcome in config.covariates:
+        role = "the exposure" if config.covariates[0] == outcome else "an adjustment variable"
+        problems.append(f"'{outcome}' is both the outcome and {role}: choose different columns.")
+    for column, _ in config.per:
+        if config.covariates and column not in config.covariates:
+            problems.append(
+                f"the effect is reported per units of '{column}', which is not in the model: "
+                "choose it as the exposure."
+            )
+    if schema is None:
+        return problems
+    return problems + _check_columns(config, schema, real, name)
+
+
+def _check_columns(
+    config: RunConfig, schema: Any, real: pd.DataFrame | None, name: str
+) -> list[str]:
+    """The schema- and data-dependent half of :func:`check_analysis`."""
+    analysis = config.analysis
+    kinds = {c.name: c.kind for c in schema.synthesized()}
+    problems: list[str] = []
+    used = list(config.covariates)
+    if analysis == "cox":
+        if not (schema.time and schema.event):
+            return [
+                f"{name} needs a follow-up time column and an event column, and this table has "
+                "none set: mark one column as the follow-up time and one as the event, or choose "
+                "another analysis."
+            ]
+        used += [schema.time, schema.event]
+    elif config.outcome:
+        used.append(config.outcome)
+    exposure = config.covariates[0] if config.covariates else None
+    for column in dict.fromkeys(used):
+        if column not in kinds:
+            what = "the exposure" if column == exposure else "the column"
+            problems.append(
+                f"{what} '{column}' is not among the synthesized columns: choose another, or "
+                "keep that column in the synthetic table."
+            )
+    if problems:
+        return problems
+    if analysis == "ols" and kinds[str(config.outcome)] not in ("continuous", "integer"):
+        problems.append(
+            f"{name} needs a numeric outcome; '{config.outcome}' is {kinds[str(config.outcome)]}: "
+            "choose a numeric outcome, or a logistic regression for a yes/no outcome."
+        )
+    if real is None or problems:
+        return problems
+    if analysis == "cox":
+        problems += _check_events(real, str(schema.event), name, "event column")
+    elif analysis == "logistic":
+        problems += _check_events(real, str(config.outcome), name, "outcome")
+    return problems
+
+
+def _check_events(real: pd.DataFrame, column: str, name: str, what: str) -> list[str]:
+    """The column must be coded 0/1 and hold at least :data:`MIN_EVENTS` ones and zeros."""
+    values = pd.to_numeric(real[column], errors="coerce")
+    if values.isna().any() or not values.isin([0.0, 1.0]).all():
+        shown = ", ".join(str(v) for v in sorted(real[column].dropna().astype(str).unique())[:6])
+        return [
+            f"{name} needs the {what} '{column}' coded 0/1 (1 = the event happened); it holds "
+            f"{shown}: recode it as 0/1, or choose another analysis."
+        ]
+    ones, zeros = int((values == 1).sum()), int((values == 0).sum())
+    if ones < MIN_EVENTS or (what == "outcome" and zeros < MIN_EVENTS):
+        few = "events (1)" if ones < MIN_EVENTS else "rows without the event (0)"
+        return [
+            f"{name} needs at least {MIN_EVENTS} {few} in '{column}', and the complete rows have "
+            "fewer: choose another analysis, or a larger table."
+        ]
+    return []
 
 
 @dataclass(frozen=True)

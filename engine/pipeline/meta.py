@@ -32,6 +32,7 @@ from engine.stats.meta import (
     pool,
     read_summary,
     site_estimates,
+    summary_table,
 )
 from engine.stats.models import (
     Analysis,
@@ -42,12 +43,20 @@ from engine.stats.models import (
 
 @dataclass(frozen=True)
 class MetaConfig:
-    """Options of ``latent-synth meta``. Give exactly one of ``files``, ``summary`` or the pair
-    ``real_files`` + ``synthetic_files`` (both pooled and drawn side by side)."""
+    """Options of ``latent-synth meta``. Give exactly one kind of input:
+
+    - ``files``: the studies to pool (one file per site, or one file split by ``by``);
+    - ``summary``: one row per study with ``study, estimate, se`` (or ``ci_low, ci_high``), as a
+      file or as a DataFrame already in memory (the wizard's typed-in table: no temporary file);
+    - ``real_files`` and ``synthetic_files`` together: both sets pooled and drawn side by side.
+
+    ``real_files`` (or ``synthetic_files``) given alone means the same as ``files``: it is moved
+    there, so ``files`` always holds the studies of a one-set run.
+    """
 
     out: Path
     files: tuple[Path, ...] = ()
-    summary: Path | None = None
+    summary: Path | pd.DataFrame | None = None
     real_files: tuple[Path, ...] = ()
     synthetic_files: tuple[Path, ...] = ()
     by: str | None = None
@@ -65,11 +74,19 @@ class MetaConfig:
     include: tuple[str, ...] = ()  # with ``by``: only these groups (empty: all)
     excluded: tuple[str, ...] = ()  # groups left out of every set (e.g. refused releases)
 
+    def __post_init__(self) -> None:
+        alone = bool(self.real_files) != bool(self.synthetic_files)
+        if alone and not self.files:
+            object.__setattr__(self, "files", tuple(self.real_files or self.synthetic_files))
+            object.__setattr__(self, "real_files", ())
+            object.__setattr__(self, "synthetic_files", ())
+
     def spec(self) -> ModelSpec:
         """The per-site model: exposure first, then the adjustment covariates."""
         if not self.exposure:
             raise InputError(
-                "individual-level meta-analysis needs --exposure COL: name the exposure column"
+                "a meta-analysis of patient-level files needs an exposure: name the column whose "
+                "effect is pooled"
             )
         covs = (self.exposure, *[c for c in self.adjust if c != self.exposure])
         return ModelSpec(
@@ -208,7 +225,8 @@ def _load_sites(paths: Sequence[Path], cfg: MetaConfig) -> dict[str, pd.DataFram
     frame = _read_frame(Path(paths[0]), cfg.sheet, cfg.missing_codes)
     if cfg.by not in frame.columns:
         raise InputError(
-            f"{Path(paths[0]).name}: column '{cfg.by}' (--by) not found: check the spelling"
+            f"{Path(paths[0]).name}: column '{cfg.by}' (the column that tells the sites apart) "
+            "not found: check the spelling"
         )
     wanted = {_norm_label(x) for x in cfg.include}
     left_out = {_norm_label(x) for x in cfg.excluded}
@@ -241,16 +259,25 @@ def _match_labels(real: Sequence[str], synthetic: Sequence[str]) -> list[str]:
 
 def _check_mode(cfg: MetaConfig) -> list[tuple[str, Sequence[Path]]]:
     """The sets of files to pool: ``studies``, or ``real`` + ``synthetic`` when both are given."""
+    paired = bool(cfg.real_files and cfg.synthetic_files)
     modes = sum(
         [bool(cfg.files), cfg.summary is not None, bool(cfg.real_files or cfg.synthetic_files)]
     )
     if modes != 1:
         raise InputError(
-            "give either input files, --summary FILE, or real and synthetic files (exactly one of these)"
+            "give exactly one kind of input: study files, a summary table, or real and "
+            "synthetic files"
         )
-    if cfg.real_files and cfg.synthetic_files:
+    if paired:
         return [("real", cfg.real_files), ("synthetic", cfg.synthetic_files)]
-    return [("studies", cfg.files or cfg.real_files or cfg.synthetic_files)]
+    return [("studies", cfg.files)]
+
+
+def _summary(summary: Path | pd.DataFrame, sheet: str | None) -> pd.DataFrame:
+    """The summary table (study, estimate, se) from a file or a DataFrame."""
+    if isinstance(summary, pd.DataFrame):
+        return summary_table(summary)
+    return read_summary(summary, sheet=sheet)
 
 
 def run_meta(
@@ -277,8 +304,13 @@ def run_meta(
     sets, tables = [], []
     if config.summary is not None:
         _check_mode(config)
-        progress(0.1, f"reading {Path(config.summary).name}")
-        table = read_summary(config.summary, sheet=config.sheet)
+        source = (
+            "the summary table"
+            if isinstance(config.summary, pd.DataFrame)
+            else Path(config.summary).name
+        )
+        progress(0.1, f"reading {source}")
+        table = _summary(config.summary, config.sheet)
         sets.append(
             ("studies", pool(table["estimate"], table["se"], config.method, table["study"]))
         )

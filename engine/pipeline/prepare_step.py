@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from engine.errors import InputError
-from engine.pipeline.config import Prepared, RunConfig
+from engine.pipeline.config import Prepared, RunConfig, check_analysis
 from engine.progress import ProgressFn, no_progress
 
 
@@ -58,6 +58,9 @@ def prepare(config: RunConfig, progress: ProgressFn = no_progress) -> Prepared:
         resolve_bounds(schema, {name: (lo, hi) for name, lo, hi in config.bounds})
     encoder = TableEncoder(schema)
     real, rows_dropped = encoder.complete_cases(table.frame)
+    problems = check_analysis(config, schema, real)  # refuse before any training
+    if problems:
+        raise InputError(f"{table.path.name}: {problems[0]}")
     encoder.fit(real)
     progress(1.0, "data ready")
     return Prepared(config, table, schema, real, rows_dropped, encoder)

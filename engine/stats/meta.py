@@ -148,7 +148,8 @@ def _check_inputs(
         )
     if len(y) < 2:
         raise InputError(
-            f"a meta-analysis needs at least 2 studies, got {len(y)}: add files or check --by"
+            f"a meta-analysis needs at least 2 studies, got {len(y)}: add studies, or check the "
+            "column that tells the sites apart"
         )
     for i, (e, se) in enumerate(zip(y, s, strict=True)):
         if not (math.isfinite(e) and math.isfinite(se) and se > 0):
@@ -281,14 +282,24 @@ def read_summary(path: str | Path, *, sheet: str | None = None) -> pd.DataFrame:
         [['A', 0.1, 0.2]]
     """
     path = Path(path)
-    raw = _read_frame(path, sheet)
+    return summary_table(_read_frame(path, sheet), path.name)
+
+
+def summary_table(raw: pd.DataFrame, source: str = "summary table") -> pd.DataFrame:
+    """:func:`read_summary` for a table already in memory (e.g. typed into the wizard);
+    ``source`` names it in messages. Rows are numbered as in a file with a header row.
+
+    Example:
+        >>> summary_table(pd.DataFrame({"study": ["A"], "estimate": [0.1], "se": [0.2]})).values.tolist()
+        [['A', 0.1, 0.2]]
+    """
     raw = raw.rename(columns={c: str(c).strip().lower() for c in raw.columns})
     has_ci = {"ci_low", "ci_high"} <= set(raw.columns)
     missing = [c for c in ("study", "estimate") if c not in raw.columns]
     if "se" not in raw.columns and not has_ci:
         missing.append("se (or ci_low and ci_high)")
     if missing:
-        raise InputError(f"{path.name}: missing column(s) {', '.join(missing)}: {SUMMARY_HELP}")
+        raise InputError(f"{source}: missing column(s) {', '.join(missing)}: {SUMMARY_HELP}")
     out = pd.DataFrame({"study": raw["study"].astype(str).str.strip()})
     out["estimate"] = pd.to_numeric(raw["estimate"], errors="coerce")
     if "se" in raw.columns:
@@ -299,11 +310,11 @@ def read_summary(path: str | Path, *, sheet: str | None = None) -> pd.DataFrame:
     for i, row in out.iterrows():
         if not (np.isfinite(row["estimate"]) and np.isfinite(row["se"]) and row["se"] > 0):
             raise InputError(
-                f"{path.name}: row {int(cast(int, i)) + 2} (study '{row['study']}') has no usable estimate and positive se: fix or delete that row"
+                f"{source}: row {int(cast(int, i)) + 2} (study '{row['study']}') has no usable estimate and positive se: fix or delete that row"
             )
     if out["study"].duplicated().any():
         raise InputError(
-            f"{path.name}: study '{out['study'][out['study'].duplicated()].iloc[0]}' appears twice: give each study one row"
+            f"{source}: study '{out['study'][out['study'].duplicated()].iloc[0]}' appears twice: give each study one row"
         )
     return out.reset_index(drop=True)
 
