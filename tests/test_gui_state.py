@@ -84,7 +84,10 @@ def test_a_new_table_clears_the_export_folder_and_the_written_files(
 ):
     show(window, qtbot, released, 6)
     export = window.pages[6]
-    assert export.folder.text() == ""  # no folder carried over from an earlier session
+    # a new folder under Documents/latent-synth named after this table, none carried over
+    first_default = Path(export.folder.text())
+    assert first_default.parent.name == "latent-synth" and not first_default.exists()
+    assert first_default.name.startswith(f"{Path(window.session.input).stem} ")
     out = tmp_path / "first"
     export.folder.setText(str(out))
     export.export()

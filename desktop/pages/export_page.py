@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from desktop.oneclick import default_output_folder
 from desktop.pages.base import Page, heading, note
 from desktop.qt import QDesktopServices, QMessageBox, QSettings, QtCore, QtWidgets
 
@@ -107,7 +108,11 @@ class ExportPage(Page):
                 f"Ready: {result.release['rows']:,} synthetic rows at w = {result.release['w']:.2f} "
                 f"({result.verdict})."
             )
-        self.export_button.setEnabled(result is not None and result.synthetic is not None)
+        ready = result is not None and result.synthetic is not None
+        if ready and not self.folder.text().strip() and self.session.input is not None:
+            # the one-click path's folder, under Documents: never beside the input, never reused
+            self.folder.setText(str(default_output_folder(self.session.input)))
+        self.export_button.setEnabled(ready)
 
     def forget_previous_table(self) -> None:
         """A new table was loaded: its files must not go to (or be listed from) the old folder."""

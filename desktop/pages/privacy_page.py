@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from desktop.pages.base import Page, heading, note, number
-from desktop.plots import PlotWidget
+from desktop.plots import PlotWidget, privacy_curve
 from desktop.qt import QMessageBox, QtWidgets
 from desktop.session import release_at
 
@@ -75,7 +75,7 @@ class PrivacyPage(Page):
         row.addWidget(self.w_spin)
         self.apply_button = QtWidgets.QPushButton("&Apply this w")
         self.apply_button.setToolTip(
-            "Make the synthetic copy again with this w (takes a few minutes)."
+            "Make the synthetic copy again with this w (about as long as the first run took)."
         )
         self.apply_button.clicked.connect(self.apply_w)
         row.addWidget(self.apply_button)
@@ -138,60 +138,24 @@ class PrivacyPage(Page):
         result = self.session.result
         if result is None:
             return
-        curve = list(result.audit.curve)
         limit = result.config.auc_max
         chosen = result.release.get("w")
         candidate = self.w_spin.value()
 
+        selected = result.audit.selected_w
+        trying = candidate if chosen is None or abs(candidate - chosen) > 1e-9 else None
+        # the engine's one privacy-curve drawing (the PDF draws the same), mean ± SE as the rule
+        curve_with_choice = privacy_curve(
+            result.audit, limit, selected, trying, chosen_label="audited choice w"
+        )
+
         def draw(ax: Any) -> None:
-            ax.set_title("Privacy audit: how well attackers spot members", fontsize=9)
-            ax.set_xlabel("w (higher = closer to the real data)", fontsize=8)
-            ax.set_ylabel("membership AUC", fontsize=8)
-            ax.tick_params(labelsize=7)
-            ws = [p.w for p in curve]
-            ax.errorbar(
-                ws,
-                [p.auc for p in curve],
-                yerr=[p.auc_sd for p in curve],
-                marker="o",
-                ms=3,
-                lw=1.2,
-                capsize=2,
-                label="distance attack",
-            )
-            dens = [getattr(p, "density_auc", None) for p in curve]
-            if all(d is not None for d in dens) and curve:
-                ax.errorbar(
-                    ws,
-                    dens,
-                    yerr=[getattr(p, "density_auc_sd", 0.0) for p in curve],
-                    marker="s",
-                    ms=3,
-                    lw=1.0,
-                    capsize=2,
-                    label="density attack",
-                )
-            ax.axhline(limit, color="#d62728", ls="--", lw=1, label=f"your limit {limit:.2f}")
-            ax.axhline(0.5, color="grey", ls=":", lw=0.8)
-            if result.audit.selected_w is not None:
-                ax.axvline(
-                    result.audit.selected_w,
-                    color="#2ca02c",
-                    lw=1.2,
-                    label=f"audited choice w = {result.audit.selected_w:.2f}",
-                )
-            if chosen is not None and (
-                result.audit.selected_w is None or abs(chosen - result.audit.selected_w) > 1e-9
-            ):
+            curve_with_choice(ax)
+            if chosen is not None and (selected is None or abs(chosen - selected) > 1e-9):
                 ax.axvline(
                     chosen, color="#8c564b", lw=1.2, ls="--", label=f"released w = {chosen:.2f}"
                 )
-            if chosen is None or abs(candidate - chosen) > 1e-9:
-                ax.axvline(
-                    candidate, color="#9467bd", lw=1.2, ls="-.", label=f"your w = {candidate:.2f}"
-                )
-            ax.set_xlim(-0.02, 1.0)
-            ax.legend(fontsize=7, loc="upper left")
+                ax.legend(loc="upper left", fontsize=7)
 
         self.plot.draw(draw)
 
