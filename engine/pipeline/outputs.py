@@ -8,8 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from engine.errors import InputError
-from engine.pipeline.results import RunResult
 from engine.pipeline.record import _readme_info, _summary_for, build_audit_json
+from engine.pipeline.results import RunResult
 from engine.progress import ProgressFn, no_progress
 
 

@@ -119,9 +119,7 @@ def _readme_info(result: RunResult) -> dict[str, Any]:
         "dropped": [c.name for c in schema.dropped()],
         "columns": [c.name for c in schema.synthesized()],
         "format": result.config.fmt,
-        "exact_copies": None
-        if result.released is None
-        else result.released.exact_copies.to_dict(),
+        "exact_copies": None if result.released is None else result.released.exact_copies.to_dict(),
     }
 
 

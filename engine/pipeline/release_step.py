@@ -58,8 +58,7 @@ def refusal_reason(cfg: RunConfig, audit: AuditResult) -> tuple[str, str]:
         meets = "no tested w meets it" if selected is None else f"w = {selected:.2f} meets it"
         attack = "membership attack" if binding is None else binding.quote(cfg.auc_max)
         return (
-            f"at the requested w = {cfg.w:g}{copies} the {attack} "
-            f"is not safely below it ({meets})",
+            f"at the requested w = {cfg.w:g}{copies} the {attack} is not safely below it ({meets})",
             "lower --w or add --allow-risky to override",
         )
     failed = audit.binding(None)

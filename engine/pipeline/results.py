@@ -29,7 +29,7 @@ import pandas as pd
 if TYPE_CHECKING:
     from engine.disclosure import CopyCheck
     from engine.pipeline.config import Prepared, RunConfig
-    from engine.privacy.audit import AuditResult, BindingAttack
+    from engine.privacy.audit import AuditResult, BindingAttack, CurvePoint
     from engine.privacy.dp.release import DPRelease
     from engine.privacy.release import EpsilonStatement, ReleaseMetrics
     from engine.stats.models import FidelityResult, ModelFit
@@ -338,6 +338,24 @@ class RunResult:
     history: tuple[tuple[int, float, float], ...] = ()
     flow: Any = field(default=None, repr=False, compare=False)  # in memory only, never exported
     dp_synthetic: pd.DataFrame | None = None  # formal DP mode's Flow Sampling release
+
+    def curve_point(self, w: float | None) -> CurvePoint | None:
+        """The audited curve point nearest ``w`` (:func:`engine.privacy.curve.nearest_point`)."""
+        from engine.privacy.curve import nearest_point
+
+        return nearest_point(self.audit, w)
+
+    def above_choice(self, w: float) -> bool:
+        """Whether ``w`` lies above the audit's choice (:func:`engine.privacy.curve.above_choice`)."""
+        from engine.privacy.curve import above_choice
+
+        return above_choice(self.audit, w)
+
+    def is_released_w(self, w: float) -> bool:
+        """Whether ``w`` is the released w (:func:`engine.privacy.curve.same_w`)."""
+        from engine.privacy.curve import same_w
+
+        return same_w(w, self.release.w)
 
     @property
     def released(self) -> Release | None:

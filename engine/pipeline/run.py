@@ -5,9 +5,9 @@ References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
 
 from engine.errors import PrivacyRefused
 from engine.pipeline.config import RunConfig
-from engine.pipeline.results import RunResult
 from engine.pipeline.outputs import write_outputs
 from engine.pipeline.prepare_step import prepare
+from engine.pipeline.results import RunResult
 from engine.pipeline.synthesize_step import synthesize
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress, sub_progress
 

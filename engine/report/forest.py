@@ -1,9 +1,10 @@
-"""Forest plot of a meta-analysis (vector PDF) and Kaplan-Meier real vs synthetic (raster PNG).
+"""Forest plots: of a meta-analysis (vector PDF) and, for the report, of each model term fitted
+on the real and on the synthetic table (raster PNG, :func:`forest_png`).
 
 Uses matplotlib's object API (``Figure`` + Agg/PDF canvases), never pyplot, so it sets no global
-backend and is safe in worker threads. Summary estimates are not individual data, so the forest
-plot may be vector; the Kaplan-Meier plot shows real data and is rendered as a raster image
-(PITFALLS, Report). PDF bytes are reproducible (no creation date).
+backend and is safe in worker threads. Summary estimates are not individual data, so the
+meta-analysis forest plot may be vector; the report's figures are raster like every other
+report figure (PITFALLS, Report). PDF bytes are reproducible (no creation date).
 
 References: Lewis & Clarke (2001) BMJ 322:1479 (forest plots); paper Figure 15 (real and
 synthetic side by side).
@@ -20,16 +21,17 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullLocator
 
+from engine.report.figures import REAL, SYNTH, _margins, _png, _short
+
 if TYPE_CHECKING:
     from engine.stats.meta import MetaResult
-    from engine.stats.models import KMComparison
 
 COLORS = {"real": "#1f4e79", "synthetic": "#d9822b", "studies": "#1f4e79"}
 SET_NAMES = {"real": "Real data", "synthetic": "Synthetic data", "studies": "Studies"}
@@ -176,33 +178,81 @@ def forest_pdf_bytes(
     return buf.getvalue()
 
 
-def km_png_bytes(km: KMComparison, *, dpi: int = 150, title: str | None = None) -> bytes:
-    """Kaplan-Meier real vs synthetic as a PNG (raster: the real curve is real data).
+# ------------------------------------------------------------------------------ report: real vs synthetic
 
-    Example:
-        >>> from lifelines.datasets import load_rossi
-        >>> from engine.stats.models import km_comparison
-        >>> d = load_rossi()
-        >>> km_png_bytes(km_comparison(d, d, "week", "arrest"))[:4]
-        b'\\x89PNG'
-    """
-    fig = Figure(figsize=(6.0, 4.0))
-    ax = fig.add_subplot(1, 1, 1)
-    ax.step(km.grid, km.real_survival, where="post", color=COLORS["real"], label="Real data")
-    ax.step(
-        km.grid,
-        km.synth_survival,
-        where="post",
-        color=COLORS["synthetic"],
-        ls="--",
-        label="Synthetic data",
-    )
-    ax.set_xlabel("Time")
-    ax.set_ylabel("Share without the event")
-    ax.set_ylim(0, 1.02)
-    ax.set_title(title or f"Kaplan-Meier, log-rank p = {km.logrank_p:.3g}")
-    ax.legend(frameon=False)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    return buf.getvalue()
+
+def forest_png(
+    rows: Sequence[tuple[str, float, float, float, float, float, float]], label: str, log: bool
+) -> bytes:
+    """Forest plot: per coefficient the real and the synthetic estimate with 95 % CI."""
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot(1, 1, 1)
+        n = len(rows)
+        for i, (_, re, rl, rh, se, sl, sh) in enumerate(rows):
+            y = n - i
+            ax.errorbar(
+                [re],
+                [y + 0.15],
+                xerr=[[re - rl], [rh - re]],
+                fmt="o",
+                color=REAL,
+                ms=4,
+                capsize=2,
+                label="real" if i == 0 else None,
+            )
+            if np.isfinite(se):
+                ax.errorbar(
+                    [se],
+                    [y - 0.15],
+                    xerr=[[se - sl], [sh - se]],
+                    fmt="s",
+                    color=SYNTH,
+                    ms=4,
+                    capsize=2,
+                    label="synthetic" if i == 0 else None,
+                )
+        ax.axvline(1.0 if log else 0.0, color="0.5", lw=0.8)
+        if log:
+            _ratio_axis(ax, [v for r in rows for v in r[1:] if np.isfinite(v) and v > 0])
+        ax.set_yticks([n - i for i in range(n)], [_short(r[0], 22) for r in rows], fontsize=7)
+        ax.set_ylim(0.4, n + 0.6)
+        ax.set_xlabel(label)
+        ax.legend(loc="best", fontsize=7)
+        ax.grid(axis="x", alpha=0.3)
+        _margins(fig, 1.6, 0.15, 0.45, 0.1)
+
+    return _png(draw, 6.4, 0.9 + 0.42 * max(1, len(rows)))
+
+
+NICE_RATIOS = (
+    0.1,
+    0.2,
+    0.25,
+    0.33,
+    0.5,
+    0.67,
+    0.8,
+    0.9,
+    1.0,
+    1.1,
+    1.25,
+    1.5,
+    2.0,
+    3.0,
+    4.0,
+    5.0,
+    10.0,
+)
+
+
+def _ratio_axis(ax: Any, values: list[float]) -> None:
+    """Log scale with plain tick labels (0.8, 1, 1.25) instead of powers of ten."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    ax.set_xscale("log")
+    lo, hi = (min(values), max(values)) if values else (0.5, 2.0)
+    ticks = [t for t in NICE_RATIOS if lo / 1.05 <= t <= hi * 1.05] or [1.0]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_locator(NullLocator())

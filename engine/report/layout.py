@@ -214,3 +214,36 @@ def image(png: bytes, width: float) -> Any:
 def text(value: Any) -> str:
     """Escape any value for a Paragraph."""
     return escape(str(value))
+
+
+def paragraph(body: str, st: dict[str, Any], style: str = "body") -> Any:
+    """A Paragraph of ``body`` (already escaped markup) in style ``style``."""
+    from reportlab.platypus import Paragraph
+
+    return Paragraph(body, st[style])
+
+
+def side_by_side(left: Any, right: list[Any], width: float, split: float = 0.52) -> Any:
+    """A figure on the left, explanatory paragraphs on the right."""
+    from reportlab.platypus import Table, TableStyle
+
+    t = Table([[left, right]], colWidths=[split * width, (1 - split) * width], hAlign="LEFT")
+    t.setStyle(
+        TableStyle(
+            [
+                ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                ("LEFTPADDING", (0, 0), (0, 0), 0),
+                ("RIGHTPADDING", (0, 0), (0, 0), 10),
+                ("LEFTPADDING", (1, 0), (1, 0), 4),
+            ]
+        )
+    )
+    return t
+
+
+def figure_or_note(make: Any, width: float, st: dict[str, Any]) -> Any:
+    """A figure flowable from ``make()`` (PNG bytes), or a sentence saying why it is missing."""
+    try:
+        return image(make(), width)
+    except Exception as err:  # noqa: BLE001 - one missing figure must not sink the report
+        return paragraph(f"(figure not available: {text(type(err).__name__)})", st, "small")
