@@ -10,7 +10,7 @@ follows the ACRO defaults (threshold 10):
   survival on a coarse grid whose every step holds 0 or at least 10 real events), never from
   individual rows, and are embedded as raster images by :mod:`engine.report.figures`.
 
-A number that is missing or not finite prints as "not available" (:func:`fmt`).
+A number that is missing or not finite prints as "not available" (:func:`decimals`).
 
 References:
     ACRO (AI-SDC/ACRO) default rules: threshold 10, zeros suppressed; Griffiths et al. (2019)
@@ -47,11 +47,11 @@ from engine.disclosure import (  # noqa: F401  # the one set of disclosure rules
 BOX_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
-def fmt(value: Any, digits: int = 3, default: str = NOT_AVAILABLE) -> str:
+def decimals(value: Any, digits: int = 3, default: str = NOT_AVAILABLE) -> str:
     """A number with ``digits`` decimals, or ``default`` when it is missing or not finite.
 
     Example:
-        >>> fmt(0.51234), fmt(None), fmt(2, 2)
+        >>> decimals(0.51234), decimals(None), decimals(2, 2)
         ('0.512', 'not available', '2.00')
     """
     value = finite(value)
@@ -266,4 +266,4 @@ def low_fpr_tpr(tpr: Any, fpr_level: float, non_members: int | None) -> str:
         return f"n < {THRESHOLD}"
     if isinstance(tpr, str) and tpr.startswith("not shown"):
         return f"n < {THRESHOLD}"
-    return fmt(tpr)
+    return decimals(tpr)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from engine.disclosure import NOT_SHOWN_GROUP
-from engine.report.data import NOT_AVAILABLE, THRESHOLD, finite, fmt, safe_count
+from engine.report.data import NOT_AVAILABLE, THRESHOLD, decimals, finite, safe_count
 from engine.report.forest import forest_png
 from engine.report.layout import figure_or_note, paragraph, table, text
 
@@ -39,21 +39,21 @@ ForestRow = tuple[str, float, float, float, float, float, float]
 
 
 def regression_block(
-    fidelity: Fidelity, real: pd.DataFrame, st: dict[str, Any], width: float
+    fidelity: Fidelity, real: pd.DataFrame, sheet: dict[str, Any], width: float
 ) -> list[Any]:
     """Heading, what was fitted, the term table and the forest plot (or why none is shown)."""
     result = fidelity.result
     comparison = result.comparison if result is not None else None
     if comparison is None or not comparison.rows:
-        return [paragraph("Regression", st, "h2"), paragraph(_why_no_model(fidelity), st)]
+        return [paragraph("Regression", sheet, "h2"), paragraph(_why_no_model(fidelity), sheet)]
     ratio = RATIO_WORDS.get(comparison.analysis)
-    out = _model_heading(comparison, ratio, st)
+    out = _model_heading(comparison, ratio, sheet)
     events = comparison.real.n_events
     if events is not None and finite(events) is not None and float(events) < THRESHOLD:
         return out + [
             paragraph(
                 f"Coefficients not shown: fewer than {THRESHOLD} events in the real table.",
-                st,
+                sheet,
                 "warn",
             )
         ]
@@ -61,7 +61,7 @@ def regression_block(
     widths = [0.22, 0.19, 0.19, 0.13, 0.1, 0.17]
     out.append(table([HEADER, *rows], [f * width for f in widths]))
     if forest:
-        out += _forest(forest, ratio, st, width)
+        out += _forest(forest, ratio, sheet, width)
     return out
 
 
@@ -78,7 +78,7 @@ def _why_no_model(fidelity: Fidelity) -> str:
     )
 
 
-def _model_heading(comparison: Comparison, ratio: str | None, st: dict[str, Any]) -> list[Any]:
+def _model_heading(comparison: Comparison, ratio: str | None, sheet: dict[str, Any]) -> list[Any]:
     analysis = comparison.analysis
     events = comparison.real.n_events
     scale = (
@@ -87,14 +87,14 @@ def _model_heading(comparison: Comparison, ratio: str | None, st: dict[str, Any]
         else "Estimates are coefficients on the outcome's scale."
     )
     return [
-        paragraph(f"Regression: {text(MODEL_WORDS.get(analysis, analysis))}", st, "h2"),
+        paragraph(f"Regression: {text(MODEL_WORDS.get(analysis, analysis))}", sheet, "h2"),
         paragraph(
             f"Fitted on the real table (n = {safe_count(comparison.real.n)}"
             + (f", events = {safe_count(events)}" if events is not None else "")
             + f") and on the synthetic table (n = {safe_count(comparison.synthetic.n)}). "
             + scale
             + " Overlap: the confidence-interval overlap of Karr et al. (2006), 1 = identical intervals.",
-            st,
+            sheet,
         ),
     ]
 
@@ -129,25 +129,25 @@ def term_rows(
 def _agreement(c: CoefComparison) -> list[str]:
     """Standardized difference, CI overlap, and whether sign and significance agree."""
     return [
-        fmt(c.std_difference, 2),
-        fmt(c.ci_overlap, 2),
+        decimals(c.std_difference, 2),
+        decimals(c.ci_overlap, 2),
         f"{_agrees(c.sign_agrees)} / {_agrees(c.significance_agrees)}",
     ]
 
 
 def _forest(
-    forest: list[ForestRow], ratio: str | None, st: dict[str, Any], width: float
+    forest: list[ForestRow], ratio: str | None, sheet: dict[str, Any], width: float
 ) -> list[Any]:
     from reportlab.platypus import Spacer
 
     xlabel = f"{ratio} (log scale)" if ratio else "coefficient"
     return [
         Spacer(1, 8),
-        figure_or_note(lambda: forest_png(forest, xlabel, bool(ratio)), width, st),
+        figure_or_note(lambda: forest_png(forest, xlabel, bool(ratio)), width, sheet),
         paragraph(
             "Forest plot: real (blue circles) and synthetic (orange squares) estimates with 95 % "
             "confidence intervals.",
-            st,
+            sheet,
             "caption",
         ),
     ]
@@ -179,7 +179,7 @@ def on_scale(value: Any, per: float, ratio: str | None) -> float | None:
 def _ci(values: list[float | None]) -> str:
     if values[0] is None:
         return NOT_AVAILABLE
-    return f"{values[0]:.3f} ({fmt(values[1])} to {fmt(values[2])})"
+    return f"{values[0]:.3f} ({decimals(values[1])} to {decimals(values[2])})"
 
 
 def _agrees(value: bool | None) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from engine.disclosure import copies_sentence
-from engine.report.data import finite, fmt, percent, safe_count, sci
+from engine.report.data import decimals, finite, percent, safe_count, sci
 
 if TYPE_CHECKING:
     from engine.pipeline.config import RunConfig
@@ -122,16 +122,16 @@ def override_sentence(config: RunConfig, audit: AuditResult | None, w: float | N
     if config.risk_acknowledged:
         how.append("the user's explicit acknowledgement of the risk in the wizard")
     if config.w is not None:
-        how.append(f"a forced perturbation weight (w = {fmt(config.w, 2)})")
+        how.append(f"a forced perturbation weight (w = {decimals(config.w, 2)})")
     selected = audit.selected_w if audit is not None else None
     limit = (
         "no tested w met it"
         if selected is None
-        else f"the largest w that met it was {fmt(selected, 2)}"
+        else f"the largest w that met it was {decimals(selected, 2)}"
     )
     return (
-        f"Override: exported at w = {fmt(w, 2)} by {' and '.join(how) or 'an override'}. "
-        f"The AUC limit was {fmt(config.auc_max, 2)}; {limit}. The output checker should "
+        f"Override: exported at w = {decimals(w, 2)} by {' and '.join(how) or 'an override'}. "
+        f"The AUC limit was {decimals(config.auc_max, 2)}; {limit}. The output checker should "
         "treat this table as carrying a higher membership risk than the limit allows."
     )
 
@@ -148,7 +148,7 @@ def closer_sentence(closer_probability: Any) -> str:
     return (
         f"On average, {percent(closer_probability)} of the other real people lie closer to a "
         "person's real record than that person's own synthetic row does (closer probability "
-        f"{fmt(closer_probability)}; 0.5 would mean the synthetic row is no closer than a random "
+        f"{decimals(closer_probability)}; 0.5 would mean the synthetic row is no closer than a random "
         "other person, 0 that it is always the nearest)."
     )
 
@@ -235,10 +235,10 @@ def epsilon_paragraphs(eps: EpsilonStatement | None, w: float | None) -> list[st
         ]
     value = finite(eps.value)
     head = (
-        f"<b>Formal bound (Theorem 2 of Shen &amp; Tian 2025).</b> At w = {fmt(w, 2)} the noise "
+        f"<b>Formal bound (Theorem 2 of Shen &amp; Tian 2025).</b> At w = {decimals(w, 2)} the noise "
         f"added to each record's hidden code gives local (ε, δ)-differential privacy per record with "
         f"ε = {sci(value) if value is not None else 'infinite (no noise at w = 1)'} at δ = "
-        f"{sci(eps.delta)} (δ = 1/n). It uses the latent sensitivity C = {fmt(eps.C, 2)}, "
+        f"{sci(eps.delta)} (δ = 1/n). It uses the latent sensitivity C = {decimals(eps.C, 2)}, "
         f"the largest distance between two records' hidden codes ({text_escape(eps.C_method or 'method not recorded')}, "
         "measured on this data)."
     )

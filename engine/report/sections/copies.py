@@ -26,7 +26,7 @@ RULE_WHY = (
 )
 
 
-def copies_section(result: RunResult, st: dict[str, Any], width: float) -> list[Any]:
+def copies_section(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
     """Heading, the rule in words and a table of combined vs real estimates; empty for M = 1."""
     fidelity = result.fidelity
     combined = fidelity.combined_copies
@@ -39,7 +39,7 @@ def copies_section(result: RunResult, st: dict[str, Any], width: float) -> list[
     for name, estimate in estimates(combined).items():
         rows.append([estimate.label, shown(real.get(name)), shown(estimate)])
     return [
-        paragraph(f"Several synthetic copies ({copies})", st, "h2"),
-        paragraph(RULE_WHY, st),
+        paragraph(f"Several synthetic copies ({copies})", sheet, "h2"),
+        paragraph(RULE_WHY, sheet),
         table(rows, [width * f for f in (0.34, 0.33, 0.33)]),
     ]

@@ -26,29 +26,29 @@ DEFAULT_DROP_REASON = (
 )
 
 
-def data_page(result: RunResult, st: dict[str, Any], width: float) -> list[Any]:
+def data_page(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
     """Columns used and dropped (and why), rows dropped, clipping counts, rows drawn again."""
     columns = list(result.prepared.schema.columns)
     used = [c for c in columns if c.action == "synthesize"]
     dropped = [c for c in columns if c.action != "synthesize"]
     out: list[Any] = [
-        paragraph("1. The data", st, "h1"),
-        paragraph("Columns used (modelled and exported)", st, "h2"),
+        paragraph("1. The data", sheet, "h1"),
+        paragraph("Columns used (modelled and exported)", sheet, "h2"),
         _column_table(used, "how it was recognised", width)
         if used
-        else paragraph("The column list is not available.", st),
-        paragraph("Columns dropped (never modelled, never exported)", st, "h2"),
+        else paragraph("The column list is not available.", sheet),
+        paragraph("Columns dropped (never modelled, never exported)", sheet, "h2"),
     ]
     if not columns:
-        out.append(paragraph("Not available.", st))
+        out.append(paragraph("Not available.", sheet))
     elif dropped:
         out.append(_column_table(dropped, "why it was dropped", width))
     else:
-        out.append(paragraph("None: every column of the input was used.", st))
+        out.append(paragraph("None: every column of the input was used.", sheet))
     out += [
-        paragraph("Rows", st, "h2"),
+        paragraph("Rows", sheet, "h2"),
         table(row_rows(result), [0.6 * width, 0.4 * width], header=False),
-        paragraph("Values clipped to the allowed range", st, "h2"),
+        paragraph("Values clipped to the allowed range", sheet, "h2"),
     ]
     release = result.released
     clipped = release.clipped if release is not None else {}
@@ -56,15 +56,15 @@ def data_page(result: RunResult, st: dict[str, Any], width: float) -> list[Any]:
         rows = [["column", "values clipped"]] + [
             [text(k), safe_count(v)] for k, v in sorted(clipped.items())
         ]
-        out += [paragraph(CLIPPING, st), table(rows, [0.4 * width, 0.25 * width])]
+        out += [paragraph(CLIPPING, sheet), table(rows, [0.4 * width, 0.25 * width])]
     else:
         out.append(
-            paragraph("No clipping was recorded (no synthetic table, or no bounded column).", st)
+            paragraph("No clipping was recorded (no synthetic table, or no bounded column).", sheet)
         )
-    return out + non_finite_paragraphs(result, st)
+    return out + non_finite_paragraphs(result, sheet)
 
 
-def non_finite_paragraphs(result: RunResult, st: dict[str, Any]) -> list[Any]:
+def non_finite_paragraphs(result: RunResult, sheet: dict[str, Any]) -> list[Any]:
     """What happened to synthetic rows the model decoded to an infinite or undefined value."""
     release = result.released
     if release is None or not release.non_finite:
@@ -79,7 +79,7 @@ def non_finite_paragraphs(result: RunResult, st: dict[str, Any]) -> list[Any]:
             f"again with fresh noise; {dropped} still failed after five draws and were left out "
             "of the synthetic table (never replaced by an average)."
         )
-    return [paragraph("Rows drawn again", st, "h2"), paragraph(line, st)]
+    return [paragraph("Rows drawn again", sheet, "h2"), paragraph(line, sheet)]
 
 
 def _column_table(columns: list[Any], why: str, width: float) -> Any:

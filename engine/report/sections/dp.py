@@ -20,30 +20,30 @@ if TYPE_CHECKING:
     from engine.pipeline.results import DPResult, Fidelity, Release, RunResult
 
 
-def dp_section(result: RunResult, st: dict[str, Any], width: float) -> list[Any]:
+def dp_section(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
     """Heading, guarantee, caveats and an LNI-vs-DP comparison table; empty without DP mode."""
     dp = result.release.dp
     if dp is None:
         return []
     g = dp.guarantee
     flow = [
-        paragraph("5. Formal differential-privacy release (DP-SGD)", st, "h1"),
+        paragraph("5. Formal differential-privacy release (DP-SGD)", sheet, "h1"),
         paragraph(
             f"A second synthetic table, <b>{text(dp.file)}</b>, was drawn from a "
             "flow trained with differentially private stochastic gradient descent. It carries a formal "
             f"guarantee: {text(g.get('statement', 'not available'))}. "
             "The main synthetic table (Latent Noise Injection) does <b>not</b> carry this guarantee: "
             "it perturbs each real record, and its protection is the membership audit above.",
-            st,
+            sheet,
         ),
-        paragraph("Privacy accounting", st, "h2"),
+        paragraph("Privacy accounting", sheet, "h2"),
         table(accounting_rows(g), [width * f for f in (0.45, 0.55)]),
     ]
     notes = list(g.get("notes", []))
     if notes:
-        flow.append(paragraph("Caveats: " + " ".join(text(n) for n in notes), st, "small"))
+        flow.append(paragraph("Caveats: " + " ".join(text(n) for n in notes), sheet, "small"))
     if result.released is not None:
-        flow.append(paragraph("DP release next to the Latent Noise Injection release", st, "h2"))
+        flow.append(paragraph("DP release next to the Latent Noise Injection release", sheet, "h2"))
         rows = _comparison_rows(result, result.released, dp)
         flow.append(table(rows, [width * f for f in (0.40, 0.20, 0.20, 0.20)]))
     return flow

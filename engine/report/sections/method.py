@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engine.report.data import NOT_AVAILABLE, fmt
+from engine.report.data import NOT_AVAILABLE, decimals
 from engine.report.layout import paragraph, table, text
 from engine.report.wording import METHOD_PARAGRAPHS, REFERENCES
 
@@ -42,36 +42,36 @@ SETTINGS = (
 )
 
 
-def method_section(result: RunResult, st: dict[str, Any], width: float) -> list[Any]:
+def method_section(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
     """Method in words, model, settings (seeded yes/no only), software versions, references."""
     from engine.provenance import library_versions
 
-    out: list[Any] = [paragraph("4. Method, settings and software", st, "h1")]
-    out += [paragraph(par, st) for par in METHOD_PARAGRAPHS]
-    out += _model_rows(result, width, st)
+    out: list[Any] = [paragraph("4. Method, settings and software", sheet, "h1")]
+    out += [paragraph(par, sheet) for par in METHOD_PARAGRAPHS]
+    out += _model_rows(result, width, sheet)
     out += [
-        paragraph("Settings", st, "h2"),
+        paragraph("Settings", sheet, "h2"),
         table(settings_rows(result.config), [0.4 * width, 0.6 * width], header=False),
     ]
     rows = [["software", "version"]] + [
         [text(k), text(v or "not installed")] for k, v in library_versions().items()
     ]
-    out += [paragraph("Software", st, "h2"), table(rows, [0.4 * width, 0.3 * width])]
+    out += [paragraph("Software", sheet, "h2"), table(rows, [0.4 * width, 0.3 * width])]
     out.append(
         paragraph(
             "Timings and the machine-readable record of every number in this report are in audit.json "
             "(checksums of every output file in results.json).",
-            st,
+            sheet,
             "small",
         )
     )
-    out.append(paragraph("References", st, "h2"))
+    out.append(paragraph("References", sheet, "h2"))
     return out + [
-        paragraph(f"[{i}] {text(ref)}", st, "small") for i, ref in enumerate(REFERENCES, 1)
+        paragraph(f"[{i}] {text(ref)}", sheet, "small") for i, ref in enumerate(REFERENCES, 1)
     ]
 
 
-def _model_rows(result: RunResult, width: float, st: dict[str, Any]) -> list[Any]:
+def _model_rows(result: RunResult, width: float, sheet: dict[str, Any]) -> list[Any]:
     """The released flow's architecture, validation loss, epochs and device."""
     model = result.model
     if model is None:
@@ -80,12 +80,12 @@ def _model_rows(result: RunResult, width: float, st: dict[str, Any]) -> list[Any
         ["Flows (MADE layers)", text(model.flows)],
         ["Hidden units per layer", text(model.hidden)],
         ["Hidden layers per MADE", text(model.layers)],
-        ["Validation loss (negative log-likelihood per row)", fmt(model.val_nll, 3)],
+        ["Validation loss (negative log-likelihood per row)", decimals(model.val_nll, 3)],
         ["Training epochs", str(len(result.history)) if result.history else NOT_AVAILABLE],
         ["Device", text(model.device)],
     ]
     return [
-        paragraph("Model of the release", st, "h2"),
+        paragraph("Model of the release", sheet, "h2"),
         table(rows, [0.55 * width, 0.45 * width], header=False),
     ]
 

@@ -18,8 +18,8 @@ from engine.report import figures as figs
 from engine.report.data import (
     NOT_AVAILABLE,
     THRESHOLD,
+    decimals,
     finite,
-    fmt,
     low_fpr_tpr,
     roc_on_grid,
     safe_count,
@@ -117,35 +117,37 @@ def audit_precision_sentences(audit: AuditResult | None, w: float | None) -> lis
     ]
 
 
-def privacy_section(result: RunResult, st: dict[str, Any], width: float) -> list[Any]:
+def privacy_section(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
     """AUC vs w, TPR at low FPR, ROC, distances, per-record risk, ε and the threat model."""
     from reportlab.platypus import CondPageBreak
 
     audit, w = result.audit, result.release.w
-    out: list[Any] = [paragraph("2. Privacy audit", st, "h1")]
+    out: list[Any] = [paragraph("2. Privacy audit", sheet, "h1")]
     if audit is None:
         return out + [
-            paragraph("The membership audit did not run; no privacy claim can be made.", st, "warn")
+            paragraph(
+                "The membership audit did not run; no privacy claim can be made.", sheet, "warn"
+            )
         ]
-    out += _how_the_audit_ran(result, audit, st)
+    out += _how_the_audit_ran(result, audit, sheet)
     rows = curve_rows(audit)
     limit = float(audit.threshold)
     chosen = finite(w) if w is not None else None
     out += [
-        figure_or_note(lambda: figs.auc_curve_png(rows, limit, chosen), width, st),
-        paragraph(AUC_CAPTION, st, "caption"),
+        figure_or_note(lambda: figs.auc_curve_png(rows, limit, chosen), width, sheet),
+        paragraph(AUC_CAPTION, sheet, "caption"),
         # a long table may split across pages (header repeated); start it on a new page only
         # when fewer than about eight rows would fit here
         CondPageBreak(150),
-        paragraph("Attack success at every tested w", st, "h2split"),
+        paragraph("Attack success at every tested w", sheet, "h2split"),
         _curve_table(result, non_members(result), width),
-        paragraph(TPR_CAPTION.format(t=THRESHOLD), st, "caption"),
-        _roc_block(result, st, width),
+        paragraph(TPR_CAPTION.format(t=THRESHOLD), sheet, "caption"),
+        _roc_block(result, sheet, width),
     ]
-    return out + _release_paragraphs(result, st, width)
+    return out + _release_paragraphs(result, sheet, width)
 
 
-def _how_the_audit_ran(result: RunResult, audit: AuditResult, st: dict[str, Any]) -> list[Any]:
+def _how_the_audit_ran(result: RunResult, audit: AuditResult, sheet: dict[str, Any]) -> list[Any]:
     """The split, the repeats, the rule, the deciding attack, precision and subsampling."""
     repeats = (
         safe_count(audit.repeats) if (audit.repeats or 0) >= THRESHOLD else text(audit.repeats)
@@ -157,10 +159,10 @@ def _how_the_audit_ran(result: RunResult, audit: AuditResult, st: dict[str, Any]
             f"each candidate w, and let two attackers try to tell members from non-members. It was repeated "
             f"{repeats} "
             f"times with fresh noise. Selection rule: {text(audit.rule or DEFAULT_RULE)}.",
-            st,
+            sheet,
         )
     ]
-    out += [paragraph(t, st) for t in audit_precision_sentences(audit, result.release.w)]
+    out += [paragraph(t, sheet) for t in audit_precision_sentences(audit, result.release.w)]
     audited, used = audited_rows(result), result.release.rows
     if result.released is not None and audited < used:
         out.append(
@@ -169,36 +171,36 @@ def _how_the_audit_ran(result: RunResult, audit: AuditResult, st: dict[str, Any]
                 f"{used:,} rows. That errs on the safe side: on fewer rows each person's synthetic row "
                 "stands out more, so the attacks score higher and the chosen w is lower than a full "
                 "audit would allow.",
-                st,
+                sheet,
             )
         )
     return out
 
 
-def _release_paragraphs(result: RunResult, st: dict[str, Any], width: float) -> list[Any]:
+def _release_paragraphs(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
     """Distances, per-record risk, the ε statement and the threat model."""
     release = result.released
-    out = [paragraph("Distances between real and synthetic rows", st, "h2")]
+    out = [paragraph("Distances between real and synthetic rows", sheet, "h2")]
     if release is not None:
         own = release.metrics.own_distance_histogram
         near = release.metrics.nearest_real_histogram
         out += [
-            figure_or_note(lambda: figs.distance_hist_png(own, near), width, st),
-            paragraph(DISTANCE_CAPTION, st, "caption"),
+            figure_or_note(lambda: figs.distance_hist_png(own, near), width, sheet),
+            paragraph(DISTANCE_CAPTION, sheet, "caption"),
         ]
     else:
-        out.append(paragraph("Not available (no synthetic table was released).", st))
+        out.append(paragraph("Not available (no synthetic table was released).", sheet))
     risk = (
         text(risk_sentence(release))
         if release is not None
         else "Not applicable: nothing was released."
     )
-    out += [paragraph("Per-record risk", st, "h2"), paragraph(risk, st)]
-    out.append(paragraph("Formal privacy statement (ε)", st, "h2"))
+    out += [paragraph("Per-record risk", sheet, "h2"), paragraph(risk, sheet)]
+    out.append(paragraph("Formal privacy statement (ε)", sheet, "h2"))
     epsilon = release.epsilon if release is not None else None
-    out += [paragraph(par, st) for par in epsilon_paragraphs(epsilon, result.release.w)]
-    out.append(paragraph("Threat model in plain words", st, "h2"))
-    return out + [paragraph(par, st) for par in threat_model(result.verdict)]
+    out += [paragraph(par, sheet) for par in epsilon_paragraphs(epsilon, result.release.w)]
+    out.append(paragraph("Threat model in plain words", sheet, "h2"))
+    return out + [paragraph(par, sheet) for par in threat_model(result.verdict)]
 
 
 def _curve_table(result: RunResult, holdout: int, width: float) -> Any:
@@ -217,7 +219,7 @@ def _curve_table(result: RunResult, holdout: int, width: float) -> Any:
             highlight = len(rows)
         rows.append(
             [
-                fmt(p.w, 2),
+                decimals(p.w, 2),
                 mean_and_sd(p.auc, p.auc_sd),
                 mean_and_sd(p.density_auc, p.density_auc_sd),
                 low_fpr_tpr(p.tpr_at_1pct_fpr, 0.01, holdout),
@@ -241,10 +243,10 @@ def mean_and_sd(mean: float | None, sd: float | None) -> str:
     """
     if finite(mean) is None:
         return NOT_AVAILABLE
-    return fmt(mean) + (f" ± {fmt(sd)}" if finite(sd) is not None else "")
+    return decimals(mean) + (f" ± {decimals(sd)}" if finite(sd) is not None else "")
 
 
-def _roc_block(result: RunResult, st: dict[str, Any], width: float) -> Any:
+def _roc_block(result: RunResult, sheet: dict[str, Any], width: float) -> Any:
     """ROC curves of the distance attack at the lowest, the released and the highest w."""
     holdout = non_members(result)
     members = audited_rows(result) - holdout
@@ -261,10 +263,13 @@ def _roc_block(result: RunResult, st: dict[str, Any], width: float) -> Any:
             seen.add(p.w)
             released = " (released)" if result.is_released_w(p.w) else ""
             curves.append((f"w = {p.w:.2f}{released}", *grid))
-    explain = [paragraph("ROC curves", st, "h2"), paragraph(ROC_WORDS.format(t=THRESHOLD), st)]
+    explain = [
+        paragraph("ROC curves", sheet, "h2"),
+        paragraph(ROC_WORDS.format(t=THRESHOLD), sheet),
+    ]
     if not curves:
         return side_by_side(
-            paragraph("ROC curves were not stored by the audit.", st), explain, width
+            paragraph("ROC curves were not stored by the audit.", sheet), explain, width
         )
-    figure = figure_or_note(lambda: figs.roc_png(curves), 0.52 * width - 10, st)
+    figure = figure_or_note(lambda: figs.roc_png(curves), 0.52 * width - 10, sheet)
     return side_by_side(figure, explain, width)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from engine.disclosure import safe_total_text
-from engine.report.data import NOT_AVAILABLE, fmt, safe_count, sci
+from engine.report.data import NOT_AVAILABLE, decimals, safe_count, sci
 from engine.report.layout import CHECK, CROSS, GREEN, RED, paragraph, table, text
 from engine.report.wording import (
     closer_sentence,
@@ -69,46 +69,46 @@ def attack_line(mean: float | None, se: float | None, limit: float | None) -> st
         if ok
         else f'<font color="{RED}"><b>{CROSS} not below the limit</b></font>'
     )
-    spread = f" ± {fmt(se)}" if se is not None else ""
-    return f"<b>{fmt(mean)}</b>{spread} (limit {fmt(limit, 2)}) {mark}"
+    spread = f" ± {decimals(se)}" if se is not None else ""
+    return f"<b>{decimals(mean)}</b>{spread} (limit {decimals(limit, 2)}) {mark}"
 
 
-def summary_page(result: RunResult, st: dict[str, Any], width: float) -> list[Any]:
+def summary_page(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
     """Page 1: the verdict banner, why (override or refusal), key numbers and provenance."""
     from reportlab.platypus import Spacer
 
     info = header_info(result)
     out: list[Any] = [
-        paragraph("Synthetic data release: privacy report", st, "title"),
-        paragraph(f"Input: {text(info['input'])}", st, "subtitle"),
+        paragraph("Synthetic data release: privacy report", sheet, "title"),
+        paragraph(f"Input: {text(info['input'])}", sheet, "subtitle"),
         Spacer(1, 8),
-        _banner(result, st, width),
+        _banner(result, sheet, width),
         Spacer(1, 6),
     ]
     if result.verdict == "released with override":
         override = override_sentence(result.config, result.audit, result.release.w)
-        out.append(paragraph(text(override), st, "warn"))
+        out.append(paragraph(text(override), sheet, "warn"))
     if result.refusal is not None:
-        out.append(paragraph(f"<b>Reason:</b> {text(result.refusal.reason)}", st, "warn"))
+        out.append(paragraph(f"<b>Reason:</b> {text(result.refusal.reason)}", sheet, "warn"))
     out += [
-        paragraph("Key numbers", st, "h2"),
+        paragraph("Key numbers", sheet, "h2"),
         table(key_rows(result), [0.34 * width, 0.66 * width], header=False),
-        paragraph("Provenance", st, "h2"),
-        table(provenance_rows(result, info, st), [0.34 * width, 0.66 * width], header=False),
+        paragraph("Provenance", sheet, "h2"),
+        table(provenance_rows(result, info, sheet), [0.34 * width, 0.66 * width], header=False),
         Spacer(1, 6),
-        paragraph(HOW_TO_READ, st, "small"),
+        paragraph(HOW_TO_READ, sheet, "small"),
     ]
     return out
 
 
-def _banner(result: RunResult, st: dict[str, Any], width: float) -> Any:
+def _banner(result: RunResult, sheet: dict[str, Any], width: float) -> Any:
     """The coloured verdict box with its one-line meaning."""
     from reportlab.lib import colors
     from reportlab.platypus import Paragraph, Table, TableStyle
 
     headline, colour, meaning = verdict_words(result.verdict)
     banner = Table(
-        [[Paragraph(headline, st["verdict"])], [Paragraph(text(meaning), st["meaning"])]],
+        [[Paragraph(headline, sheet["verdict"])], [Paragraph(text(meaning), sheet["meaning"])]],
         colWidths=[width],
     )
     banner.setStyle(
@@ -181,15 +181,15 @@ def _attack_rows(result: RunResult) -> list[list[Any]]:
         w_text = (
             "none: no perturbation weight met the limit" if audit is not None else NOT_AVAILABLE
         )
-        at = f"at the lowest tested w ({fmt(point.w, 2)})" if point is not None else ""
+        at = f"at the lowest tested w ({decimals(point.w, 2)})" if point is not None else ""
     else:
         how = (
             "the user chose this w"
             if result.config.w is not None
             else "the largest w that met the limit"
         )
-        w_text = f"<b>{fmt(w, 2)}</b> ({how})"
-        at = f"at w = {fmt(point.w, 2)}" if point is not None else ""
+        w_text = f"<b>{decimals(w, 2)}</b> ({how})"
+        at = f"at w = {decimals(point.w, 2)}" if point is not None else ""
     if point is None:
         distance = density = attack_line(None, None, limit)
     else:
@@ -202,7 +202,9 @@ def _attack_rows(result: RunResult) -> list[list[Any]]:
     ]
 
 
-def provenance_rows(result: RunResult, info: dict[str, str], st: dict[str, Any]) -> list[list[Any]]:
+def provenance_rows(
+    result: RunResult, info: dict[str, str], sheet: dict[str, Any]
+) -> list[list[Any]]:
     """Input, hash, date, tool version, seeded yes/no, output format."""
     seeded = (
         "yes (reproducible audit; the seed is not shown)"
@@ -211,7 +213,7 @@ def provenance_rows(result: RunResult, info: dict[str, str], st: dict[str, Any])
     )
     return [
         ["Input", text(info["input"])],
-        ["Input SHA-256", paragraph(text(info["sha256"]), st, "mono")],
+        ["Input SHA-256", paragraph(text(info["sha256"]), sheet, "mono")],
         ["Date of the run", text(info["date"])],
         ["Tool", f"latent-synth {text(info['version'])}"],
         ["Seeded", seeded],

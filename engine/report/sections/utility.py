@@ -20,8 +20,8 @@ from engine.report.data import (
     NOT_AVAILABLE,
     THRESHOLD,
     box_stats,
+    decimals,
     finite,
-    fmt,
     km_curves,
     level_shares,
 )
@@ -48,24 +48,24 @@ def nothing_to_compare(verdict: str) -> str:
     return f"No synthetic table was made{refused}, so there is nothing to compare."
 
 
-def utility_section(result: RunResult, st: dict[str, Any], width: float) -> list[Any]:
+def utility_section(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
     """Box plots, level shares, marginals, Kaplan-Meier, correlations, regression + forest plot."""
-    out: list[Any] = [paragraph("3. Does the synthetic table give the same answers?", st, "h1")]
+    out: list[Any] = [paragraph("3. Does the synthetic table give the same answers?", sheet, "h1")]
     real, synth = result.prepared.real, result.synthetic
     if synth is None:
-        return out + [paragraph(nothing_to_compare(result.verdict), st)]
+        return out + [paragraph(nothing_to_compare(result.verdict), sheet)]
     kinds = _kinds(result) or {str(c): "continuous" for c in real.columns}
     numeric = [c for c, k in kinds.items() if k in NUMERIC_KINDS and c in real.columns]
     levels = [c for c, k in kinds.items() if k in LEVEL_KINDS and c in real.columns]
     fidelity = result.fidelity.result
-    out += _box_block(real, synth, numeric, st, width)
-    out += _level_block(real, synth, levels, st, width)
+    out += _box_block(real, synth, numeric, sheet, width)
+    out += _level_block(real, synth, levels, sheet, width)
     if fidelity is not None:
-        out += _marginal_block(fidelity, st, width)
-    out += _km_block(result, fidelity, st, width)
+        out += _marginal_block(fidelity, sheet, width)
+    out += _km_block(result, fidelity, sheet, width)
     if fidelity is not None:
-        out += _correlation_block(fidelity, st, width)
-    out += regression_block(result.fidelity, real, st, width)
+        out += _correlation_block(fidelity, sheet, width)
+    out += regression_block(result.fidelity, real, sheet, width)
     return out
 
 
@@ -76,7 +76,7 @@ def _kinds(result: RunResult) -> dict[str, str]:
 
 
 def _box_block(
-    real: pd.DataFrame, synth: pd.DataFrame, numeric: list[str], st: dict[str, Any], width: float
+    real: pd.DataFrame, synth: pd.DataFrame, numeric: list[str], sheet: dict[str, Any], width: float
 ) -> list[Any]:
     if not numeric:
         return []
@@ -85,14 +85,14 @@ def _box_block(
         for c in numeric
     ]
     return [
-        paragraph("Distributions, real vs synthetic", st, "h2"),
-        figure_or_note(lambda: figs.boxplots_png(boxes), width, st),
-        paragraph(BOX_CAPTION, st, "caption"),
+        paragraph("Distributions, real vs synthetic", sheet, "h2"),
+        figure_or_note(lambda: figs.boxplots_png(boxes), width, sheet),
+        paragraph(BOX_CAPTION, sheet, "caption"),
     ]
 
 
 def _level_block(
-    real: pd.DataFrame, synth: pd.DataFrame, levels: list[str], st: dict[str, Any], width: float
+    real: pd.DataFrame, synth: pd.DataFrame, levels: list[str], sheet: dict[str, Any], width: float
 ) -> list[Any]:
     if not levels:
         return []
@@ -101,12 +101,12 @@ def _level_block(
         shares = level_shares(real[c], synth[c] if c in synth.columns else None)
         rows += [[text(c), text(level), r_share, s_share] for level, r_share, s_share in shares]
     return [
-        paragraph("Categories: share of rows per level", st, "h2"),
+        paragraph("Categories: share of rows per level", sheet, "h2"),
         table(rows, [0.3 * width, 0.3 * width, 0.2 * width, 0.2 * width]),
     ]
 
 
-def _marginal_block(fidelity: FidelityResult, st: dict[str, Any], width: float) -> list[Any]:
+def _marginal_block(fidelity: FidelityResult, sheet: dict[str, Any], width: float) -> list[Any]:
     if not fidelity.marginal:
         return []
     rows = [["column", "real mean (SD)", "synthetic mean (SD)", "difference in real SDs"]]
@@ -116,11 +116,11 @@ def _marginal_block(fidelity: FidelityResult, st: dict[str, Any], width: float) 
                 text(m.get("column")),
                 f"{_short(m.get('real_mean'))} ({_short(m.get('real_sd'))})",
                 f"{_short(m.get('synth_mean'))} ({_short(m.get('synth_sd'))})",
-                fmt(m.get("std_mean_difference"), 3),
+                decimals(m.get("std_mean_difference"), 3),
             ]
         )
     return [
-        paragraph("Means and spreads", st, "h2"),
+        paragraph("Means and spreads", sheet, "h2"),
         table(rows, [0.28 * width, 0.26 * width, 0.26 * width, 0.2 * width]),
     ]
 
@@ -134,28 +134,29 @@ def _short(value: Any) -> str:
 
 
 def _km_block(
-    result: RunResult, fidelity: FidelityResult | None, st: dict[str, Any], width: float
+    result: RunResult, fidelity: FidelityResult | None, sheet: dict[str, Any], width: float
 ) -> list[Any]:
     schema, real, synth = result.prepared.schema, result.prepared.real, result.synthetic
     time_col, event_col = schema.time, schema.event
     if not time_col or not event_col:
         return []
     km = km_curves(real, synth, time_col, event_col)
-    heading = paragraph("Survival (Kaplan-Meier)", st, "h2")
+    heading = paragraph("Survival (Kaplan-Meier)", sheet, "h2")
     if km is None:
         return [
             heading,
             paragraph(
-                f"Not shown: too few records or events to draw steps of at least {THRESHOLD}.", st
+                f"Not shown: too few records or events to draw steps of at least {THRESHOLD}.",
+                sheet,
             ),
         ]
     gaps = np.abs(np.asarray(km.real, dtype=float) - np.asarray(km.synthetic, dtype=float))
-    gap = f"Largest gap between the curves at the plotted times: {fmt(np.nanmax(gaps), 3)}."
+    gap = f"Largest gap between the curves at the plotted times: {decimals(np.nanmax(gaps), 3)}."
     logrank = finite(fidelity.km.logrank_p) if fidelity is not None and fidelity.km else None
     if logrank is not None:
         gap += (
             f" Log-rank p-value real vs synthetic (whole follow-up), descriptive only: "
-            f"{fmt(logrank, 3)}. The synthetic rows are derived from the real ones, not an "
+            f"{decimals(logrank, 3)}. The synthetic rows are derived from the real ones, not an "
             "independent sample, so this is a measure of the gap, not a test."
         )
     words = [
@@ -163,28 +164,28 @@ def _km_block(
         paragraph(
             f"Share of people still without the event ({text(event_col)}) over follow-up time "
             f"({text(time_col)}), real (solid) and synthetic (dashed).",
-            st,
+            sheet,
         ),
-        paragraph(text(km.note), st, "small"),
-        paragraph(gap, st),
+        paragraph(text(km.note), sheet, "small"),
+        paragraph(gap, sheet),
     ]
-    figure = figure_or_note(lambda: figs.km_png(km, str(time_col)), 0.52 * width - 10, st)
+    figure = figure_or_note(lambda: figs.km_png(km, str(time_col)), 0.52 * width - 10, sheet)
     return [side_by_side(figure, words, width)]
 
 
-def _correlation_block(fidelity: FidelityResult, st: dict[str, Any], width: float) -> list[Any]:
+def _correlation_block(fidelity: FidelityResult, sheet: dict[str, Any], width: float) -> list[Any]:
     corr = fidelity.correlation
     columns, diff = list(corr.columns), corr.difference
     if len(columns) < 2:
         return []
     explain = [
-        paragraph("Correlations", st, "h2"),
+        paragraph("Correlations", sheet, "h2"),
         paragraph(
             "Each cell is the synthetic table's Pearson correlation minus the real table's for that pair of "
             "columns. White means the same; the stronger the colour, the larger the difference.",
-            st,
+            sheet,
         ),
-        paragraph(f"Largest absolute difference: {fmt(corr.max_abs_difference, 3)}.", st),
+        paragraph(f"Largest absolute difference: {decimals(corr.max_abs_difference, 3)}.", sheet),
     ]
-    figure = figure_or_note(lambda: figs.corr_diff_png(columns, diff), 0.52 * width - 10, st)
+    figure = figure_or_note(lambda: figs.corr_diff_png(columns, diff), 0.52 * width - 10, sheet)
     return [side_by_side(figure, explain, width)]
