@@ -7,7 +7,7 @@ References: ARCHITECTURE.md; Reiter (2003) for combining copies; main paper sect
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
@@ -15,8 +15,9 @@ import pandas as pd
 from engine.pipeline.results import Fidelity, ProtectionEffect
 
 if TYPE_CHECKING:
+    from engine.flows.train import TrainedFlow
     from engine.pipeline.config import Prepared
-    from engine.stats.models import ModelFit, ModelSpec
+    from engine.stats.models import FidelityResult, ModelFit, ModelSpec
 
 
 def model_spec(prep: Prepared) -> ModelSpec | None:
@@ -57,7 +58,7 @@ def fidelity_of(prep: Prepared, released: tuple[pd.DataFrame, ...]) -> Fidelity:
     return Fidelity(report, combined_copies=combined)
 
 
-def _combined_copies(report: Any, released: tuple[pd.DataFrame, ...], spec: ModelSpec) -> ModelFit:
+def _combined_copies(report: FidelityResult, released: tuple[pd.DataFrame, ...], spec: ModelSpec) -> ModelFit:
     from engine.stats.models import combine_synthetic_copies, fit_model
 
     combined = combine_synthetic_copies([fit_model(c, spec) for c in released])
@@ -70,7 +71,7 @@ def _combined_copies(report: Any, released: tuple[pd.DataFrame, ...], spec: Mode
 
 def protection_effect(
     prep: Prepared,
-    flow: Any,
+    flow: TrainedFlow,
     X_model: np.ndarray,
     w: float,
     rng: np.random.Generator,

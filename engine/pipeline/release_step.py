@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -34,8 +34,10 @@ from engine.privacy.curve import above_choice
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress, sub_progress
 
 if TYPE_CHECKING:
+    from engine.flows.train import TrainedFlow
     from engine.privacy.audit import AuditResult
-    from engine.privacy.release import EpsilonStatement, ReleaseMetrics
+    from engine.privacy.release import EpsilonStatement, ProtectResult, ReleaseMetrics
+    from engine.tables.encoder import Decoded, TableEncoder
 
 
 class _Refusal(PrivacyRefused):
@@ -96,7 +98,7 @@ def release(
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
     rng: np.random.Generator | None = None,
-    flow: Any = None,
+    flow: TrainedFlow | None = None,
     started: str | None = None,
     timings: dict[str, float] | None = None,
 ) -> RunResult:
@@ -172,7 +174,7 @@ def _train_final(
     progress: ProgressFn,
     cancel: CancelToken,
     timings: dict[str, float],
-) -> Any:
+) -> TrainedFlow:
     """The final flow on all rows, with the audited architecture (no new search)."""
     from engine.flows.select import select_flow
 
@@ -197,9 +199,9 @@ class _Drawn:
     """The copies drawn at one w: per copy, which records kept a finite row and the decoded
     table; the exact-copy checks, the outlier protections and the non-finite repairs."""
 
-    decoded: list[tuple[np.ndarray, Any]] = field(default_factory=list)
+    decoded: list[tuple[np.ndarray, Decoded]] = field(default_factory=list)
     copy_checks: list[CopyCheck] = field(default_factory=list)
-    protects: list[Any] = field(default_factory=list)
+    protects: list[ProtectResult] = field(default_factory=list)
     non_finite: dict[str, int] = field(
         default_factory=lambda: {"rows_redrawn": 0, "rows_dropped": 0}
     )
@@ -207,7 +209,7 @@ class _Drawn:
 
 def _draw_copies(
     prep: Prepared,
-    flow: Any,
+    flow: TrainedFlow,
     X_model: np.ndarray,
     w: float,
     rng: np.random.Generator,
@@ -259,7 +261,7 @@ def _draw_copies(
 
 def _measure(
     prep: Prepared,
-    flow: Any,
+    flow: TrainedFlow,
     X_model: np.ndarray,
     w: float,
     rng: np.random.Generator,
@@ -290,7 +292,7 @@ def _measure(
     return released, metrics, eps
 
 
-def _protection(protects: list[Any], w: float, effect: ProtectionEffect) -> OutlierProtection:
+def _protection(protects: list[ProtectResult], w: float, effect: ProtectionEffect) -> OutlierProtection:
     """The worst copy's counts before and after outlier protection."""
     return OutlierProtection(
         at_risk_before=max(int(p.at_risk_before) for p in protects),
@@ -353,12 +355,12 @@ def _refused(
 
 
 def release_without_unique_copies(
-    flow: Any,
+    flow: TrainedFlow,
     X_model: np.ndarray,
     synth_model: np.ndarray,
     w: float | np.ndarray,
     rng: np.random.Generator,
-    encoder: Any,
+    encoder: TableEncoder,
     real: pd.DataFrame,
 ) -> tuple[np.ndarray, CopyCheck]:
     """:func:`engine.disclosure.redraw_unique_copies` for a Latent Noise Injection release: the affected rows'

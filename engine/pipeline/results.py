@@ -28,6 +28,7 @@ import pandas as pd
 
 if TYPE_CHECKING:
     from engine.disclosure import CopyCheck
+    from engine.flows.train import TrainedFlow
     from engine.pipeline.config import Prepared, RunConfig
     from engine.privacy.audit import AuditResult, BindingAttack, CurvePoint
     from engine.privacy.dp.release import DPRelease
@@ -88,7 +89,7 @@ class ModelSummary(_DictView):
     train_seconds: float
 
     @classmethod
-    def of(cls, flow: Any) -> ModelSummary:
+    def of(cls, flow: TrainedFlow) -> ModelSummary:
         """From a trained flow's ``to_dict()`` (``engine.flows.train.TrainedFlow``)."""
         return cls(**flow.to_dict())
 

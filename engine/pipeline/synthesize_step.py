@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from engine.pipeline.results import DPAudit, DPResult, RunResult
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress, sub_progress
 
 if TYPE_CHECKING:
+    from engine.flows.train import FlowConfig, TrainedFlow
     from engine.privacy.audit import AuditResult
 
 
@@ -62,9 +63,9 @@ class _FlowFitter:
 
     def __init__(self, config: RunConfig, tracker: _AuditProgress, cancel: CancelToken) -> None:
         self.config, self.tracker, self.cancel = config, tracker, cancel
-        self.architecture_: Any = None  # chosen on the first split, reused on the others
+        self.architecture_: FlowConfig | None = None  # chosen on the first split, reused after
 
-    def __call__(self, X: np.ndarray) -> Any:
+    def __call__(self, X: np.ndarray) -> TrainedFlow:
         from engine.flows.select import select_flow
 
         self.tracker.fits += 1
