@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -58,7 +58,7 @@ def _rows(sets: Sequence[tuple[str, MetaResult]]) -> list[str]:
     return labels
 
 
-def _fmt(value: float, exp: bool) -> str:
+def _estimate_text(value: float, exp: bool) -> str:
     return f"{math.exp(value) if exp else value:.3f}" if math.isfinite(value) else "-"
 
 
@@ -83,48 +83,79 @@ def forest_figure(
     n_sets = len(sets)
     fig = Figure(figsize=(9.0, 1.8 + 0.32 * (len(labels) + 2) * max(1, n_sets * 0.7)))
     ax = fig.add_subplot(1, 1, 1)
-    tr = (lambda v: np.exp(v)) if exponentiate else (lambda v: v)
     offsets = np.linspace(0.18, -0.18, n_sets) if n_sets > 1 else np.zeros(1)
-    max_w = max(s.weight for _, r in sets for s in r.studies)
+    max_weight = max(s.weight for _, r in sets for s in r.studies)
     ypos = {lab: len(labels) + 1 - i for i, lab in enumerate(labels)}
     for j, (name, res) in enumerate(sets):
         color = COLORS.get(name, "#333333")
         for i, s in enumerate(res.studies):
-            lab = s.study if s.study in ypos else labels[i]
-            y = ypos[lab] + offsets[j]
-            ax.plot(tr([s.ci_low, s.ci_high]), [y, y], color=color, lw=1.0)
-            ax.scatter(
-                [tr(s.estimate)],
-                [y],
-                marker="s",
-                s=12 + 110 * s.weight / max_w,
-                color=color,
-                zorder=3,
-            )
-            ax.text(
-                1.02,
-                y,
-                f"{_fmt(s.estimate, exponentiate)} ({_fmt(s.ci_low, exponentiate)} to "
-                f"{_fmt(s.ci_high, exponentiate)})  {s.weight:.1f}%",
-                transform=ax.get_yaxis_transform(),
-                va="center",
-                fontsize=7,
-                color=color,
-            )
-        y = 0.0 + offsets[j] * 2
-        h = 0.25 if n_sets == 1 else 0.15
-        lo, est, hi = tr(res.ci_low), tr(res.estimate), tr(res.ci_high)
-        ax.add_patch(
-            Polygon(
-                [(lo, y), (est, y + h), (hi, y), (est, y - h)],
-                closed=True,
-                color=color,
-                zorder=3,
-                label=f"{SET_NAMES.get(name, name)}: {_fmt(res.estimate, exponentiate)} "
-                f"({_fmt(res.ci_low, exponentiate)} to {_fmt(res.ci_high, exponentiate)}), "
-                f"I² {res.I2:.0f}%, τ² {res.tau2:.3g}",
-            )
+            y = ypos[s.study if s.study in ypos else labels[i]] + offsets[j]
+            _draw_study(ax, s, y, color, s.weight / max_weight, exponentiate)
+        height = 0.25 if n_sets == 1 else 0.15
+        _draw_pooled(ax, name, res, offsets[j] * 2, height, color, exponentiate)
+    _finish_axes(ax, sets, ypos, exponentiate=exponentiate, xlabel=xlabel, title=title)
+    fig.tight_layout()
+    return fig
+
+
+def _on_scale(value: Any, exponentiate: bool) -> Any:
+    return np.exp(value) if exponentiate else value
+
+
+def _draw_study(
+    ax: Any, study: Any, y: float, color: str, relative_weight: float, exponentiate: bool
+) -> None:
+    """One study's 95 % CI line, a square sized by its weight, and its numbers on the right."""
+    ax.plot(_on_scale([study.ci_low, study.ci_high], exponentiate), [y, y], color=color, lw=1.0)
+    ax.scatter(
+        [_on_scale(study.estimate, exponentiate)],
+        [y],
+        marker="s",
+        s=12 + 110 * relative_weight,
+        color=color,
+        zorder=3,
+    )
+    ax.text(
+        1.02,
+        y,
+        f"{_estimate_text(study.estimate, exponentiate)} ({_estimate_text(study.ci_low, exponentiate)} to "
+        f"{_estimate_text(study.ci_high, exponentiate)})  {study.weight:.1f}%",
+        transform=ax.get_yaxis_transform(),
+        va="center",
+        fontsize=7,
+        color=color,
+    )
+
+
+def _draw_pooled(
+    ax: Any, name: str, res: MetaResult, y: float, height: float, color: str, exponentiate: bool
+) -> None:
+    """The pooled estimate as a diamond spanning its 95 % CI, labelled with I² and τ²."""
+    lo, est, hi = (_on_scale(v, exponentiate) for v in (res.ci_low, res.estimate, res.ci_high))
+    ax.add_patch(
+        Polygon(
+            [(lo, y), (est, y + height), (hi, y), (est, y - height)],
+            closed=True,
+            color=color,
+            zorder=3,
+            label=f"{SET_NAMES.get(name, name)}: {_estimate_text(res.estimate, exponentiate)} "
+            f"({_estimate_text(res.ci_low, exponentiate)} to {_estimate_text(res.ci_high, exponentiate)}), "
+            f"I² {res.I2:.0f}%, τ² {res.tau2:.3g}",
         )
+    )
+
+
+def _finish_axes(
+    ax: Any,
+    sets: Sequence[tuple[str, MetaResult]],
+    ypos: Mapping[str, float],
+    *,
+    exponentiate: bool,
+    xlabel: str,
+    title: str | None,
+) -> None:
+    """Null line, (log) x axis with plain labels, study labels, column heading and legend."""
+    rows = len(ypos)
     ax.axvline(1.0 if exponentiate else 0.0, color="#777777", lw=0.8, ls="--")
     if exponentiate:
         ax.set_xscale("log")
@@ -133,27 +164,25 @@ def forest_figure(
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.text(
         1.02,
-        len(labels) + 1.6,
+        rows + 1.6,
         "estimate (95% CI)  weight",
         transform=ax.get_yaxis_transform(),
         va="center",
         fontsize=7,
     )
     ax.set_yticks([0.0, *ypos.values()], [POOLED[sets[0][1].method], *ypos.keys()])
-    ax.set_ylim(-0.8, len(labels) + 1.8)
+    ax.set_ylim(-0.8, rows + 1.8)
     ax.set_xlabel(xlabel)
     ax.spines[["top", "right", "left"]].set_visible(False)
     ax.tick_params(axis="y", length=0)
     ax.legend(
         loc="upper center",
-        bbox_to_anchor=(0.5, -0.18 if len(labels) < 6 else -0.08),
+        bbox_to_anchor=(0.5, -0.18 if rows < 6 else -0.08),
         frameon=False,
         fontsize=8,
     )
     if title:
         ax.set_title(title)
-    fig.tight_layout()
-    return fig
 
 
 def forest_pdf_bytes(
