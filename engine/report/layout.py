@@ -1,9 +1,9 @@
 """Layout primitives every report section uses: fonts, paragraph styles, tables, images, text
 escaping and the guard that turns a failing section into a sentence.
 
-Sections (:mod:`engine.report.pages`, :mod:`engine.report.dp`, :mod:`engine.report.copies`) and
-the document (:mod:`engine.report.build`) import from here, never from each other's modules, so
-the report has no import cycle.
+The sections (:mod:`engine.report.sections`, one module each) and the document
+(:mod:`engine.report.build`) import from here, never from each other's modules, so the report
+has no import cycle.
 
 References:
     reportlab user guide (platypus, TTF embedding).
