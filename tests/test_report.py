@@ -144,6 +144,7 @@ def fake_result(verdict: str = "released", *, seed: int | None = SEED, n: int = 
         w=None,
         w_grid=tuple(round(0.05 * i, 2) for i in range(20)),
         repeats=None,
+        audit_max_rows=50_000,
         seed=seed,
         device="auto",
         fmt="csv",

@@ -61,8 +61,7 @@ def build_report(result: RunResult, path: Path | str) -> Path:
     from engine.tables.write import atomic_write_bytes
 
     data = render_report(result)
-    forbid = getattr(getattr(result, "config", None), "input", None)
-    return atomic_write_bytes(Path(path), data, forbid=forbid)
+    return atomic_write_bytes(Path(path), data, forbid=result.config.input)
 
 
 def render_report(result: RunResult) -> bytes:

@@ -59,9 +59,7 @@ ROC_WORDS = (
 
 def audited_rows(result: RunResult) -> int:
     """Rows the audit ran on: all rows used, or the random subsample for a large table."""
-    used = len(result.prepared.real)
-    cap = getattr(result.config, "audit_max_rows", None)
-    return min(used, int(cap)) if isinstance(cap, int) else used
+    return min(len(result.prepared.real), int(result.config.audit_max_rows))
 
 
 def non_members(result: RunResult) -> int:

@@ -6,6 +6,7 @@ References: Shen & Tian (2025) section 4.3; METHOD.md sections 5 and 6.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.disclosure import safe_total_text
@@ -35,21 +36,14 @@ def header_info(result: RunResult) -> dict[str, str]:
     """Input name, hash, day, version and verdict for the first page, header and footer."""
     from engine import __version__
 
-    started = str(getattr(result, "started", "") or "")
-    config, prepared = getattr(result, "config", None), getattr(result, "prepared", None)
-    table_info = getattr(prepared, "table", None)
-    name = (
-        getattr(config, "input_label", None)
-        or getattr(getattr(table_info, "path", None), "name", None)
-        or getattr(getattr(config, "input", None), "name", None)
-        or NOT_AVAILABLE
-    )
+    started, table_info = result.started or "", result.prepared.table
+    name = result.config.input_label or Path(table_info.path).name or NOT_AVAILABLE
     return {
         "input": str(name),
-        "sha256": str(getattr(table_info, "sha256", None) or NOT_AVAILABLE),
+        "sha256": str(table_info.sha256 or NOT_AVAILABLE),
         "date": started[:10] if len(started) >= 10 else NOT_AVAILABLE,
         "version": str(__version__),
-        "verdict": verdict_words(getattr(result, "verdict", None))[0],
+        "verdict": verdict_words(result.verdict)[0],
     }
 
 
