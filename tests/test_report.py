@@ -517,3 +517,49 @@ def test_redrawn_and_dropped_rows_are_reported(tmp_path: Path) -> None:
     text = " ".join(_text(build_report(r, tmp_path / "nf.pdf")).split())
     assert "14 synthetic rows decoded to an infinite or undefined value" in text
     assert "2 still failed after five draws and were left out" in text
+
+
+def test_dp_and_copies_sections_read_the_typed_results(tmp_path: Path) -> None:
+    """Formal DP mode and two copies: the DP section sets the DP release's guarantee, audit and
+    hazard ratios beside the LNI release's; the copies section prints the combined estimates."""
+    from engine.pipeline.results import DPAudit, DPResult
+    from engine.privacy.dp.release import DPRelease
+    from engine.stats.models import ModelSpec, combine_synthetic_copies, fidelity_report, fit_model
+
+    r = fake_result()
+    assert r.released is not None and r.synthetic is not None
+    spec = ModelSpec(
+        "cox", time="time_cvd_years", event="cvd", covariates=("age", "sbp", "sex"), per={"sbp": 10}
+    )
+    second = _synthetic(r.prepared.real, seed=2)
+    guarantee = {
+        "accountant": "PLD (dp-accounting)", "epsilon": 3.996, "epsilon_target": 4.0,
+        "delta": 0.001, "sigma": 0.62, "sampling_rate": 0.05, "steps": 400, "clip": 1.0,
+        "statement": "(4.00, 0.001)-differential privacy for every record",
+        "notes": ["the bounds of every column were declared, not read from the data"],
+    }  # fmt: skip
+    dp = DPResult(
+        release=DPRelease(second, guarantee, SimpleNamespace(to_dict=dict), None),  # type: ignore[arg-type]
+        audit=DPAudit(auc=0.5123, auc_sd=0.01, density_auc=0.5071, repeats=4),
+        fidelity=Fidelity(fidelity_report(r.prepared.real, second, spec)),
+        file="synthetic_dp.csv",
+    )
+    fits = [fit_model(c, spec) for c in (r.synthetic, second)]
+    r = replace(
+        r,
+        release=replace(r.released, dp=dp, copies=2),
+        fidelity=replace(r.fidelity, combined_copies=combine_synthetic_copies(fits)),
+    )
+    text = " ".join(_text(build_report(r, tmp_path / "dp.pdf")).split())
+    assert "could not be drawn" not in text
+    assert "5. Formal differential-privacy release (DP-SGD)" in text
+    assert "(4.00, 0.001)-differential privacy for every record" in text
+    lni = next(p for p in _curve() if p.w == 0.7)
+    assert f"distance attack AUC {lni.auc:.3f} 0.512" in text
+    assert f"density attack AUC {lni.density_auc:.3f} 0.507" in text
+    assert re.search(r"HR sbp per 10 \(95 % CI\) \d\.\d{3} \(", text)  # real, LNI and DP columns
+    assert "Several synthetic copies (2)" in text and "Reiter's (2003) rule" in text
+    assert "bounds of every column were declared" in text
+    block = r.release.to_dict()["dp"]
+    assert block["file"] == "synthetic_dp.csv" and block["audit"]["auc"] == 0.5123
+    assert block["epsilon"] == 3.996 and block["rows"] == len(second)

@@ -58,7 +58,9 @@ def fidelity_of(prep: Prepared, released: tuple[pd.DataFrame, ...]) -> Fidelity:
     return Fidelity(report, combined_copies=combined)
 
 
-def _combined_copies(report: FidelityResult, released: tuple[pd.DataFrame, ...], spec: ModelSpec) -> ModelFit:
+def _combined_copies(
+    report: FidelityResult, released: tuple[pd.DataFrame, ...], spec: ModelSpec
+) -> ModelFit:
     from engine.stats.models import combine_synthetic_copies, fit_model
 
     combined = combine_synthetic_copies([fit_model(c, spec) for c in released])

@@ -292,7 +292,9 @@ def _measure(
     return released, metrics, eps
 
 
-def _protection(protects: list[ProtectResult], w: float, effect: ProtectionEffect) -> OutlierProtection:
+def _protection(
+    protects: list[ProtectResult], w: float, effect: ProtectionEffect
+) -> OutlierProtection:
     """The worst copy's counts before and after outlier protection."""
     return OutlierProtection(
         at_risk_before=max(int(p.at_risk_before) for p in protects),
