@@ -101,7 +101,8 @@ def _jsonable(obj: Any) -> Any:
     return obj
 
 
-def _readme_info(result: RunResult) -> dict[str, Any]:
+def readme_info(result: RunResult) -> dict[str, Any]:
+    """The fields of the recipient's README.txt (a released run only)."""
     schema = result.prepared.schema
     audit, release = result.audit, result.release
     binding = audit.binding(release.w) if audit is not None else None
@@ -123,7 +124,8 @@ def _readme_info(result: RunResult) -> dict[str, Any]:
     }
 
 
-def _summary_for(name: str, result: RunResult) -> str:
+def file_summary(name: str, result: RunResult) -> str:
+    """One line on what the output file ``name`` holds, for results.json."""
     release = result.release
     if name.startswith("synthetic_dp") and release.dp is not None:
         g = release.dp.guarantee
