@@ -1,13 +1,14 @@
-"""Start the desktop wizard."""
+"""Start the desktop wizard (optionally with a table to load: ``latent-synth FILE``)."""
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 
-def main() -> int:
-    """Open the wizard window and run the Qt event loop."""
+def main(path: str | Path | None = None) -> int:
+    """Open the wizard window (with ``path`` loaded on the Import page) and run the event loop."""
     os.environ.setdefault(
         "MPLBACKEND", "Agg"
     )  # plots are embedded via FigureCanvasQTAgg; no pyplot
@@ -25,6 +26,8 @@ def main() -> int:
 
     window = MainWindow()
     window.show()
+    if path is not None:
+        window.open_path(path)
     code = app.exec()
     window.shutdown()
     return code

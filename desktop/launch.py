@@ -1,7 +1,8 @@
 """Entry points of the installed program.
 
-``latent-synth`` (console script): no arguments open the wizard, anything else is the command
-line (``engine.cli``). ``latent-synth-gui`` (GUI script, no console window on Windows; the
+``latent-synth`` (console script): no arguments open the wizard, one table file opens the wizard
+with that file loaded (``latent-synth cohort.csv``, the desktop entry's "Open with"), anything
+else is the command line (``engine.cli``). ``latent-synth-gui`` (GUI script, no console window on Windows; the
 Start-menu shortcut points at it): the wizard, with any start-up failure written to a log file
 in the user's local app-data folder and shown in a message box, since a windowed program has
 no console to print to.
@@ -33,10 +34,57 @@ QT_XCB_LIBRARIES = (
 )
 
 
+COMMANDS = ("run", "demo", "meta")
+# What the program reads (engine.tables.read.FORMATS), for "Open with" and the file dialog.
+TABLE_SUFFIXES = (
+    ".csv", ".tsv", ".tab", ".txt", ".xlsx", ".xlsm", ".xls", ".parquet", ".pq", ".sas7bdat",
+    ".xpt", ".sav", ".zsav", ".dta",
+)  # fmt: skip
+
+
+def table_to_open(args: Sequence[str]) -> str | None:
+    """The file of ``latent-synth FILE``: one argument, not a command, naming an existing file
+    with a table extension (the desktop entry's "Open with" passes it this way).
+
+    Example:
+        >>> table_to_open(["run", "cohort.csv"]) is None
+        True
+        >>> table_to_open(["run"]) is None
+        True
+    """
+    if len(args) != 1 or args[0] in COMMANDS or args[0].startswith("-"):
+        return None
+    return args[0] if is_table_path(args[0]) else None
+
+
+def is_table_path(text: str) -> bool:
+    """Whether ``text`` names an existing file with an extension the program reads."""
+    path = Path(text)
+    return path.suffix.lower() in TABLE_SUFFIXES and path.is_file()
+
+
+def _missing_table(args: Sequence[str]) -> str | None:
+    """One line for ``latent-synth FILE`` when FILE looks like a table but is not a file."""
+    if len(args) != 1 or Path(args[0]).suffix.lower() not in TABLE_SUFFIXES:
+        return None
+    if Path(args[0]).is_file():
+        return None
+    return (
+        f"{args[0]}: no such file; check the name and folder "
+        "(or see 'latent-synth --help' for the commands)"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Open the wizard when called without arguments, else run the command line."""
+    """Open the wizard when called without arguments or with one table file, else run the
+    command line."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args:
+    path = table_to_open(args)
+    missing = _missing_table(args)
+    if missing:
+        print(f"latent-synth: error: {missing}", file=sys.stderr)
+        return 2
+    if args and path is None:
         from engine.cli import main as cli_main
 
         return cli_main(args)
@@ -54,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if hint:
         print(f"latent-synth: error: {hint}", file=sys.stderr)
         return 2
-    return int(desktop_main())
+    return int(desktop_main(path) if path else desktop_main())
 
 
 def missing_qt_libraries() -> list[str]:
@@ -158,8 +206,10 @@ def _prefer_installed_modules() -> None:
     sys.path[:] = [p for p in sys.path if p not in ("", ".", cwd)]
 
 
-def gui_main() -> int:
-    """The wizard for the Start-menu shortcut; start-up failures are logged and shown."""
+def gui_main(argv: Sequence[str] | None = None) -> int:
+    """The wizard for the Start-menu shortcut (a table dropped on it, or opened with it, is
+    loaded); start-up failures are logged and shown."""
+    path = table_to_open(list(sys.argv[1:] if argv is None else argv))
     _prefer_installed_modules()
     try:
         _load_torch_before_qt()
@@ -172,7 +222,7 @@ def gui_main() -> int:
             if sys.stderr is not None:
                 print(f"latent-synth could not start: {hint} (also in {log})", file=sys.stderr)
             return 1
-        return int(desktop_main())
+        return int(desktop_main(path) if path else desktop_main())
     except Exception as err:  # noqa: BLE001 - a windowed program has no console to print to
         return _startup_failed(err)
 

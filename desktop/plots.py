@@ -1,12 +1,13 @@
 """Small matplotlib plots inside Qt, created on first use (matplotlib loads lazily).
 
-Each plot function takes an ``Axes`` and plain numbers from an engine result; it computes
-nothing new. :class:`PlotWidget` holds one figure and redraws on request.
+Each plot function takes an ``Axes`` and the numbers of an engine result (or the engine's typed
+partial results, while a run goes on); it computes nothing new. The privacy curve is the
+engine's own drawing function, shared with the PDF report. :class:`PlotWidget` holds one figure and redraws on request.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from desktop.qt import QtWidgets
@@ -68,81 +69,60 @@ def _placeholder(ax: Any, message: str, y: float = 0.5) -> None:
     )
 
 
-def loss_curve(points: Sequence[tuple[int, float | None, float | None]]) -> Drawer:
-    """Training and validation loss per epoch; ``points`` are (epoch, train, val), either may be None.
+LossSeries = Mapping[str, Sequence[Any]]  # model name -> its EpochDone results, in order
+COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 
-    Epochs of successive models (the audit's, then the final one) are drawn one after another.
+
+def loss_curve(series: LossSeries) -> Drawer:
+    """One validation-loss line per model (its training loss dashed, same colour), from the
+    engine's :class:`engine.EpochDone` results; each model's epochs count from 1.
+
+    The models of one run (the audit's flows, then the final model) are separate lines, never
+    one line joined across models.
     """
 
     def draw(ax: Any) -> None:
         ax.set_title("Model training: loss per epoch (lower is better)", fontsize=9)
-        ax.set_xlabel("epoch (all models in order)", fontsize=8)
+        ax.set_xlabel("epoch", fontsize=8)
         ax.set_ylabel("negative log-likelihood", fontsize=8)
         ax.tick_params(labelsize=7)
-        if not points:
+        drawn = [(name, list(points)) for name, points in series.items() if points]
+        if not drawn:
             _placeholder(ax, "waiting for the first epoch", y=0.5)
             return
-        xs = list(range(1, len(points) + 1))
-        for index, label, color in ((1, "training", "#1f77b4"), (2, "validation", "#ff7f0e")):
-            ys = [float("nan") if p[index] is None else float(p[index]) for p in points]
-            if any(y == y for y in ys):
-                ax.plot(xs, ys, color=color, lw=1.2, label=label)
-        ax.legend(fontsize=7)
+        for k, (name, points) in enumerate(drawn):
+            color = COLORS[k % len(COLORS)]
+            xs = [p.epoch for p in points]
+            ax.plot(xs, [p.val_loss for p in points], color=color, lw=1.3, label=name or "model")
+            ax.plot(xs, [p.train_loss for p in points], color=color, lw=0.8, ls="--", alpha=0.6)
+        ax.plot([], [], color="grey", lw=0.8, ls="--", label="(dashed: training loss)")
+        ax.legend(fontsize=6, title="validation loss of", title_fontsize=6)
 
     return draw
 
 
-def auc_curve(
-    points: Sequence[tuple[float, float, float]],
+def privacy_curve(
+    curve: Any,
     limit: float,
     chosen: float | None = None,
     candidate: float | None = None,
-    density: Sequence[tuple[float, float, float]] = (),
+    chosen_label: str = "chosen w",
 ) -> Drawer:
-    """Membership AUC against w with its limit; ``points`` (distance attack) and ``density``
-    (density-ratio attack) are (w, auc, sd)."""
+    """The engine's privacy curve (:func:`engine.draw_privacy_curve`, the report draws the same):
+    ``curve`` is an audit result or its points (also the live :class:`engine.AuditPointDone`)."""
 
     def draw(ax: Any) -> None:
-        ax.set_title("Privacy audit: membership AUC by perturbation weight w", fontsize=9)
-        ax.set_xlabel("w (higher = closer to the real data)", fontsize=8)
-        ax.set_ylabel("membership AUC", fontsize=8)
-        ax.tick_params(labelsize=7)
-        ax.set_xlim(-0.02, 1.0)
-        ax.axhline(limit, color="#d62728", ls="--", lw=1, label=f"limit {limit:.2f}")
-        ax.axhline(0.5, color="grey", ls=":", lw=0.8)
-        if points:
-            pts = sorted(points)
-            ws, aucs, sds = zip(*pts, strict=True)
-            ax.errorbar(
-                ws,
-                aucs,
-                yerr=sds,
-                marker="o",
-                ms=3,
-                lw=1.2,
-                capsize=2,
-                color="#1f77b4",
-                label="distance attack (mean ± sd)",
-            )
-            top = max(max(a + s for a, s in zip(aucs, sds, strict=True)), limit) + 0.02
-            if density:
-                dws, daucs, dsds = zip(*sorted(density), strict=True)
-                ax.errorbar(
-                    dws, daucs, yerr=dsds, marker="s", ms=3, lw=1.2, capsize=2,
-                    color="#ff7f0e", label="density attack (mean ± sd)",
-                )  # fmt: skip
-                top = max(top, max(daucs) + 0.02)
-            ax.set_ylim(min(0.45, min(aucs) - 0.02), top)
-        else:
-            ax.set_ylim(0.45, limit + 0.1)
-            _placeholder(ax, "waiting for the audit", y=0.3)
-        if chosen is not None:
-            ax.axvline(chosen, color="#2ca02c", lw=1.2, label=f"chosen w = {chosen:.2f}")
-        if candidate is not None and chosen is not None and abs(candidate - chosen) > 1e-9:
-            ax.axvline(
-                candidate, color="#9467bd", lw=1.2, ls="-.", label=f"your w = {candidate:.2f}"
-            )
-        ax.legend(fontsize=7, loc="upper left")
+        from engine import draw_privacy_curve
+
+        draw_privacy_curve(
+            ax,
+            curve,
+            threshold=limit,
+            chosen_w=chosen,
+            chosen_label=chosen_label,
+            candidate_w=candidate,
+            compact=True,
+        )
 
     return draw
 

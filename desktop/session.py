@@ -121,7 +121,7 @@ def release_at(result: Any, w: float, acknowledged: bool, progress: Any, cancel:
 
 def demo_input() -> Path:
     """The embedded demo cohort CSV."""
-    from engine.cli import demo_input as engine_demo_input
+    from engine.pipeline.demo import demo_input as engine_demo_input
 
     return engine_demo_input()
 

@@ -3,16 +3,20 @@
 ::
 
     page ──Task(fn).start()──► _Runner (QThread)  fn(progress, cancel) ──► result / exception
-      ▲                              │ progress(fraction, text): stored under a lock only
+      ▲                              │ progress(fraction, text[, partial]): stored under a lock
       │ started / progress / log     │ done(result, error): queued to the GUI thread
-      │ result / error / cancelled   ▼
+      │ partial / result / error     │
+      │ cancelled                    ▼
       └──── finished ◄──── Task (lives on the GUI thread; a 100 ms timer drains the progress)
 
-The engine function never sees Qt: it gets a plain ``progress(fraction, text)`` callable and
-an :class:`engine.progress.CancelToken` it only reads. All signals of :class:`Task` are emitted
-on the GUI thread, so pages may connect them to any slot (and tests may wait on them).
-``progress`` is throttled to about ten updates a second; ``log`` delivers every message in
-batches (for live curves). Cancel sets the token; the engine stops at its next step boundary.
+The engine function never sees Qt: it gets a plain ``progress(fraction, text, partial=None)``
+callable and an :class:`engine.progress.CancelToken` it only reads. All signals of :class:`Task`
+are emitted on the GUI thread, so pages may connect them to any slot (and tests may wait on
+them). ``progress`` is throttled to about ten updates a second; ``log`` delivers every message
+in batches; ``partial`` delivers every typed partial result (:class:`engine.EpochDone`,
+:class:`engine.AuditPointDone`) in order, for live plots that never parse text. Cancel sets the
+token; the engine stops at its next step boundary. :class:`TimeLeft` estimates the time left
+from the progress measured after the first training epochs.
 
 Models: superqt ``utils/_qthreading.py`` (signals of a worker), Orange ``TaskState``.
 """
@@ -26,7 +30,7 @@ from typing import Any
 
 from desktop.qt import QObject, QThread, QTimer, Signal, Slot
 
-TaskFn = Callable[[Callable[[float, str], None], Any], Any]
+TaskFn = Callable[[Callable[..., None], Any], Any]
 
 
 class _Runner(QThread):
@@ -34,7 +38,7 @@ class _Runner(QThread):
 
     done = Signal(object, object)  # result, exception
 
-    def __init__(self, fn: TaskFn, progress: Callable[[float, str], None], cancel: Any) -> None:
+    def __init__(self, fn: TaskFn, progress: Callable[..., None], cancel: Any) -> None:
         super().__init__()
         self._fn, self._progress, self._cancel = fn, progress, cancel
 
@@ -61,6 +65,7 @@ class Task(QObject):
     started = Signal()
     progress = Signal(float, str)  # throttled, latest value
     log = Signal(list)  # every (fraction, text) since the last batch
+    partial = Signal(object)  # each typed partial result (EpochDone, AuditPointDone), in order
     result = Signal(object)
     error = Signal(object)  # an exception instance (not Cancelled)
     cancelled = Signal()
@@ -77,6 +82,7 @@ class Task(QObject):
         self.token = CancelToken()
         self._lock = threading.Lock()
         self._pending: list[tuple[float, str]] = []
+        self._partials: list[Any] = []
         self._latest: tuple[float, str] | None = None
         self._runner: _Runner | None = None
         self._timer = QTimer(self)
@@ -86,12 +92,16 @@ class Task(QObject):
         self.is_running = False
 
     # -- called from the worker thread -------------------------------------------------
-    def _report(self, fraction: float, text: str) -> None:
+    def _report(self, fraction: float, text: str, partial: Any = None) -> None:
         with self._lock:
             self._latest = (float(fraction), str(text))
             self._pending.append(self._latest)
             if len(self._pending) > 5000:  # a runaway engine must not grow memory
                 del self._pending[:1000]
+            if partial is not None:
+                self._partials.append(partial)
+                if len(self._partials) > 20000:
+                    del self._partials[:5000]
 
     # -- GUI thread ----------------------------------------------------------------------
     def start(self) -> None:
@@ -129,7 +139,10 @@ class Task(QObject):
     def _drain(self) -> None:
         with self._lock:
             batch, self._pending = self._pending, []
+            partials, self._partials = self._partials, []
             latest, self._latest = self._latest, None
+        for item in partials:
+            self.partial.emit(item)
         if batch:
             self.log.emit(batch)
         if latest is not None:
@@ -162,16 +175,84 @@ def shutdown_all(ms: int = 30000) -> None:
         task.shutdown(ms)
 
 
+def left_text(seconds: float | None) -> str:
+    """Plain-language time left: seconds under a minute, else minutes and seconds.
+
+    Example:
+        >>> left_text(None), left_text(23.4), left_text(65.0), left_text(2.0)
+        ('estimating time left', 'about 25 seconds left', 'about 1:05 left', 'a few seconds left')
+    """
+    if seconds is None or not seconds == seconds:
+        return "estimating time left"
+    if seconds < 7.5:
+        return "a few seconds left"
+    if seconds < 60:
+        return f"about {int(5 * round(seconds / 5))} seconds left"
+    return f"about {int(seconds // 60)}:{int(seconds % 60):02d} left"
+
+
 def eta_text(elapsed: float, fraction: float) -> str:
-    """Plain-language time left, e.g. ``"about 1:05 left"``.
+    """Time left extrapolated from the whole elapsed time (before any epoch is measured).
 
     Example:
         >>> eta_text(10.0, 0.5)
-        'about 0:10 left'
+        'about 10 seconds left'
         >>> eta_text(1.0, 0.0)
         'estimating time left'
     """
     if fraction <= 0.02 or elapsed < 0.5:
-        return "estimating time left"
-    left = max(elapsed / fraction * (1.0 - fraction), 0.0)
-    return f"about {int(left // 60)}:{int(left % 60):02d} left"
+        return left_text(None)
+    return left_text(max(elapsed / fraction * (1.0 - fraction), 0.0))
+
+
+class TimeLeft:
+    """Time left, measured from the rate of progress after the first training epochs.
+
+    The start of a run (reading, encoding, the first, slow epoch) says little about the rest, so
+    nothing is estimated until ``min_epochs`` epochs are done; from then on the estimate is the
+    progress still to go divided by the progress per second measured since that point. The
+    engine counts a model's progress in the epochs early stopping will need (not the maximum
+    number of epochs), so this rate is the measured epoch time, not a guess.
+
+    Example:
+        >>> est = TimeLeft(min_epochs=1)
+        >>> est.update(0.10, now=5.0); est.seconds(now=5.0) is None
+        True
+        >>> est.epoch(now=5.0); est.update(0.10, now=5.0); est.update(0.30, now=9.0)
+        >>> est.seconds(now=9.0)
+        14.0
+    """
+
+    def __init__(self, min_epochs: int = 3) -> None:
+        self.min_epochs = min_epochs
+        self.epochs = 0
+        self.fraction = 0.0
+        self._anchor: tuple[float, float] | None = None  # (time, fraction) after the first epochs
+        self._last = 0.0
+
+    def epoch(self, now: float | None = None) -> None:
+        """Count one finished epoch (an EpochDone partial result arrived)."""
+        self.epochs += 1
+
+    def update(self, fraction: float, now: float | None = None) -> None:
+        """Record the progress reached (never backwards)."""
+        now = time.monotonic() if now is None else now
+        self.fraction = max(self.fraction, float(fraction))
+        self._last = now
+        if self._anchor is None and self.epochs >= self.min_epochs:
+            self._anchor = (now, self.fraction)
+
+    def seconds(self, now: float | None = None) -> float | None:
+        """Estimated seconds left (None: not measured yet)."""
+        now = time.monotonic() if now is None else now
+        if self._anchor is None:
+            return None
+        t0, f0 = self._anchor
+        moved, spent = self.fraction - f0, self._last - t0
+        if moved <= 0 or spent < 0.5:
+            return None
+        return max((1.0 - self.fraction) * spent / moved - (now - self._last), 0.0)
+
+    def text(self, now: float | None = None) -> str:
+        """The estimate in plain words."""
+        return left_text(self.seconds(now))

@@ -34,6 +34,9 @@ _PUBLIC = {
     "PrivacyRefused": "engine.errors",
     "Cancelled": "engine.errors",
     "CancelToken": "engine.progress",
+    "EpochDone": "engine.progress",
+    "AuditPointDone": "engine.progress",
+    "draw_privacy_curve": "engine.report.curve_plot",
 }
 
 __all__ = [
@@ -52,6 +55,9 @@ __all__ = [
     "PrivacyRefused",
     "Cancelled",
     "CancelToken",
+    "EpochDone",
+    "AuditPointDone",
+    "draw_privacy_curve",
 ]
 
 
@@ -65,8 +71,9 @@ if TYPE_CHECKING:
         synthesize,
         write_outputs,
     )
-    from engine.progress import CancelToken
+    from engine.progress import AuditPointDone, CancelToken, EpochDone
     from engine.report.build import build_report
+    from engine.report.curve_plot import draw_privacy_curve
     from engine.stats.meta import pool
     from engine.tables.read import read_table
     from engine.tables.schema import infer_schema

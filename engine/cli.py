@@ -10,18 +10,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import shutil
 import signal
 import sys
-import time
 from collections.abc import Sequence
-from datetime import date
 from pathlib import Path
 from typing import Any, NoReturn
 
 from engine import __version__
-from engine.errors import Cancelled, InputError, LatentSynthError, PrivacyRefused
+from engine.errors import Cancelled, InputError, LatentSynthError
 from engine.progress import CancelToken, ProgressFn
 
 DEMO_STUDIES = (
@@ -88,36 +84,17 @@ def _add_run_options(p: argparse.ArgumentParser, out_required: bool = True) -> N
     roles = p.add_argument_group("columns")
     roles.add_argument("--time", help="time-to-event column (survival analysis)")
     roles.add_argument("--event", help="event indicator column (0 = censored, 1 = event)")
-    roles.add_argument(
-        "--drop",
-        action="append",
-        default=[],
-        help="exclude this column (repeatable); never exported",
+    repeatable = (  # (option, metavar, type, help): each may be given several times
+        ("--drop", None, str, "exclude this column (repeatable); never exported"),
+        ("--keep", None, str, "synthesize a column that looks like an identifier"),
+        ("--kind", "COL=KIND", str, "override a column's kind"),
+        ("--bounds", "COL=LO:HI", _bound, "allowed range"),
+        ("--missing", "CODE", str, "extra missing-value code, e.g. -999"),
     )
-    roles.add_argument(
-        "--keep",
-        action="append",
-        default=[],
-        help="synthesize a column that looks like an identifier",
-    )
-    roles.add_argument(
-        "--kind", action="append", default=[], metavar="COL=KIND", help="override a column's kind"
-    )
-    roles.add_argument(
-        "--bounds",
-        action="append",
-        default=[],
-        type=_bound,
-        metavar="COL=LO:HI",
-        help="allowed range",
-    )
-    roles.add_argument(
-        "--missing",
-        action="append",
-        default=[],
-        metavar="CODE",
-        help="extra missing-value code, e.g. -999",
-    )
+    for option, metavar, kind, text in repeatable:
+        roles.add_argument(
+            option, action="append", default=[], metavar=metavar, type=kind, help=text
+        )
     roles.add_argument("--sheet", help="Excel sheet name or number (default: the first)")
     priv = p.add_argument_group("privacy")
     priv.add_argument(
@@ -252,50 +229,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class TerminalProgress:
-    """A one-line progress bar on stderr with stage, percentage and time left."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled and sys.stderr is not None
-        self.start = time.monotonic()
-        self.last = 0.0
-        self.tty = bool(self.enabled and sys.stderr.isatty())
-        self.last_text = ""
-        self.last_stage = ""
-        self.last_line = 0.0
-
-    def __call__(self, fraction: float, text: str) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if now - self.last < 0.2 and fraction < 1.0 and text == self.last_text:
-            return
-        self.last = now
-        elapsed = now - self.start
-        left = elapsed / fraction * (1 - fraction) if fraction > 0.02 else None
-        eta = (
-            f"{int(left // 60)}:{int(left % 60):02d} left"
-            if left is not None
-            else "estimating time"
-        )
-        bar = "#" * int(fraction * 24)
-        line = f"[{bar:<24}] {fraction * 100:5.1f}%  {eta:>15}  {text}"
-        if self.tty:
-            width = shutil.get_terminal_size((100, 20)).columns
-            sys.stderr.write("\r" + line[: width - 1].ljust(width - 1))
-        else:  # a log file: one line per stage, or every 10 seconds within a long stage
-            stage = re.sub(r"[0-9.]+", "#", text)
-            if stage != self.last_stage or now - self.last_line > 10 or fraction >= 1.0:
-                sys.stderr.write(line + "\n")
-                self.last_stage, self.last_line = stage, now
-        self.last_text = text
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled and self.tty:
-            sys.stderr.write("\n")
-
-
 def _config_from_args(ns: argparse.Namespace, input_path: Path | str, **extra: Any) -> Any:
     from engine.pipeline import DEFAULT_GRID, RunConfig
 
@@ -306,197 +239,73 @@ def _config_from_args(ns: argparse.Namespace, input_path: Path | str, **extra: A
             raise InputError(f"--kind '{item}': use COLUMN=KIND, e.g. stage=categorical")
         kinds.append((name, kind))
     per = tuple((name or (ns.covariates[0] if ns.covariates else ""), v) for name, v in ns.per)
-    values = dict(
+    same = (
+        "out", "time", "event", "auc_max", "w", "repeats", "audit_max_rows", "seed", "device",
+        "fmt", "budget", "analysis", "outcome", "allow_risky", "protect_outliers", "copies",
+        "dp_epsilon", "dp_delta",
+    )  # fmt: skip
+    values: dict[str, Any] = {name: getattr(ns, name) for name in same}
+    values.update(
         input=input_path,
-        out=ns.out,
         sheet=int(ns.sheet) if ns.sheet and ns.sheet.isdigit() else ns.sheet,
         missing_codes=tuple(ns.missing),
-        time=ns.time,
-        event=ns.event,
         drop=tuple(ns.drop),
         keep=tuple(ns.keep),
         kinds=tuple(kinds),
         bounds=tuple(ns.bounds),
-        auc_max=ns.auc_max,
-        w=ns.w,
         w_grid=ns.w_grid or DEFAULT_GRID,
-        repeats=ns.repeats,
-        audit_max_rows=ns.audit_max_rows,
-        seed=ns.seed,
-        device=ns.device,
-        fmt=ns.fmt,
-        budget=ns.budget,
-        analysis=ns.analysis,
-        outcome=ns.outcome,
         covariates=tuple(ns.covariates),
         per=per,
-        allow_risky=ns.allow_risky,
-        protect_outliers=ns.protect_outliers,
-        copies=ns.copies,
         report=not ns.no_report,
-        dp_epsilon=ns.dp_epsilon,
-        dp_delta=ns.dp_delta,
     )
     values.update(extra)
     return RunConfig(**values)
 
 
-def _print_summary(result: Any, out: Path) -> None:
-    rel = result.release
-    if result.verdict == "refused":
-        return
-    binding = result.audit.binding(rel["w"])
-    print(
-        f"{result.verdict}: {rel['rows']} synthetic rows at w = {rel['w']:.2f} "
-        f"({binding.quote(result.config.auc_max)}); "
-        f"closer probability {rel.get('closer_probability', float('nan')):.3f}, "
-        f"median rank {rel.get('median_rank', float('nan')):.0f}. Files in {out}"
-    )
-
-
 def _run(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> int:
     from engine.pipeline import run_pipeline
+    from engine.pipeline.console import default_out_folder, print_summary, recognise_roles
 
     if ns.time is None and ns.event is None:
-        _recognise_roles(ns)
+        recognise_roles(ns)
     if ns.out is None:
         ns.out = default_out_folder(ns.input)
     config = _config_from_args(ns, ns.input)
     result = run_pipeline(config, progress, cancel)
-    _print_summary(result, ns.out)
+    print_summary(result, ns.out)
     if result.verdict != "refused":
         print(f"Wrote the synthetic copy to {ns.out.resolve()}")
     return 0
 
 
-def default_out_folder(
-    input_path: str | Path, today: date | None = None, folder: Path | None = None
-) -> Path:
-    """A new ``<input name>-synthetic-<date>`` folder in ``folder`` (default: the current
-    folder, the convention of command-line tools); ``-2``, ``-3`` ... are added when it exists,
-    so an earlier export is never overwritten.
-
-    Example:
-        >>> import tempfile
-        >>> here = Path(tempfile.mkdtemp())
-        >>> default_out_folder("data/cohort.csv", date(2025, 3, 1), here).name
-        'cohort-synthetic-2025-03-01'
-        >>> (here / "cohort-synthetic-2025-03-01").mkdir()
-        >>> default_out_folder("cohort.csv", date(2025, 3, 1), here).name
-        'cohort-synthetic-2025-03-01-2'
-    """
-    stamp = (today or date.today()).isoformat()
-    base = (folder or Path.cwd()) / f"{Path(input_path).stem}-synthetic-{stamp}"
-    candidate, number = base, 1
-    while candidate.exists():
-        number += 1
-        candidate = base.with_name(f"{base.name}-{number}")
-    return candidate
-
-
-def _recognise_roles(ns: argparse.Namespace) -> None:
-    """Without --time/--event: use a time/event pair recognised by name and coding, and say so."""
-    from engine.tables.read import read_table
-    from engine.tables.schema import recognise_survival_roles
-
-    try:
-        sheet = int(ns.sheet) if ns.sheet and ns.sheet.isdigit() else ns.sheet
-        frame = read_table(ns.input, sheet=sheet, missing_codes=tuple(ns.missing)).frame
-    except LatentSynthError:
-        return  # the run itself reports the problem with the file
-    roles = recognise_survival_roles(frame.drop(columns=[c for c in ns.drop if c in frame]))
-    for note in roles.notes:
-        print(f"survival columns: {note}")
-    if roles.time and roles.event:
-        ns.time, ns.event = roles.time, roles.event
-        print(
-            f"recognised survival columns: time '{roles.time}', event '{roles.event}' "
-            "(give --time and --event to choose others)"
-        )
-
-
 def demo_input() -> Path:
-    """The embedded demo cohort (simulated from the paper's Table 3)."""
-    from importlib.resources import files
+    """The embedded demo cohort (kept here for callers of the command line's helper)."""
+    from engine.pipeline.demo import demo_input as embedded
 
-    return Path(str(files("resources").joinpath("demo_cohort.csv")))
-
-
-def _scaled(progress: ProgressFn, start: float, share: float, prefix: str) -> ProgressFn:
-    def inner(fraction: float, text: str) -> None:
-        progress(start + fraction * share, prefix + text)
-
-    return inner
+    return embedded()
 
 
 def _demo(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> int:
-    from engine.pipeline import run_pipeline
+    from engine.pipeline.console import print_summary
+    from engine.pipeline.demo import DEMO_EVENT, DEMO_TIME, run_demo
 
-    source = demo_input()
-    studies: tuple[str, ...] = DEMO_STUDIES if ns.all else (ns.study,)
-    time_col = ns.time or "time_cvd_years"
-    event_col = ns.event or "cvd"
-    ns.time, ns.event = time_col, event_col
+    ns.time, ns.event = ns.time or DEMO_TIME, ns.event or DEMO_EVENT
     if ns.analysis is None:
         ns.analysis, ns.per = "cox", ns.per or (("sbp", 10.0),)
-    share = 1.0 / (len(studies) + (1 if ns.all else 0))
-    released: list[str] = []
-    for i, study in enumerate(studies):
-        out = ns.out / study.replace(" ", "_") if ns.all else ns.out
-        config = _config_from_args(
-            ns,
-            source,
-            out=out,
-            subset=("study", study),
-            input_label=f"demo cohort (simulated), {study}",
-        )
-        try:
-            result = run_pipeline(config, _scaled(progress, i * share, share, f"{study}: "), cancel)
-        except PrivacyRefused as refusal:
-            if not ns.all:
-                raise
-            print(f"{study}: refused: {refusal}", file=sys.stderr)
-            continue
-        released.append(study)
-        _print_summary(result, out)
-    refused = tuple(s for s in studies if s not in released)
-    studies = tuple(released)
-    if ns.all:
-        from engine.pipeline.meta import MetaConfig, run_meta
+    return run_demo(
+        _config_from_args(ns, demo_input()),
+        DEMO_STUDIES if ns.all else (ns.study,),
+        ns.out,
+        every_study=ns.all,
+        progress=progress,
+        cancel=cancel,
+        on_released=print_summary,
+        echo=_echo,
+    )
 
-        if len(studies) < 2:
-            print(
-                f"meta-analysis not run: {len(studies)} sub-studies were released and at least 2 "
-                "are needed",
-                file=sys.stderr,
-            )
-            return 3
 
-        files = [ns.out / s.replace(" ", "_") / f"synthetic.{ns.fmt}" for s in studies]
-        meta_cfg = MetaConfig(
-            real_files=(source,),
-            by="study",
-            synthetic_files=tuple(files),
-            out=ns.out / "meta",
-            analysis="cox",
-            time=time_col,
-            event=event_col,
-            exposure="sbp",
-            adjust=("age", "totchol", "hdl"),
-            per=10.0,
-            method="dl",
-            include=studies,
-            excluded=refused,
-        )
-        if refused:
-            print(
-                f"meta-analysis: {', '.join(refused)} left out of both the real and the synthetic "
-                "pooling (release refused), so both pool the same studies"
-            )
-        meta_progress = _scaled(progress, 1.0 - share, share, "meta-analysis: ")
-        run_meta(meta_cfg, progress=meta_progress, cancel=cancel)
-        print(f"meta-analysis written to {ns.out / 'meta'}")
-    return 0
+def _echo(text: str, to_stderr: bool) -> None:
+    print(text, file=sys.stderr if to_stderr else sys.stdout)
 
 
 def _meta(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> int:
@@ -536,6 +345,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command is None:
         parser.print_help(sys.stderr)
         return 2
+    from engine.pipeline.console import TerminalProgress
+
     cancel = CancelToken()
     progress = TerminalProgress(enabled=not ns.quiet)
     previous = signal.getsignal(signal.SIGINT)

@@ -197,6 +197,8 @@ if (-not $NoShortcut) {
     # The GUI script (no console window): it never imports from its working folder and logs
     # start-up failures to %LOCALAPPDATA%\latent-synth\logs\startup.log, shown in a message box.
     $s.TargetPath = Join-Path $Prefix "venv\Scripts\latent-synth-gui.exe"
+    # No fixed arguments: a table dropped on the shortcut is passed as its only argument, and
+    # latent-synth-gui opens the wizard with that file loaded.
     $s.Arguments = ""
     $s.WorkingDirectory = [Environment]::GetFolderPath("MyDocuments")
     $s.Description = "latent-synth: privacy-protected synthetic copies of patient tables"

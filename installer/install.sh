@@ -134,7 +134,10 @@ EOF
     echo "Type=Application"
     echo "Name=latent-synth"
     echo "Comment=Privacy-protected synthetic copies of patient tables"
-    echo "Exec=\"$BIN_DIR/latent-synth\""
+    # %f: "Open with latent-synth" (or a file dropped on the launcher) passes one table, which
+    # the wizard opens loaded; with no file the wizard opens empty.
+    echo "Exec=\"$BIN_DIR/latent-synth\" %f"
+    echo "MimeType=text/csv;text/tab-separated-values;application/vnd.openxmlformats-officedocument.spreadsheetml.sheet;application/vnd.ms-excel;application/x-spss-sav;application/x-stata-dta;application/x-sas-data;application/x-sas-xport;application/vnd.apache.parquet;"
     [ -n "$ICON" ] && echo "Icon=$ICON"
     echo "Terminal=false"
     echo "Categories=Science;MedicalSoftware;Office;"

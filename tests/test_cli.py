@@ -380,6 +380,8 @@ def test_demo_all_pools_the_same_studies_when_one_is_refused(
     """A refused sub-study is left out of both the real and the synthetic pooling."""
     import engine.cli as cli
     import engine.pipeline as pipeline
+    import engine.pipeline.console as console
+    import engine.pipeline.demo as demo
     from engine.errors import PrivacyRefused
 
     real = pd.read_csv(cli.demo_input())
@@ -397,8 +399,8 @@ def test_demo_all_pools_the_same_studies_when_one_is_refused(
         return None
 
     monkeypatch.setattr(cli, "DEMO_STUDIES", tuple(kept))
-    monkeypatch.setattr(pipeline, "run_pipeline", fake_run)
-    monkeypatch.setattr(cli, "_print_summary", lambda result, out: None)
+    monkeypatch.setattr(demo, "run_pipeline", fake_run)
+    monkeypatch.setattr(console, "print_summary", lambda result, out: None)
     assert main(["demo", "--all", "--out", str(tmp_path / "out"), "--quiet"]) == 0
     meta = json.loads((tmp_path / "out" / "meta" / "meta.json").read_text())
     real_studies = [s["study"] for s in meta["sets"]["real"]["studies"]]

@@ -15,6 +15,7 @@ from openpyxl import load_workbook
 
 from engine.errors import InputError
 from engine.provenance import library_versions, results_json, sha256_file
+from engine.tables import atomic
 from engine.tables import write as export
 from engine.tables.write import (
     FORMATS,
@@ -170,7 +171,7 @@ def test_permission_error_on_replace_names_excel(tmp_path: Path, monkeypatch) ->
     def locked(src, dst) -> None:
         raise PermissionError(13, "The process cannot access the file")
 
-    monkeypatch.setattr(export.os, "replace", locked)
+    monkeypatch.setattr(atomic.os, "replace", locked)
     with pytest.raises(InputError) as info:
         write_table(pd.DataFrame({"a": [1]}), target, "xlsx")
     message = str(info.value)
@@ -529,8 +530,8 @@ def test_locked_report_leaves_the_output_folder_unchanged(tmp_path, monkeypatch,
     assert {"synthetic.csv", "README.txt", "report.pdf", "audit.json", "results.json"} <= set(
         before
     )
-    monkeypatch.setattr(export, "_RETRY_DELAYS", (0.0, 0.0), raising=False)
-    monkeypatch.setattr(export.os, "replace", _locked("report.pdf"))
+    monkeypatch.setattr(atomic, "_RETRY_DELAYS", (0.0, 0.0))
+    monkeypatch.setattr(atomic.os, "replace", _locked("report.pdf"))
     with pytest.raises(InputError) as info:
         write_outputs(new, tmp_path)
     message = str(info.value)
@@ -556,7 +557,7 @@ def test_locked_report_leaves_the_output_folder_unchanged(tmp_path, monkeypatch,
 
 def test_all_or_nothing_retries_a_short_antivirus_lock(tmp_path, monkeypatch):
     """A lock that is gone after two tries (a virus scanner) does not fail the export."""
-    monkeypatch.setattr(export, "_RETRY_DELAYS", (0.0, 0.0, 0.0), raising=False)
+    monkeypatch.setattr(atomic, "_RETRY_DELAYS", (0.0, 0.0, 0.0))
     real, calls = os.replace, {"n": 0}
 
     def flaky(src, dst) -> None:
@@ -565,7 +566,7 @@ def test_all_or_nothing_retries_a_short_antivirus_lock(tmp_path, monkeypatch):
             raise PermissionError(13, "locked for a moment")
         real(src, dst)
 
-    monkeypatch.setattr(export.os, "replace", flaky)
+    monkeypatch.setattr(atomic.os, "replace", flaky)
     written = export.write_all_or_nothing({tmp_path / "a.txt": b"A", tmp_path / "b.txt": b"B"})
     assert [p.name for p in written] == ["a.txt", "b.txt"] and calls["n"] == 2
     assert _folder_state(tmp_path) == {"a.txt": b"A", "b.txt": b"B"}
@@ -611,8 +612,8 @@ def test_too_long_temporary_path_is_a_one_line_input_error(tmp_path, monkeypatch
 
     deep = tmp_path / ("d" * 200) / "out"
     deep.mkdir(parents=True)
-    monkeypatch.setattr(export, "_ON_WINDOWS", True, raising=False)
-    monkeypatch.setattr(export.os, "open", not_found)
+    monkeypatch.setattr(atomic, "_ON_WINDOWS", True)
+    monkeypatch.setattr(atomic.os, "open", not_found)
     with pytest.raises(InputError, match="shorter path"):
         atomic_write_bytes(deep / "synthetic.csv", b"x")
 

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from engine.errors import InputError
-from engine.tables.read import ColumnMeta, read_table
+from engine.tables.read import read_table
+from engine.tables.read_binary import ColumnMeta
 from engine.tables.schema import KINDS, binary_labels, infer_schema
 
 
@@ -321,3 +322,22 @@ def test_censoring_indicators_and_1_2_codings_are_flagged_not_used() -> None:
     assert negative.time is None  # negative values are not follow-up times
     none = recognise_survival_roles(pd.DataFrame({"sbp": base["futime"], "event": base["age"]}))
     assert (none.time, none.event, none.notes) == (None, None, ())
+
+
+def test_reasons_show_values_as_a_person_writes_them() -> None:
+    """numpy scalars in a reason read ``0, 1`` and ``5``, never ``np.int64(0)`` (the wizard and
+    the report show these reasons word for word)."""
+    n = 60
+    df = pd.DataFrame(
+        {
+            "flag": np.array([0, 1] * (n // 2), dtype="int64"),
+            "site": np.full(n, 5, dtype="int64"),
+            "sex": ["M", "F"] * (n // 2),
+            "x": np.arange(n) + 0.5,
+        }
+    )
+    reasons = {c.name: c.reason for c in infer_schema(df).columns}
+    assert reasons["flag"] == "two values (0, 1)"
+    assert reasons["site"] == "only one value (5); nothing to model"
+    assert reasons["sex"] == "two values ('F', 'M')"
+    assert not any("np." in r for r in reasons.values())

@@ -13,19 +13,16 @@ from lifelines import CoxPHFitter
 from lifelines.datasets import load_rossi
 
 from engine.errors import InputError
-from engine.stats.models import (
-    Coefficient,
-    ModelFit,
-    ModelSpec,
-    ci_overlap,
-    combine_synthetic_copies,
-    compare_fits,
+from engine.stats.combine import combine_synthetic_copies
+from engine.stats.compare import ci_overlap, compare_fits
+from engine.stats.fidelity import (
     correlation_difference,
     fidelity_report,
-    fit_model,
     km_comparison,
     marginal_fidelity,
 )
+from engine.stats.fits import Coefficient, ModelFit, ModelSpec
+from engine.stats.regression import fit_model
 
 ROSSI_COVS = ("fin", "age", "race", "wexp", "mar", "paro", "prio")
 
@@ -232,7 +229,7 @@ def test_input_errors_name_the_column(rossi: pd.DataFrame, spec: ModelSpec, msg:
 
 def test_a_model_that_does_not_converge_is_recorded_not_fatal() -> None:
     """Perfect separation (logistic) and a constant covariate (Cox) are reported in fidelity."""
-    from engine.stats.models import ModelNotConverged
+    from engine.stats.fits import ModelNotConverged
 
     rng = np.random.default_rng(0)
     n = 200

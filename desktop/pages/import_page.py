@@ -1,7 +1,11 @@
 """Page 1, Import: open a local file (dialog or drag-and-drop) or the demo cohort; preview.
 
 Engine call: :func:`desktop.session.inspect_table` (``engine.tables.read.read_table`` + row subset +
-``engine.tables.schema.infer_schema``) on a worker. A bad file gives a message box, never a crash.
+``engine.tables.schema.infer_schema``) on a worker. A bad file gives a one-line error on the page
+and a message box, never a crash, and keeps the previously loaded file and its preview.
+
+Once a file is loaded, the primary button "Make a safe synthetic copy" asks the window to run
+the whole job in one go (``oneclick_requested``; :mod:`desktop.oneclick`).
 """
 
 from __future__ import annotations
@@ -9,23 +13,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from desktop.launch import TABLE_SUFFIXES
 from desktop.pages.base import Page, heading, note, table_from_frame
-from desktop.qt import QSettings, Qt, QtWidgets
-from desktop.session import DEMO_DEFAULTS, inspect_table
+from desktop.qt import QSettings, Qt, QtWidgets, Signal
+from desktop.session import DEMO_DEFAULTS, Session, inspect_table
 
-FILE_FILTER = (
-    "Tables (*.csv *.tsv *.tab *.txt *.xlsx *.xlsm *.parquet *.pq *.sas7bdat *.xpt *.sav *.zsav "
-    "*.dta);;All files (*)"
-)
+FILE_FILTER = "Tables (" + " ".join(f"*{s}" for s in TABLE_SUFFIXES) + ");;All files (*)"
 
 
 class ImportPage(Page):
     title = "1  Import"
     subtitle = "Choose the patient table to protect. It is only read, never changed."
+    oneclick_requested = Signal()
+    loaded = Signal()  # a new file was read and is now the session's input
 
     def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(session, parent)
         self.setAcceptDrops(True)
+        self._pending: tuple[Path, dict[str, Any]] | None = None
         layout = QtWidgets.QVBoxLayout(self)
 
         buttons = QtWidgets.QHBoxLayout()
@@ -63,6 +68,33 @@ class ImportPage(Page):
         self.notes_label = note("")
         self.notes_label.setStyleSheet("color: #8a5300;")
         layout.addWidget(self.notes_label)
+        self.error_label = note("")
+        self.error_label.setAccessibleName("Why the last file could not be read")
+        self.error_label.setStyleSheet("color: #c00000;")
+        self.error_label.setVisible(False)
+        layout.addWidget(self.error_label)
+
+        oneclick = QtWidgets.QHBoxLayout()
+        self.oneclick_button = QtWidgets.QPushButton("Make a safe synthetic copy")
+        self.oneclick_button.setAccessibleName("Make a safe synthetic copy")
+        self.oneclick_button.setToolTip(
+            "Do everything in one go with the recommended settings: learn the table, check "
+            "privacy, and write the copy and its report only if the privacy check allows it."
+        )
+        self.oneclick_button.setMinimumHeight(40)
+        self.oneclick_button.setStyleSheet(
+            "QPushButton { background: #1f6feb; color: white; font-weight: bold; padding: 6px 18px;"
+            " border-radius: 5px; font-size: 11pt; }"
+            "QPushButton:disabled { background: #9db7e0; }"
+        )
+        self.oneclick_button.setEnabled(False)
+        self.oneclick_button.clicked.connect(self.oneclick_requested)
+        self.oneclick_hint = note(
+            "…or press Next to choose the columns and settings yourself, step by step."
+        )
+        oneclick.addWidget(self.oneclick_button)
+        oneclick.addWidget(self.oneclick_hint, 1)
+        layout.addLayout(oneclick)
 
         layout.addWidget(heading("First rows"))
         self.preview = QtWidgets.QTableWidget()
@@ -93,16 +125,18 @@ class ImportPage(Page):
         self.load_file(demo_input(), **DEMO_DEFAULTS)
 
     def load_file(self, path: Path, **fields: Any) -> None:
-        """Read ``path`` on a worker; extra ``fields`` are RunConfig defaults (the demo's)."""
+        """Read ``path`` on a worker; extra ``fields`` are RunConfig defaults (the demo's).
+
+        The session (and the preview) change only once the file has been read: a file that
+        cannot be read leaves the previously loaded one in place.
+        """
         if self.is_busy():
             return
-        self.session.start_over(Path(path), **fields)
-        self.file_label.setText(f"Reading {Path(path).name}…")
-        self.preview.clear()
-        self.preview.setRowCount(0)
-        self.complete_changed.emit()
+        self._pending = (Path(path), fields)
+        self.error_label.setVisible(False)
+        self.status.setFormat(f"Reading {Path(path).name}…")
         try:
-            config = self.session.config()
+            config = Session(fields={"input": Path(path), **fields}).config()
         except Exception as err:  # noqa: BLE001 - shown, not raised
             self.on_error(err)
             return
@@ -112,9 +146,14 @@ class ImportPage(Page):
             self.on_loaded,
             self.on_error,
         )
+        self._update_oneclick()
 
     def on_loaded(self, inspected: Any) -> None:
         self.status.setVisible(False)
+        if self._pending is None:  # a result always follows a load_file
+            return
+        path, fields = self._pending
+        self.session.start_over(path, **fields)
         self.session.inspected = inspected
         table, frame = inspected.table, inspected.frame
         subset = self.session.fields.get("subset")
@@ -126,17 +165,31 @@ class ImportPage(Page):
         )
         self.notes_label.setText("\n".join(f"• {n}" for n in table.notes[:8]))
         table_from_frame(self.preview, frame, max_rows=50)
+        self.loaded.emit()
         self.complete_changed.emit()
+        self._update_oneclick()
 
     def on_error(self, err: BaseException) -> None:
+        """Keep the previous file, its notes and preview; say in one line what went wrong."""
         self.status.setVisible(False)
-        self.session.inspected = None
-        self.file_label.setText("No file loaded: the file could not be read (see the message).")
+        name = self._pending[0].name if self._pending else "the file"
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        kept = (
+            f" The table loaded before, {self.session.input.name}, is still loaded."
+            if self.session.inspected is not None and self.session.input is not None
+            else ""
+        )
+        self.error_label.setText(f"{name} could not be read: {first}.{kept}".replace("..", "."))
+        self.error_label.setVisible(True)
         self.complete_changed.emit()
+        self._update_oneclick()
         self.show_error(err)
 
     def is_complete(self) -> bool:
         return self.session.inspected is not None and not self.is_busy()
+
+    def _update_oneclick(self) -> None:
+        self.oneclick_button.setEnabled(self.is_complete())
 
     # -- drag and drop ------------------------------------------------------------------
     def dragEnterEvent(self, event: Any) -> None:  # noqa: N802 - Qt naming

@@ -1,71 +1,64 @@
 """Page 4, Train and audit: ``engine.pipeline.synthesize`` on a worker thread.
 
-Shows the stage, percentage and time left; a live loss curve and the AUC-vs-w plot filling in
-as the audit runs (both parsed from the engine's progress texts, then redrawn from the result:
-``RunResult.history`` and ``RunResult.audit.curve``). Cancel sets the token; the engine stops
-at its next epoch or w and nothing is written (synthesize writes no files).
+Shows the stage, percentage and time left (measured once the first epochs are done); a live
+loss plot with one line per model and the AUC-vs-w plot filling in as the audit runs, both
+drawn from the engine's typed partial results (:class:`engine.EpochDone`,
+:class:`engine.AuditPointDone`), never from its progress texts; then redrawn from the result.
+Cancel sets the token; the engine stops at its next epoch or w and nothing is written
+(synthesize writes no files).
 """
 
 from __future__ import annotations
 
-import re
-import time
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from desktop.pages.base import Page, note
-from desktop.plots import PlotWidget, auc_curve, loss_curve
+from desktop.plots import PlotWidget, loss_curve, privacy_curve
 from desktop.qt import QMessageBox, QTimer, QtWidgets
-from desktop.worker import eta_text
+from desktop.worker import TimeLeft
 
-_NUM = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
-EPOCH = re.compile(r"\bepoch\s*\d+", re.I)
-VAL = re.compile(r"val(?:idation)?[ _]?(?:loss|nll)\s*[=:]?\s*" + _NUM, re.I)
-TRAIN = re.compile(r"train(?:ing)?[ _]?(?:loss|nll)\s*[=:]?\s*" + _NUM, re.I)
-ANY_LOSS = re.compile(r"(?:loss|nll)\s*[=:]?\s*" + _NUM, re.I)
-W_DONE = re.compile(r"\bw\s*=\s*(\d*\.?\d+)", re.I)
-AUC = re.compile(r"\bauc\s*[=:]?\s*(\d*\.\d+)", re.I)
-DENSITY_AUC = re.compile(r"density auc\s*[=:]?\s*(\d*\.\d+)", re.I)
+RISE = 0.01  # a validation loss this far above its best counts as risen (nats per row)
 
 
-def parse_progress(
-    text: str,
-) -> tuple[tuple[float | None, float | None] | None, tuple[float, float | None] | None]:
-    """(loss point (training, validation), audit point (w, AUC)) found in one progress text.
+def rising_validation_note(series: Mapping[str, Sequence[Any]]) -> str:
+    """One plain sentence for the latest model whose validation loss rose after its best epoch
+    ("" when none did).
 
     Example:
-        >>> parse_progress("training flow: epoch 3/300, validation loss 8.05")
-        ((None, 8.05), None)
-        >>> parse_progress("epoch 3: training loss 1.25, validation loss 1.31")
-        ((1.25, 1.31), None)
-        >>> parse_progress("audit: w = 0.3 (split 1)")
-        (None, (0.3, None))
-        >>> parse_progress("audit: w = 0.3, AUC 0.512")
-        (None, (0.3, 0.512))
+        >>> from engine import EpochDone
+        >>> eps = [EpochDone(e, 300, 2.0 - 0.1 * e, v, 0.1, 2, 22 if e < 22 else e)
+        ...        for e, v in [(1, 2.0), (2, 1.8), (3, 1.85), (22, 1.95)]]
+        >>> rising_validation_note({"final model": eps})[:60]
+        'The validation loss of the final model rose after epoch 2: t'
     """
-    loss_point = audit_point = None
-    if EPOCH.search(text):
-        val, train = VAL.search(text), TRAIN.search(text)
-        if train is None and val is None:
-            train = ANY_LOSS.search(text)
-        if train is not None or val is not None:
-            loss_point = (
-                float(train.group(1)) if train else None,
-                float(val.group(1)) if val else None,
+    for name, points in reversed(list(series.items())):
+        if not points:
+            continue
+        best = min(points, key=lambda p: p.val_loss)
+        last = points[-1]
+        if last.epoch > best.epoch and last.val_loss > best.val_loss + RISE:
+            who = f"the {name}" if name else "the model"
+            stopped = (
+                "so training stopped early and kept"
+                if last.epoch >= last.planned_epochs
+                else "so training will stop early unless it improves, and keep"
             )
-    if "audit" in text.lower():
-        w = W_DONE.search(text)
-        if w:
-            auc = AUC.search(text)
-            audit_point = (float(w.group(1)), float(auc.group(1)) if auc else None)
-    return loss_point, audit_point
+            return (
+                f"The validation loss of {who} rose after epoch {best.epoch}: the model began "
+                f"to fit the training rows more closely than new rows, {stopped} its weights "
+                f"from epoch {best.epoch}."
+            )
+    return ""
 
 
 class TrainPage(Page):
     title = "4  Train and audit"
     subtitle = (
         "The program learns the shape of your data, then attacks its own synthetic copies to "
-        "measure the privacy risk at each w. This takes a few minutes."
+        "measure the privacy risk at each w. The time left is shown once the first training "
+        "rounds have been timed."
     )
 
     def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
@@ -100,9 +93,12 @@ class TrainPage(Page):
         plots.addWidget(self.loss_plot, 1)
         plots.addWidget(self.auc_plot, 1)
         layout.addLayout(plots, 1)
-        self.losses: list[tuple[int, float | None, float | None]] = []
-        self.audited: dict[float, float | None] = {}
-        self.density_audited: dict[float, float] = {}
+        self.loss_note = note("")
+        self.loss_note.setAccessibleName("About the loss curve")
+        layout.addWidget(self.loss_note)
+        self.losses: dict[str, list[Any]] = {}  # model name -> its EpochDone results
+        self.audited: dict[float, Any] = {}  # w -> its latest AuditPointDone
+        self.time_left = TimeLeft()
         self._dirty = False
         self._redraw = QTimer(self)
         self._redraw.setInterval(500)
@@ -133,7 +129,8 @@ class TrainPage(Page):
         prepared = replace(self.session.prepared, config=self.session.config())
         self.losses.clear()
         self.audited.clear()
-        self.density_audited.clear()
+        self.loss_note.setText("")
+        self.time_left = TimeLeft()
         self._fraction = 0.0
         self.bar.setValue(0)
         self.stage.setText("Starting…")
@@ -147,7 +144,7 @@ class TrainPage(Page):
             self.on_error,
             self.on_progress,
         )
-        task.log.connect(self.on_log)
+        task.partial.connect(self.on_partial)
         task.cancelled.connect(self.on_cancelled)
         task.finished.connect(self._stopped)
         self._redraw.start()
@@ -163,28 +160,26 @@ class TrainPage(Page):
     def on_progress(self, fraction: float, text: str) -> None:
         # the engine's nested sub-ranges can step back a little: show the furthest point reached
         self._fraction = max(self._fraction, fraction)
+        self.time_left.update(self._fraction)
         self.bar.setValue(int(round(self._fraction * 1000)))
         self.stage.setText(_stage_text(text))
         self._update_eta()
 
     def _update_eta(self) -> None:
         if self.task is not None and self.is_busy():
-            self.eta.setText(eta_text(time.monotonic() - self.task.started_at, self._fraction))
+            self.eta.setText(self.time_left.text())
 
-    def on_log(self, batch: list) -> None:
-        for _fraction, text in batch:
-            loss, audit = parse_progress(text)
-            if loss is not None:
-                self.losses.append((len(self.losses) + 1, loss[0], loss[1]))
-                self._dirty = True
-            if audit is not None:
-                w, auc = audit
-                if auc is not None or w not in self.audited:
-                    self.audited[w] = auc
-                    self._dirty = True
-                density = DENSITY_AUC.search(text)
-                if density is not None:
-                    self.density_audited[w] = float(density.group(1))
+    def on_partial(self, partial: Any) -> None:
+        """A typed partial result from the engine: an epoch's losses or an audited w's AUCs."""
+        from engine import AuditPointDone, EpochDone
+
+        if isinstance(partial, EpochDone):
+            self.losses.setdefault(partial.model, []).append(partial)
+            self.time_left.epoch()
+            self._dirty = True
+        elif isinstance(partial, AuditPointDone):
+            self.audited[partial.w] = partial
+            self._dirty = True
 
     def _redraw_live(self) -> None:
         if self._dirty:
@@ -193,26 +188,9 @@ class TrainPage(Page):
 
     def _draw_live(self) -> None:
         self.loss_plot.draw(loss_curve(self.losses))
+        self.loss_note.setText(rising_validation_note(self.losses))
         limit = float(self.session.fields.get("auc_max", 0.55))
-        known = [(w, a, 0.0) for w, a in self.audited.items() if a is not None]
-        density = [(w, a, 0.0) for w, a in self.density_audited.items()]
-        pending = sorted(w for w, a in self.audited.items() if a is None)
-
-        def draw(ax: Any) -> None:
-            auc_curve(known, limit, density=density)(ax)
-            if pending:
-                ax.plot(
-                    pending,
-                    [0.5] * len(pending),
-                    "o",
-                    mfc="none",
-                    color="grey",
-                    ms=7,
-                    label="w attacked so far (AUC shown when the audit ends)",
-                )
-                ax.legend(fontsize=7, loc="upper left")
-
-        self.auc_plot.draw(draw)
+        self.auc_plot.draw(privacy_curve(list(self.audited.values()), limit))
 
     # -- results ------------------------------------------------------------------------
     def _stopped(self) -> None:
@@ -244,17 +222,26 @@ class TrainPage(Page):
             )
 
     def render(self, result: Any) -> None:
+        from engine import EpochDone
+
         history = list(getattr(result, "history", ()) or ())
-        if history:
-            self.losses = [
-                (int(h[0]), float(h[1]), None if len(h) < 3 else float(h[2])) for h in history
-            ]
+        if history and not self.losses:  # no live epochs (e.g. a result loaded back): final model
+            self.losses = {
+                "final model": [
+                    EpochDone(int(h[0]), int(h[0]), float(h[1]), float(h[2]), 0.0, 0, 0)
+                    for h in history
+                    if len(h) >= 3
+                ]
+            }
         self.loss_plot.draw(loss_curve(self.losses))
-        points = result.audit.curve if result.audit else ()
-        curve = [(p.w, p.auc, p.auc_sd) for p in points]
-        density = [(p.w, p.density_auc, p.density_auc_sd) for p in points]
-        w = result.release.get("w")
-        self.auc_plot.draw(auc_curve(curve, result.config.auc_max, w, density=density))
+        self.loss_note.setText(rising_validation_note(self.losses))
+        if result.audit is not None:
+            chosen = result.release.get("w")
+            self.auc_plot.draw(
+                privacy_curve(
+                    result.audit, result.config.auc_max, chosen, chosen_label="released w"
+                )
+            )
 
     def on_error(self, err: BaseException) -> None:
         self.stage.setText("Stopped because of an error (see the message). Nothing was written.")

@@ -7,6 +7,10 @@ Run under Xvfb (needs the Debian packages xvfb and imagemagick)::
 
 Each shot is ``import -window root`` of the X screen (not a Qt grab), so it shows what a
 user sees. Takes one to three minutes (the demo's Framingham M study is trained for real).
+
+With a second argument ``oneclick`` it takes the one-click path's shots instead (``00-*.png``):
+the Import page with its primary button, the progress view, and the summary after a release and
+after a refusal (the same table under an impossible privacy limit).
 """
 
 from __future__ import annotations
@@ -128,6 +132,59 @@ def main() -> int:
     return code
 
 
+def oneclick_main() -> int:
+    """The one-click path on the demo cohort: import, progress, released, refused."""
+    from desktop.wizard import MainWindow
+
+    app = QApplication(sys.argv)
+    app.setOrganizationName("latent-synth-screenshots")
+    app.setApplicationName("latent-synth")
+    win = MainWindow()
+    win.setGeometry(8, 8, 1260, 780)
+    win.show()
+    fast = dict(w_grid=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7), repeats=2, seed=1, device="cpu")
+    state = {"step": 0, "ticks": 0}
+
+    def settle(n: int = 3) -> bool:
+        state["ticks"] += 1
+        if state["ticks"] < n:
+            return False
+        state["ticks"] = 0
+        return True
+
+    def tick() -> None:
+        s, view = state["step"], win.progress_view
+        if s == 0:
+            win.pages[0].load_demo()
+            state["step"] = 1
+        elif s == 1 and win.pages[0].is_complete() and settle():
+            shot("00-oneclick-import.png")
+            win.oneclick_settings = dict(fast)
+            win.pages[0].oneclick_button.click()
+            state["step"] = 2
+        elif s == 2 and view.bar.value() > 350 and settle(1):
+            shot("00-oneclick-progress.png")
+            state["step"] = 3
+        elif s == 3 and win.stack.currentWidget() is win.summary_page and settle():
+            shot("00-oneclick-released.png")
+            win.go_to(0)
+            win.oneclick_settings = {**fast, "auc_max": 0.501, "w_grid": (0.0, 0.1, 0.2, 0.3)}
+            win.pages[0].oneclick_button.click()
+            state["step"] = 4
+        elif s == 4 and win.stack.currentWidget() is win.summary_page and settle():
+            shot("00-oneclick-refused.png")
+            win.close()
+            app.quit()
+
+    timer = QTimer()
+    timer.setInterval(250)
+    timer.timeout.connect(tick)
+    timer.start()
+    code = app.exec()
+    win.shutdown()
+    return code
+
+
 if __name__ == "__main__":
     OUT.mkdir(parents=True, exist_ok=True)
-    sys.exit(main())
+    sys.exit(oneclick_main() if sys.argv[2:] == ["oneclick"] else main())

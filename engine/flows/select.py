@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +56,14 @@ from engine.flows.train import (
     resolve_device,
     train_flow,
 )
-from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress, sub_progress
+from engine.progress import (
+    NEVER_CANCELLED,
+    CancelToken,
+    ProgressFn,
+    labelled,
+    no_progress,
+    sub_progress,
+)
 
 __all__ = [
     "MAF",
@@ -121,7 +128,7 @@ def select_flow(
     kw: dict[str, Any] = {"device": device, "seed": seed, "cancel": cancel}
     if architecture is not None:
         arch = architecture
-        return train_flow(X, arch, progress=lambda f, t: progress(f, f"{arch.label()}: {t}"), **kw)
+        return train_flow(X, arch, progress=labelled(progress, f"{arch.label()}: "), **kw)
     if budget == "fast":
         return train_flow(X, FlowConfig(), progress=progress, **kw)
     if budget == "thorough":
@@ -133,7 +140,7 @@ def select_flow(
     best = _best_of(sub, short, 0.0, 0.4, progress, kw)
     chosen = replace(best.config, max_epochs=FlowConfig.max_epochs, patience=FlowConfig.patience)
     inner = sub_progress(progress, 0.4, 1.0)
-    return train_flow(X, chosen, progress=lambda f, t: inner(f, f"{chosen.label()}: {t}"), **kw)
+    return train_flow(X, chosen, progress=labelled(inner, f"{chosen.label()}: "), **kw)
 
 
 def _best_of(
@@ -152,7 +159,7 @@ def _best_of(
         flow = train_flow(
             X,
             cfg,
-            progress=cast(ProgressFn, lambda f, t, s=label, p=inner: p(f, f"{s}: {t}")),
+            progress=labelled(inner, f"{label}: ", model=f"candidate {i + 1} of {len(configs)}"),
             **kw,
         )
         if best is None or flow.val_nll < best.val_nll:

@@ -3,7 +3,8 @@
 * ``FlowConfig``: architecture and schedule.
 * ``train_flow``: Adam (fused), 80/20 seeded split, ReduceLROnPlateau down to ``min_lr``,
   early stopping on the validation NLL of an exponential moving average of the weights,
-  best (averaged) weights restored, spectral-norm vectors made exact at the end.
+  best (averaged) weights restored, spectral-norm vectors made exact at the end; each epoch
+  is also reported as an :class:`engine.progress.EpochDone` partial result.
 * ``TrainedFlow``: ``to_latent`` / ``from_latent`` on float64 numpy arrays (float32 on the
   device, chunks of 16,384 rows; PITFALLS.md), non-finite output rows counted in
   ``last_nonfinite``.
@@ -36,7 +37,14 @@ from engine.device import is_out_of_memory, seeded_determinism
 from engine.device import resolve_device as resolve_device_choice
 from engine.errors import InputError
 from engine.flows.maf import MAF
-from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
+from engine.progress import (
+    NEVER_CANCELLED,
+    CancelToken,
+    EpochDone,
+    ProgressFn,
+    no_progress,
+    report,
+)
 
 __all__ = ["FlowConfig", "TrainedFlow", "train_flow", "resolve_device", "cpu_threads"]
 
@@ -266,24 +274,35 @@ def _fit(
     )
     batch = config.effective_batch(len(Xtr))
     average = copy.deepcopy(model)
-    best, best_state, bad_epochs = math.inf, copy.deepcopy(model.state_dict()), 0
+    best, best_state, bad_epochs, best_epoch = math.inf, copy.deepcopy(model.state_dict()), 0, 0
     history: list[tuple[int, float, float]] = []
-    start = time.perf_counter()
+    shown, start = 0.0, time.perf_counter()
     for epoch in range(1, config.max_epochs + 1):
         cancel.raise_if_cancelled()
+        began = time.perf_counter()
         train_nll = _train_epoch(model, opt, Xtr, batch, gen, cancel, average)
         val_nll = _mean_nll(average, Xva)
         history.append((epoch, train_nll, val_nll))
         sched.step(val_nll)
         if val_nll < best - 1e-4:
-            best, bad_epochs = val_nll, 0
+            best, bad_epochs, best_epoch = val_nll, 0, epoch
             best_state = copy.deepcopy(average.state_dict())
         else:
             bad_epochs += 1
-        progress(
-            epoch / config.max_epochs,
+        # the fraction counts towards where early stopping will end (not max_epochs, which is
+        # rarely reached), so time left estimated from it is not inflated; never backwards
+        planned = min(config.max_epochs, best_epoch + config.patience)
+        shown = max(shown, epoch / planned)
+        done = EpochDone(
+            epoch, config.max_epochs, train_nll, val_nll, time.perf_counter() - began,
+            best_epoch, planned,
+        )  # fmt: skip
+        report(
+            progress,
+            shown,
             f"training flow: epoch {epoch}/{config.max_epochs}, training loss {train_nll:.2f}, "
             f"validation loss {val_nll:.2f}",
+            done,
         )
         if bad_epochs >= config.patience or not math.isfinite(train_nll):
             break

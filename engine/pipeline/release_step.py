@@ -31,7 +31,14 @@ from engine.pipeline.results import (
     Verdict,
 )
 from engine.privacy.curve import above_choice
-from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress, sub_progress
+from engine.progress import (
+    NEVER_CANCELLED,
+    CancelToken,
+    ProgressFn,
+    labelled,
+    no_progress,
+    sub_progress,
+)
 
 if TYPE_CHECKING:
     from engine.flows.train import TrainedFlow
@@ -186,7 +193,7 @@ def _train_final(
         budget=cfg.budget,
         device=cfg.device,
         seed=cfg.seed,
-        progress=sub_progress(progress, 0.0, 0.7),
+        progress=labelled(sub_progress(progress, 0.0, 0.7), model="final model"),
         cancel=cancel,
         architecture=getattr(audit, "architecture", None),
     )

@@ -40,14 +40,32 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 from scipy.stats import rankdata
 
-from engine.errors import InputError
 from engine.flows.generate import inject_latent_noise
-from engine.privacy.density import GaussianKDE, principal_basis
+from engine.privacy.attacks import (  # noqa: F401  (re-exported)
+    ATTACK_WORDS,
+    ROC_FPR,
+    BindingAttack,
+    Split,
+    binding_attack,
+    first_failure,
+    make_split,
+    roc_curve,
+)
+from engine.privacy.audit_result import (  # noqa: F401  (re-exported)
+    DEFAULT_GRID,
+    AuditConfig,
+    AuditResult,
+    rule_text,
+    validate_audit_inputs,
+)
+from engine.privacy.audit_result import MAX_REPEATS as _MAX_REPEATS
+from engine.privacy.audit_result import MIN_REPEATS as _MIN_REPEATS
+from engine.privacy.audit_result import SE_TARGET as _SE_TARGET
+from engine.privacy.density import GaussianKDE
 from engine.privacy.neighbours import nearest_distances
 from engine.privacy.release import (  # noqa: F401  (re-exported: the audit's public API)
     EpsilonStatement,
@@ -59,34 +77,17 @@ from engine.privacy.release import (  # noqa: F401  (re-exported: the audit's pu
     protect_outliers,
     release_metrics,
 )
-from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
+from engine.progress import (
+    NEVER_CANCELLED,
+    AuditPointDone,
+    CancelToken,
+    ProgressFn,
+    no_progress,
+    report,
+)
 
 FitMap = Callable[[np.ndarray], LatentMap]
-DEFAULT_GRID = tuple(round(0.05 * i, 2) for i in range(20))
-ROC_FPR = tuple(sorted({round(i / 40, 4) for i in range(41)} | {0.001, 0.002, 0.005, 0.01, 0.02}))
-_SE_TARGET, _MIN_REPEATS, _MAX_REPEATS = 0.01, 3, 20
-
-
-@dataclass(frozen=True)
-class AuditConfig:
-    """Options of the audit; ``repeats=None`` repeats until both AUCs' SE < 0.01 (3 to 20)."""
-
-    threshold: float = 0.55
-    grid: tuple[float, ...] = DEFAULT_GRID
-    refine: bool = True
-    refine_points: int = 4
-    holdout_fraction: float = 0.2
-    repeats: int | None = None
-    splits: int = 1
-    k_risk: int = 5
-    time_budget_s: float | None = None
-    density_max_eval: int = 1000
-    nn_method: str = "auto"
-    select_on: tuple[str, ...] = ("distance", "density")
-    copies: int = 1  # released copies per record: the attacker holds the union of all of them
-
-
-ATTACK_WORDS = {"distance": "distance attack", "density": "density attack"}
+_make_split, _Split = make_split, Split  # the names the mutation guards use
 
 
 @dataclass(frozen=True)
@@ -129,113 +130,6 @@ class CurvePoint:
         return d
 
 
-@dataclass(frozen=True)
-class BindingAttack:
-    """The attack that decides at one w: the one whose mean AUC + one SE is highest."""
-
-    attack: str  # "distance" | "density"
-    w: float
-    auc: float
-    se: float
-    sd: float
-    repeats: int
-
-    @property
-    def words(self) -> str:
-        """``"density attack"``: the attack's name in plain words."""
-        return ATTACK_WORDS[self.attack]
-
-    def quote(self, threshold: float | None = None) -> str:
-        """``"density attack AUC 0.561 ± 0.004 (mean ± SE over 6 repeats) against the limit 0.55"``.
-
-        Example:
-            >>> BindingAttack("density", 0.5, 0.5612, 0.0041, 0.01, 6).quote(0.55)
-            'density attack AUC 0.561 ± 0.004 (mean ± SE over 6 repeats) against the limit 0.55'
-        """
-        text = f"{self.words} AUC {self.auc:.3f} ± {self.se:.3f} (mean ± SE over {self.repeats} repeats)"
-        return text if threshold is None else f"{text} against the limit {threshold:g}"
-
-
-def binding_attack(
-    point: CurvePoint, attacks: tuple[str, ...] = ("distance", "density")
-) -> BindingAttack:
-    """The attack among ``attacks`` with the highest mean AUC + one SE at ``point`` (the one the
-    selection rule tests against the limit; ties go to the distance attack).
-
-    Example:
-        >>> pts = _summarise(0.5, _Samples([0.50, 0.52], [0.56, 0.58], [np.zeros(len(ROC_FPR))] * 2), False)
-        >>> binding_attack(pts).attack, round(binding_attack(pts).auc, 2)
-        ('density', 0.57)
-    """
-    stats = {
-        "distance": (point.auc, point.auc_se, point.auc_sd),
-        "density": (point.density_auc, point.density_auc_se, point.density_auc_sd),
-    }
-    best = max(attacks, key=lambda a: stats[a][0] + stats[a][1])
-    auc, se, sd = stats[best]
-    return BindingAttack(best, point.w, auc, se, sd, point.repeats)
-
-
-def first_failure(
-    curve: tuple[CurvePoint, ...] | list[CurvePoint],
-    threshold: float,
-    attacks: tuple[str, ...] = ("distance", "density"),
-) -> BindingAttack | None:
-    """At the smallest w that fails the limit, the attack that failed (None: every w passes)."""
-    for point in sorted(curve, key=lambda p: p.w):
-        if not point.passes(threshold, attacks):
-            return binding_attack(point, attacks)
-    return None
-
-
-@dataclass(frozen=True)
-class AuditResult:
-    """The audit curve, the selected w (None: no w met the threshold) and how it was chosen."""
-
-    threshold: float
-    holdout_fraction: float
-    repeats: int
-    splits: int
-    curve: tuple[CurvePoint, ...]
-    selected_w: float | None
-    rule: str
-    seconds: float
-    budget_exhausted: bool
-    copies: int = 1  # copies per record the audit's synthetic sets held (the attacker's union)
-    select_on: tuple[str, ...] = ("distance", "density")
-    architecture: Any = None  # the flow architecture chosen on the first split (a FlowConfig)
-
-    def binding(self, w: float | None) -> BindingAttack | None:
-        """The deciding attack at the curve point nearest ``w`` (at refusal, ``w=None``: the
-        attack that failed first, at the smallest w that failed)."""
-        if w is None:
-            return first_failure(self.curve, self.threshold, self.select_on)
-        point = min(self.curve, key=lambda p: abs(p.w - w))
-        return binding_attack(point, self.select_on)
-
-    def to_dict(self) -> dict:
-        """The ``audit`` block of ``audit.json`` (CONTRACTS.md)."""
-        arch = self.architecture
-        return {
-            "threshold": self.threshold,
-            "holdout_fraction": self.holdout_fraction,
-            "repeats": self.repeats,
-            "splits": self.splits,
-            "curve": [p.to_dict() for p in self.curve],
-            "selected_w": self.selected_w,
-            "rule": self.rule,
-            "seconds": self.seconds,
-            "budget_exhausted": self.budget_exhausted,
-            "copies_audited": self.copies,
-            "se_target": _SE_TARGET,
-            "se_target_met": all(p.se_target_met for p in self.curve),
-            "max_repeats": _MAX_REPEATS,
-            "architecture": None
-            if arch is None
-            else {"flows": arch.flows, "hidden": arch.hidden, "layers": arch.layers},
-        }
-
-
 def membership_auc(member_scores: np.ndarray, nonmember_scores: np.ndarray) -> float:
     """P(member score > non-member score) + 1/2 P(equal): Mann-Whitney U / (n1 n0), eq. 25.
 
@@ -248,42 +142,11 @@ def membership_auc(member_scores: np.ndarray, nonmember_scores: np.ndarray) -> f
     return float((ranks[:n1].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 
 
-def roc_curve(
-    member_scores: np.ndarray, nonmember_scores: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """ROC points (fpr, tpr) over all thresholds, ties as one diagonal step.
-
-    Example:
-        >>> [a.tolist() for a in roc_curve(np.array([2.0, 1.0]), np.array([1.0, 0.0]))]
-        [[0.0, 0.0, 0.5, 1.0], [0.0, 0.5, 1.0, 1.0]]
-    """
-    scores = np.concatenate([member_scores, nonmember_scores])
-    labels = np.concatenate([np.ones(len(member_scores)), np.zeros(len(nonmember_scores))])
-    order = np.argsort(-scores, kind="stable")
-    s, y = scores[order], labels[order]
-    last = np.r_[np.flatnonzero(np.diff(s) != 0), len(s) - 1]
-    tp, fp = np.cumsum(y)[last], np.cumsum(1 - y)[last]
-    return np.r_[0.0, fp / len(nonmember_scores)], np.r_[0.0, tp / len(member_scores)]
-
-
 def _mean_sd_se(values: list[float]) -> tuple[float, float, float]:
     """Mean, sample SD and SE of the mean (SD, SE 0 for one value)."""
     a = np.asarray(values)
     sd = float(a.std(ddof=1)) if len(a) > 1 else 0.0
     return float(a.mean()), sd, sd / math.sqrt(len(a))
-
-
-@dataclass
-class _Split:
-    """One train/holdout split with its fitted map and density references."""
-
-    train: np.ndarray
-    hold: np.ndarray
-    latent: np.ndarray
-    lmap: LatentMap
-    ref_log_members: np.ndarray  # log p_ref at each train row (KDE of the holdout)
-    ref_log_hold: np.ndarray  # log p_ref at each holdout row (leave-one-out)
-    basis: np.ndarray  # shared subspace of every KDE (one-hot row sums projected out)
 
 
 @dataclass
@@ -295,26 +158,7 @@ class _Samples:
     tpr: list[np.ndarray] = field(default_factory=list)
 
 
-def _make_split(X_model, X_dist, fit_map, config, rng) -> _Split:
-    """Random split, map fitted on the train part, leave-one-out density reference on the holdout."""
-    n = len(X_model)
-    n_hold = max(2, int(round(n * config.holdout_fraction)))
-    perm = rng.permutation(n)
-    hold, train = np.sort(perm[:n_hold]), np.sort(perm[n_hold:])
-    lmap = fit_map(X_model[train])
-    latent = np.asarray(lmap.to_latent(X_model[train]), dtype=np.float64)
-    # M released copies: each member's latent code appears M times, so one Latent Noise
-    # Injection pass draws M independent copies and the attacks see their union, as a recipient
-    # of all M files would (the distance attack's minimum and the density both cover all copies).
-    latent = np.tile(latent, (config.copies, 1))
-    basis = principal_basis(X_dist)
-    kde = GaussianKDE(basis=basis).fit(X_dist[hold])
-    ref_hold = kde.leave_one_out_log_density()  # no holdout row scored by a KDE holding it
-    ref_members = kde.log_density(X_dist[train])
-    return _Split(train, hold, latent, lmap, ref_members, ref_hold, basis)
-
-
-def _one_repeat(split: _Split, w: float, X_dist, to_dist, config, rng, acc: _Samples) -> None:
+def _one_repeat(split: Split, w: float, X_dist, to_dist, config, rng, acc: _Samples) -> None:
     """Perturb the train part once at w and score both attacks."""
     noise = rng.standard_normal(split.latent.shape)
     synth = split.lmap.from_latent(inject_latent_noise(split.latent, w, noise))
@@ -380,33 +224,13 @@ def select_w(
     return chosen
 
 
-def _validate(X_model: np.ndarray, X_dist: np.ndarray, config: AuditConfig) -> None:
-    """Raise InputError for unusable inputs or options."""
-    if X_model.ndim != 2 or X_dist.ndim != 2 or len(X_model) != len(X_dist):
-        raise InputError(
-            "audit: model-space and distance-space rows must be 2-D and equal in number"
-        )
-    if len(X_model) < 50:
-        raise InputError(
-            f"audit: {len(X_model)} rows are too few for a membership audit; need >= 50"
-        )
-    if not 0.0 < config.holdout_fraction < 1.0:
-        raise InputError("audit: holdout fraction must lie strictly between 0 and 1")
-    if not config.grid or any(not 0.0 <= w < 1.0 for w in config.grid):
-        raise InputError("audit: every candidate w must lie in [0, 1); w = 1 releases the data")
-    if not 0.5 < config.threshold <= 1.0:
-        raise InputError("audit: the AUC limit must lie in (0.5, 1]")
-    if config.copies < 1:
-        raise InputError("audit: the number of released copies must be at least 1")
-
-
 def run_audit(
     X_model: np.ndarray,
     X_dist: np.ndarray,
     fit_map: FitMap,
     *,
     to_dist: Callable[[np.ndarray], np.ndarray] = identity,
-    config: AuditConfig = AuditConfig(),
+    config: AuditConfig = AuditConfig(),  # noqa: B008 (frozen)
     rng: np.random.Generator,
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
@@ -417,10 +241,10 @@ def run_audit(
     ``to_dist`` maps synthetic model-space rows to the distance space of ``X_dist``.
     """
     X_model, X_dist = np.asarray(X_model, dtype=np.float64), np.asarray(X_dist, dtype=np.float64)
-    _validate(X_model, X_dist, config)
+    validate_audit_inputs(X_model, X_dist, config)
     t0 = time.perf_counter()
     grid = sorted(set(float(w) for w in config.grid))
-    splits: list[_Split] = []
+    splits: list[Split] = []
     acc: dict[float, _Samples] = {}
     over_budget = False
     total = config.splits * (len(grid) + (config.refine_points if config.refine else 0))
@@ -431,15 +255,13 @@ def run_audit(
             break
         cancel.raise_if_cancelled()
         progress(done / total, f"audit: fitting the map on split {s + 1} of {config.splits}")
-        splits.append(_make_split(X_model, X_dist, fit_map, config, rng))
+        splits.append(make_split(X_model, X_dist, fit_map, config, rng))
         for w in grid:
             over_budget |= _audit_w(splits[-1], w, X_dist, to_dist, config, rng, acc, t0, cancel)
             done += 1
             point = _summarise(w, acc[w], False)
-            progress(
-                done / total,
-                f"audit: w = {w:g} (split {s + 1}), AUC {point.auc:.3f}, density AUC {point.density_auc:.3f}",
-            )
+            text = f"audit: w = {w:g} (split {s + 1}), AUC {point.auc:.3f}, density AUC {point.density_auc:.3f}"
+            report(progress, done / total, text, _point_done(point, s + 1))
     curve = [_summarise(w, acc[w], False) for w in grid]
     selected = select_w(curve, config.threshold, config.select_on)
     if config.refine and selected is not None and selected < grid[-1]:
@@ -449,8 +271,13 @@ def run_audit(
             for split in splits:
                 over_budget |= _audit_w(split, w, X_dist, to_dist, config, rng, acc, t0, cancel)
             done += len(splits)
-            progress(done / total, f"audit: refining, w = {w:g}")
             curve.append(_summarise(w, acc[w], True))
+            report(
+                progress,
+                done / total,
+                f"audit: refining, w = {w:g}",
+                _point_done(curve[-1], len(splits)),
+            )
         curve.sort(key=lambda p: p.w)
         selected = select_w(curve, config.threshold, config.select_on)
     progress(1.0, "audit: done")
@@ -461,12 +288,20 @@ def run_audit(
         splits=len(splits),
         curve=tuple(curve),
         selected_w=selected,
-        rule=_rule_text(config.threshold, config.select_on),
+        rule=rule_text(config.threshold, config.select_on),
         seconds=time.perf_counter() - t0,
         budget_exhausted=over_budget,
         copies=config.copies,
         select_on=tuple(config.select_on),
     )
+
+
+def _point_done(point: CurvePoint, split: int) -> AuditPointDone:
+    """The partial result reported after a w is audited (all repeats so far at that w)."""
+    return AuditPointDone(
+        point.w, split, point.auc, point.auc_se, point.density_auc, point.density_auc_se,
+        point.repeats, point.refined,
+    )  # fmt: skip
 
 
 def _over(t0: float, config: AuditConfig) -> bool:
@@ -495,19 +330,6 @@ def _audit_w(split, w, X_dist, to_dist, config, rng, acc, t0, cancel) -> bool:
             )
             if precise < _SE_TARGET:
                 return False
-
-
-def _rule_text(threshold: float, attacks: tuple[str, ...]) -> str:
-    """The selection rule in plain words."""
-    names = {
-        "distance": "the distance to the closest synthetic row",
-        "density": "the density ratio synthetic/reference",
-    }
-    which = " and ".join(names[a] for a in attacks)
-    return (
-        f"the largest w such that, for it and every smaller candidate w, the mean membership AUC "
-        f"plus one standard error stays below {threshold:g} for {which}"
-    )
 
 
 def epsilon_for_copies(statement: EpsilonStatement, copies: int) -> EpsilonStatement:

@@ -88,47 +88,15 @@ def auc_curve_png(
 ) -> bytes:
     """Membership AUC against w for both attacks, with the limit and the chosen w.
 
-    ``points``: (w, distance AUC, its SD, density AUC or NaN, its SD or NaN) per grid value.
+    ``points``: (w, distance AUC, its SE, density AUC or NaN, its SE or NaN) per grid value;
+    drawn by :func:`engine.report.curve_plot.draw_privacy_curve`, as in the wizard.
     """
+    from engine.report.curve_plot import draw_privacy_curve
 
     def draw(fig: Any) -> None:
         ax = fig.add_subplot(1, 1, 1)
-        p = np.array(points, dtype=float).reshape(-1, 5)
-        ax.errorbar(
-            p[:, 0],
-            p[:, 1],
-            yerr=np.nan_to_num(p[:, 2]),
-            color=REAL,
-            marker="o",
-            ms=3,
-            capsize=2,
-            lw=1.2,
-            label="distance attack (nearest synthetic row)",
-        )
-        if np.isfinite(p[:, 3]).any():
-            ax.errorbar(
-                p[:, 0],
-                p[:, 3],
-                yerr=np.nan_to_num(p[:, 4]),
-                color=DENSITY,
-                marker="s",
-                ms=3,
-                capsize=2,
-                lw=1.2,
-                label="density attack (DOMIAS-style)",
-            )
-        ax.axhline(threshold, color=LIMIT, ls="--", lw=1, label=f"limit {threshold:g}")
-        if chosen_w is not None:
-            ax.axvline(chosen_w, color="0.3", ls=":", lw=1.2, label=f"chosen w = {chosen_w:.2f}")
-        ax.axhline(0.5, color="0.7", lw=0.8)
-        top = max(0.6, float(np.nanmax(p[:, [1, 3]])) + 0.05) if len(p) else 1.0
-        ax.set_ylim(0.45, min(1.02, top))
-        ax.set_xlim(-0.02, 1.0)
-        ax.set_xlabel("perturbation weight w  (0 = pure noise, 1 = real data unchanged)")
-        ax.set_ylabel("membership AUC (0.5 = attacker guesses)")
-        ax.legend(loc="upper left", fontsize=7)
-        ax.grid(alpha=0.3)
-        _margins(fig, 0.55, 0.15, 0.45, 0.1)
+        draw_privacy_curve(ax, list(points), threshold=threshold, chosen_w=chosen_w)
+        _margins(fig, 0.6, 0.15, 0.45, 0.3)
 
     return _png(draw, 6.4, 3.0)
 

@@ -36,7 +36,7 @@ DEFAULT_RULE = (
     "(mean + one standard error)"
 )
 AUC_CAPTION = (
-    "Membership AUC against w (mean ± one SD over the repeats). Red dashed: the limit. Dotted: "
+    "Membership AUC against w (mean ± one SE over the repeats). Red dashed: the limit. Green: "
     "the released w. Higher w keeps more of each real record and so leaks more."
 )
 TPR_CAPTION = (
@@ -69,15 +69,15 @@ def non_members(result: RunResult) -> int:
 
 
 def curve_rows(audit: AuditResult) -> list[tuple[float, float, float, float, float]]:
-    """(w, distance AUC, SD, density AUC, SD) per curve point, by w (NaN where not finite)."""
+    """(w, distance AUC, SE, density AUC, SE) per curve point, by w (NaN where not finite)."""
     nan = float("nan")
     out = []
     for p in audit.curve:
-        values = (p.w, p.auc, p.auc_sd, p.density_auc, p.density_auc_sd)
-        w, auc, auc_sd, density, density_sd = (
+        values = (p.w, p.auc, p.auc_se, p.density_auc, p.density_auc_se)
+        w, auc, auc_se, density, density_se = (
             nan if finite(v) is None else float(v) for v in values
         )
-        out.append((w, auc, auc_sd, density, density_sd))
+        out.append((w, auc, auc_se, density, density_se))
     return sorted(out, key=lambda r: r[0])
 
 

@@ -1,0 +1,308 @@
+"""One click from a loaded table to an export the output checker can sign (issue 16).
+
+::
+
+    Import page ── "Make a safe synthetic copy" ──► plan_outcome(frame)  (ask once if unclear)
+        └─► oneclick_config(fields) ──► run_oneclick on a worker (desktop.worker.Task):
+              prepare ─► synthesize (audit, choice of w, release) ─► privacy decision
+                 released: write_outputs(result, default_output_folder(...))
+                 refused:  nothing is written at all
+        └─► Summary page: recommendation, fidelity in one line, folder, Open folder / Open report
+
+:func:`run_oneclick` is :func:`engine.pipeline.run_pipeline` with the writing moved after the
+privacy decision: a refusal leaves no folder, no report and no audit record that a checker could
+mistake for a release. The recognised roles and the engine's defaults are used; the only
+question ever asked is which columns hold the survival outcome, and only when the engine's
+schema did not recognise exactly one pair (:func:`plan_outcome`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from desktop.qt import QtCore, QtWidgets
+
+MAX_CHOICES = 4  # per role: more makes the one question long
+
+
+# -- where it writes --------------------------------------------------------------------------
+def documents_folder() -> Path:
+    """The user's documents folder (Qt's idea of it), else the home folder."""
+    location = QtCore.QStandardPaths.writableLocation(
+        QtCore.QStandardPaths.StandardLocation.DocumentsLocation
+    )
+    return Path(location) if location else Path.home()
+
+
+def default_output_folder(
+    input_path: str | Path, today: date | None = None, base: Path | None = None
+) -> Path:
+    """``<Documents>/latent-synth/<input name> <YYYY-MM-DD>``, never an existing folder.
+
+    Never beside the input (a TRE's input area is often read-only and shared); `` (2)``,
+    `` (3)`` ... are added when the folder exists, so an earlier export is never overwritten.
+    The wizard's Export page offers the same folder.
+
+    Example:
+        >>> import tempfile
+        >>> home = Path(tempfile.mkdtemp())
+        >>> default_output_folder("/data/cohort.csv", date(2025, 3, 1), home).name
+        'cohort 2025-03-01'
+        >>> (home / "latent-synth" / "cohort 2025-03-01").mkdir(parents=True)
+        >>> default_output_folder("cohort.csv", date(2025, 3, 1), home).name
+        'cohort 2025-03-01 (2)'
+    """
+    root = (base if base is not None else documents_folder()) / "latent-synth"
+    stem = Path(input_path).stem or "table"
+    first = root / f"{stem} {(today or date.today()).isoformat()}"
+    candidate, number = first, 1
+    while candidate.exists():
+        number += 1
+        candidate = first.with_name(f"{first.name} ({number})")
+    return candidate
+
+
+# -- the one question ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class OutcomeChoice:
+    """A survival outcome (follow-up time and event) or none (distributions only)."""
+
+    time: str | None
+    event: str | None
+
+    @property
+    def label(self) -> str:
+        if self.time is None or self.event is None:
+            return "No survival outcome: compare distributions and correlations only"
+        return f"Follow-up time “{self.time}” with event “{self.event}”"
+
+
+NO_OUTCOME = OutcomeChoice(None, None)
+
+
+@dataclass(frozen=True)
+class OutcomePlan:
+    """What the one-click path does about the survival outcome."""
+
+    recognised: OutcomeChoice | None  # exactly one pair: used without asking
+    choices: tuple[OutcomeChoice, ...]  # else these are offered (NO_OUTCOME last)
+
+    @property
+    def must_ask(self) -> bool:
+        return self.recognised is None and len(self.choices) > 1
+
+
+def plan_outcome(frame: Any) -> OutcomePlan:
+    """The survival pair the engine's schema recognises, else the candidates to ask about.
+
+    Candidates use the engine's own rules (``recognise_survival_roles``): a time column is one
+    the schema would accept as the follow-up time beside an unambiguous event; an event is one it
+    would accept by name, or any column coded 0/1 (e.g. ``cvd``), which names alone would miss.
+    """
+    from engine.tables.schema import recognise_survival_roles
+
+    found = recognise_survival_roles(frame)
+    if found.time and found.event:
+        return OutcomePlan(OutcomeChoice(found.time, found.event), ())
+    times = [c for c in map(str, frame.columns) if _accepted_as_time(frame, c)]
+    events = [c for c in map(str, frame.columns) if c not in times and _event_like(frame, c)]
+    pairs = tuple(OutcomeChoice(t, e) for t in times[:MAX_CHOICES] for e in events[:MAX_CHOICES])
+    return OutcomePlan(None, (*pairs, NO_OUTCOME) if pairs else ())
+
+
+def _accepted_as_time(frame: Any, column: str) -> bool:
+    import pandas as pd
+
+    from engine.tables.schema import recognise_survival_roles
+
+    coded = [i % 2 for i in range(len(frame))]  # an unambiguous 0/1 event beside it
+    probe = pd.DataFrame({column: frame[column].to_numpy(), "probe_event": coded})
+    return recognise_survival_roles(probe).time == column
+
+
+def _event_like(frame: Any, column: str) -> bool:
+    import pandas as pd
+
+    from engine.tables.schema import recognise_survival_roles
+
+    values = frame[column].dropna()
+    if pd.api.types.is_numeric_dtype(values) and set(values.unique()) == {0, 1}:
+        return True
+    probe = pd.DataFrame({"futime": 1.0, column: frame[column].to_numpy()}, index=frame.index)
+    return recognise_survival_roles(probe).event == column
+
+
+class OutcomeQuestion(QtWidgets.QDialog):
+    """The one short question: which columns are the survival outcome, or none."""
+
+    def __init__(
+        self, choices: tuple[OutcomeChoice, ...], parent: QtWidgets.QWidget | None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("latent-synth: one question")
+        self.setAccessibleName("Which columns hold the survival outcome")
+        layout = QtWidgets.QVBoxLayout(self)
+        text = QtWidgets.QLabel(
+            "Which columns hold the survival outcome? The synthetic copy is checked against your "
+            "table with a survival model on these columns; without one, only distributions and "
+            "correlations are compared."
+        )
+        text.setWordWrap(True)
+        layout.addWidget(text)
+        self.choices = choices
+        self.combo = QtWidgets.QComboBox()
+        self.combo.setAccessibleName("Survival outcome")
+        self.combo.addItems([c.label for c in choices])
+        layout.addWidget(self.combo)
+        buttons = QtWidgets.QDialogButtonBox(
+            QtWidgets.QDialogButtonBox.StandardButton.Ok
+            | QtWidgets.QDialogButtonBox.StandardButton.Cancel
+        )
+        ok = buttons.button(QtWidgets.QDialogButtonBox.StandardButton.Ok)
+        ok.setText("Continue")
+        self.continue_button = ok
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def chosen(self) -> OutcomeChoice:
+        return self.choices[self.combo.currentIndex()]
+
+
+def ask_outcome(
+    choices: tuple[OutcomeChoice, ...], parent: QtWidgets.QWidget | None
+) -> OutcomeChoice | None:
+    """Ask the question in a modal dialog; None when the user cancels."""
+    dialog = OutcomeQuestion(choices, parent)
+    try:
+        accepted = dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted
+        return dialog.chosen() if accepted else None
+    finally:
+        dialog.deleteLater()
+
+
+# -- the job ------------------------------------------------------------------------------
+def oneclick_config(fields: dict[str, Any], choice: OutcomeChoice | None) -> Any:
+    """A validated RunConfig: the wizard's fields so far (the file, a demo's subset) with the
+    engine's defaults, the survival outcome ``choice`` when given, and no output folder."""
+    from engine.pipeline import RunConfig
+
+    values = dict(fields)
+    if choice is not None:
+        values.update(time=choice.time, event=choice.event)
+        if choice.time is None:
+            values.update(analysis=None, covariates=(), per=())
+    if values.get("time") and values.get("event"):
+        values.setdefault("analysis", "cox")
+    values["out"] = None
+    config = RunConfig(**values)
+    config.validate()
+    return config
+
+
+@dataclass(frozen=True)
+class OneClickOutcome:
+    """The finished job: the engine's result and, when released, the folder written."""
+
+    result: Any  # engine.pipeline.RunResult
+    folder: Path | None  # None: refused, nothing written
+
+    @property
+    def released(self) -> bool:
+        return self.folder is not None
+
+
+def run_oneclick(config: Any, folder: Path, progress: Any, cancel: Any) -> OneClickOutcome:
+    """Prepare, audit and release; write to ``folder`` only when the audit allows a release.
+
+    Runs on a worker thread. This is :func:`engine.pipeline.run_pipeline` with the writing moved
+    after the privacy decision, so that a refusal writes nothing at all.
+    """
+    from engine.pipeline import prepare, synthesize, write_outputs
+    from engine.progress import sub_progress
+
+    prepared = prepare(config, sub_progress(progress, 0.0, 0.03))
+    cancel.raise_if_cancelled()
+    result = synthesize(prepared, sub_progress(progress, 0.03, 0.95), cancel)
+    cancel.raise_if_cancelled()
+    if result.verdict == "refused":
+        progress(1.0, "the privacy check refused a release; nothing was written")
+        return OneClickOutcome(result, None)
+    written = write_outputs(result, folder, sub_progress(progress, 0.95, 1.0))
+    return OneClickOutcome(written, folder)
+
+
+# -- what the summary says ----------------------------------------------------------------
+def recommendation_text(result: Any) -> str:
+    """The tool's recommendation in a sentence a clinician understands."""
+    limit = _plain(float(result.config.auc_max))
+    if result.verdict == "refused":
+        most = max(result.audit.curve, key=lambda p: p.w)
+        binding = result.audit.binding(most.w)
+        return (
+            f"Do not release. Even with the most noise tried (up to w = {most.w:.2f}), an "
+            "attacker holding the copy could tell whether a given patient was in your file too "
+            f"well: the attack scored {binding.auc:.3f} where the privacy limit is {limit} (0.5 "
+            "is a coin toss). Nothing was written."
+        )
+    w = float(result.release["w"])
+    binding = result.audit.binding(w)
+    return (
+        "Safe to release. An attacker holding the copy cannot tell whether a given patient was in "
+        f"your file much better than a coin toss: the attack scored {binding.auc:.3f}, under the "
+        f"privacy limit of {limit}. The privacy audit chose the noise level w = {w:.2f}."
+    )
+
+
+def _plain(value: float) -> str:
+    """A limit as a person writes it.
+
+    Example:
+        >>> _plain(0.55), _plain(0.501), _plain(0.6)
+        ('0.55', '0.501', '0.6')
+    """
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+REFUSAL_ADVICE = (
+    "What to try: use more patients if you have them; remove columns that single people out "
+    "(exact dates, rare categories, free text); or open the privacy settings in the wizard and "
+    "give unusual records extra protection. Raising the limit is possible but weakens the "
+    "protection, and the report will say so."
+)
+
+
+def fidelity_text(result: Any) -> str:
+    """How close the copy is to the real table, in one line."""
+    fidelity = result.fidelity or {}
+    smd = [
+        abs(r["std_mean_difference"])
+        for r in fidelity.get("marginal") or []
+        if isinstance(r.get("std_mean_difference"), (int, float))
+    ]
+    corr = (fidelity.get("correlation") or {}).get("max_abs_difference")
+    parts = []
+    if smd:
+        parts.append(f"averages differ by at most {max(smd):.2f} standard deviations")
+    if isinstance(corr, (int, float)):
+        parts.append(f"correlations by at most {corr:.2f}")
+    coefficients = (fidelity.get("model") or {}).get("coefficients") or []
+    good = bool(smd) and max(smd) < 0.2 and (corr is None or corr < 0.15)
+    if coefficients:
+        same = sum(bool(c.get("sign_agrees")) for c in coefficients)
+        overlap = sum((c.get("ci_overlap") or 0) > 0 for c in coefficients)
+        good = good and same == len(coefficients)
+        model = "survival model" if result.config.analysis in (None, "cox") else "regression"
+        parts.insert(
+            0,
+            f"the {model} points the same way for {same} of {len(coefficients)} "
+            f"variables, with overlapping confidence intervals for {overlap}",
+        )
+        scope = ""
+    else:
+        scope = " (distributions and correlations only: no outcome model was compared)"
+    verdict = "Fidelity looks good" if good else "Fidelity needs a look in the report"
+    return f"{verdict}{scope}: " + "; ".join(parts) + "."

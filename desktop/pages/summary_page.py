@@ -1,0 +1,240 @@
+"""The one-click path's two views: one progress view, then the summary (issue 16).
+
+:class:`ProgressView` runs :func:`desktop.oneclick.run_oneclick` on a worker
+(:class:`desktop.worker.Task`) with one progress bar, the time left and a working Cancel.
+:class:`SummaryPage` shows the tool's recommendation, the fidelity in one line and the export
+folder with "Open folder" and "Open report"; after a refusal it says what to try and offers the
+wizard's Settings page. Neither view is a wizard step: the window shows them in its page stack
+without a sidebar entry.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from desktop.oneclick import (
+    REFUSAL_ADVICE,
+    OneClickOutcome,
+    fidelity_text,
+    recommendation_text,
+    run_oneclick,
+)
+from desktop.pages.base import heading, note
+from desktop.qt import QDesktopServices, QtCore, QtWidgets, Signal
+from desktop.worker import Task, eta_text
+
+
+class ProgressView(QtWidgets.QWidget):
+    """One progress bar for the whole one-click job, with the time left and Cancel."""
+
+    title = "Making a safe synthetic copy"
+    subtitle = "Reading, learning the table, checking privacy, then writing, in one go."
+    done = Signal(object)  # OneClickOutcome
+    failed = Signal(object)  # an exception
+    cancelled = Signal()
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Progress of the one-click job")
+        self.task: Task | None = None
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addStretch(1)
+        self.what = note("")
+        layout.addWidget(self.what)
+        self.bar = QtWidgets.QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setAccessibleName("Progress")
+        self.bar.setMinimumHeight(28)
+        layout.addWidget(self.bar)
+        row = QtWidgets.QHBoxLayout()
+        self.stage = QtWidgets.QLabel("Starting…")
+        self.stage.setAccessibleName("Current step")
+        self.stage.setStyleSheet("color: #555;")
+        self.eta = QtWidgets.QLabel("estimating time left")
+        self.eta.setAccessibleName("Time left")
+        row.addWidget(self.stage, 1)
+        row.addWidget(self.eta)
+        layout.addLayout(row)
+        self.cancel_button = QtWidgets.QPushButton("&Cancel")
+        self.cancel_button.setAccessibleName("Cancel")
+        self.cancel_button.setToolTip("Stop at the next step; nothing is written.")
+        self.cancel_button.clicked.connect(self.cancel)
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.cancel_button)
+        layout.addLayout(buttons)
+        layout.addStretch(2)
+
+    def start(self, config: Any, folder: Path, description: str) -> Task:
+        """Run the job; ``done`` / ``failed`` / ``cancelled`` arrive on the GUI thread."""
+        self.folder = folder
+        self.what.setText(description)
+        self.bar.setValue(0)
+        self.stage.setText("Starting…")
+        self.eta.setText("estimating time left")
+        self.cancel_button.setEnabled(True)
+        self.cancel_button.setText("&Cancel")
+        task = Task(lambda progress, cancel: run_oneclick(config, folder, progress, cancel), self)
+        task.progress.connect(self.on_progress)
+        task.result.connect(self.done)
+        task.error.connect(self.failed)
+        task.cancelled.connect(self.cancelled)
+        self.task = task
+        task.start()
+        return task
+
+    def is_busy(self) -> bool:
+        return self.task is not None and self.task.is_running
+
+    def on_progress(self, fraction: float, text: str) -> None:
+        self.bar.setValue(int(round(fraction * 1000)))
+        self.stage.setText(text[:1].upper() + text[1:] if text else "")
+        if self.task is not None:
+            self.eta.setText(eta_text(time.monotonic() - self.task.started_at, fraction))
+
+    def cancel(self) -> None:
+        if self.task is not None and self.task.is_running:
+            self.task.cancel()
+            self.cancel_button.setEnabled(False)
+            self.cancel_button.setText("Cancelling…")
+            self.stage.setText("Stopping at the next step; nothing will be written.")
+
+    def shutdown(self) -> None:
+        if self.task is not None:
+            self.task.shutdown()
+
+
+class SummaryPage(QtWidgets.QWidget):
+    """Where the one-click path ends: the recommendation, fidelity, folder and next steps."""
+
+    title = "Your synthetic copy"
+    subtitle = "The tool's recommendation for the output checker, and where the files are."
+    restart_requested = Signal()
+    settings_requested = Signal()  # open the wizard at the page that can fix a refusal
+    review_requested = Signal()  # open the wizard at the privacy page
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Summary of the one-click job")
+        self.outcome: OneClickOutcome | None = None
+        layout = QtWidgets.QVBoxLayout(self)
+        self.headline = QtWidgets.QLabel()
+        self.headline.setAccessibleName("Recommendation")
+        font = self.headline.font()
+        font.setPointSizeF(font.pointSizeF() * 1.35)
+        font.setBold(True)
+        self.headline.setFont(font)
+        layout.addWidget(self.headline)
+        self.recommendation = note("")
+        self.recommendation.setAccessibleName("Why")
+        layout.addWidget(self.recommendation)
+        self.advice = note("")
+        self.advice.setAccessibleName("What to try")
+        layout.addWidget(self.advice)
+        layout.addSpacing(8)
+        layout.addWidget(heading("Fidelity"))
+        self.fidelity = note("")
+        self.fidelity.setAccessibleName("Fidelity")
+        layout.addWidget(self.fidelity)
+        self.outcome_note = note("")
+        self.outcome_note.setStyleSheet("color: #8a5300;")
+        layout.addWidget(self.outcome_note)
+        layout.addSpacing(8)
+        self.folder_heading = heading("Export folder")
+        layout.addWidget(self.folder_heading)
+        self.folder = note("")
+        self.folder.setAccessibleName("Export folder")
+        layout.addWidget(self.folder)
+        self.files = note("")
+        self.files.setAccessibleName("Files written")
+        layout.addWidget(self.files)
+        layout.addStretch(1)
+        row = QtWidgets.QHBoxLayout()
+        self.open_folder_button = _button("Open &folder", "Show the export folder.")
+        self.open_folder_button.clicked.connect(self.open_folder)
+        self.open_report_button = _button(
+            "Open the &report", "The PDF report to give the output checker with the table."
+        )
+        self.open_report_button.clicked.connect(self.open_report)
+        self.settings_button = _button(
+            "Change the &privacy settings…",
+            "Open the step-by-step wizard at its Settings page, with this run's audit kept.",
+        )
+        self.settings_button.clicked.connect(self.settings_requested)
+        self.review_button = _button(
+            "Review step by step…", "Open the wizard's Privacy page with this run's audit."
+        )
+        self.review_button.clicked.connect(self.review_requested)
+        self.restart_button = _button("Back to the &file", "Return to the Import page.")
+        self.restart_button.clicked.connect(self.restart_requested)
+        for button in (
+            self.open_folder_button,
+            self.open_report_button,
+            self.settings_button,
+            self.review_button,
+        ):
+            row.addWidget(button)
+        row.addStretch(1)
+        row.addWidget(self.restart_button)
+        layout.addLayout(row)
+
+    def show_outcome(self, outcome: OneClickOutcome, outcome_note: str = "") -> None:
+        """Render a finished job."""
+        self.outcome = outcome
+        result = outcome.result
+        released = outcome.released
+        self.headline.setText(
+            "<span style='color:#1a7f37'>Recommendation: release</span>"
+            if released
+            else "<span style='color:#c00000'>Recommendation: do not release</span>"
+        )
+        self.recommendation.setText(recommendation_text(result))
+        self.advice.setText("" if released else REFUSAL_ADVICE)
+        self.advice.setVisible(not released)
+        self.fidelity.setText(
+            fidelity_text(result) if released else "Not measured: no synthetic copy was released."
+        )
+        self.outcome_note.setText(outcome_note)
+        self.outcome_note.setVisible(bool(outcome_note))
+        self.folder_heading.setVisible(released)
+        folder = outcome.folder
+        if folder is not None:
+            self.folder.setText(str(folder))
+            names = sorted(set(result.outputs) | {"results.json"})
+            self.files.setText("Files: " + ", ".join(n for n in names if (folder / n).is_file()))
+        else:
+            self.folder.setText("")
+            self.files.setText("")
+        for widget in (self.folder, self.files, self.open_folder_button):
+            widget.setVisible(released)
+        self.open_report_button.setVisible(released and self.report_path() is not None)
+        self.settings_button.setVisible(not released)
+        self.review_button.setVisible(released)
+
+    def report_path(self) -> Path | None:
+        if self.outcome is None or self.outcome.folder is None:
+            return None
+        path = self.outcome.folder / "report.pdf"
+        return path if path.is_file() else None
+
+    def open_folder(self) -> bool:
+        if self.outcome is None or self.outcome.folder is None:
+            return False
+        return _open(self.outcome.folder)
+
+    def open_report(self) -> bool:
+        path = self.report_path()
+        return path is not None and _open(path)
+
+
+def _open(path: Path) -> bool:
+    return bool(QDesktopServices.openUrl(QtCore.QUrl.fromLocalFile(str(path))))
+
+
+def _button(text: str, tip: str) -> QtWidgets.QPushButton:
+    button = QtWidgets.QPushButton(text)
+    button.setToolTip(tip)
+    button.setAccessibleName(text.replace("&", "").rstrip("…"))
+    return button

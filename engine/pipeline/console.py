@@ -1,0 +1,123 @@
+"""How a run shows itself on a terminal (the command line's face, with no argparse): a progress
+bar with the time left, the default output folder, the survival columns recognised when none
+are named, and the one-line summary of a release.
+
+References: CONTRACTS.md (``latent-synth run`` without ``--out``; exit codes and messages).
+"""
+
+import shutil
+import sys
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from engine.errors import LatentSynthError
+
+
+class TerminalProgress:
+    """A one-line progress bar on stderr with stage, percentage and time left."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr is not None
+        self.start = time.monotonic()
+        self.last = 0.0
+        self.tty = bool(self.enabled and sys.stderr.isatty())
+        self.last_text = ""
+        self.last_stage = ""
+        self.last_line = 0.0
+
+    def __call__(self, fraction: float, text: str, partial: object = None) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.last < 0.2 and fraction < 1.0 and text == self.last_text:
+            return
+        self.last = now
+        elapsed = now - self.start
+        left = elapsed / fraction * (1 - fraction) if fraction > 0.02 else None
+        eta = (
+            f"{int(left // 60)}:{int(left % 60):02d} left"
+            if left is not None
+            else "estimating time"
+        )
+        bar = "#" * int(fraction * 24)
+        line = f"[{bar:<24}] {fraction * 100:5.1f}%  {eta:>15}  {text}"
+        if self.tty:
+            width = shutil.get_terminal_size((100, 20)).columns
+            sys.stderr.write("\r" + line[: width - 1].ljust(width - 1))
+        else:  # a log file: one line per stage, or every 10 seconds within a long stage
+            # epochs and audited w values of one model / audit are one stage (typed, not parsed)
+            stage = (
+                text
+                if partial is None
+                else f"{type(partial).__name__} {getattr(partial, 'model', '')}"
+            )
+            if stage != self.last_stage or now - self.last_line > 10 or fraction >= 1.0:
+                sys.stderr.write(line + "\n")
+                self.last_stage, self.last_line = stage, now
+        self.last_text = text
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.tty:
+            sys.stderr.write("\n")
+
+
+def print_summary(result: Any, out: Path) -> None:
+    rel = result.release
+    if result.verdict == "refused":
+        return
+    binding = result.audit.binding(rel["w"])
+    print(
+        f"{result.verdict}: {rel['rows']} synthetic rows at w = {rel['w']:.2f} "
+        f"({binding.quote(result.config.auc_max)}); "
+        f"closer probability {rel.get('closer_probability', float('nan')):.3f}, "
+        f"median rank {rel.get('median_rank', float('nan')):.0f}. Files in {out}"
+    )
+
+
+def default_out_folder(
+    input_path: str | Path, today: date | None = None, folder: Path | None = None
+) -> Path:
+    """A new ``<input name>-synthetic-<date>`` folder in ``folder`` (default: the current
+    folder, the convention of command-line tools); ``-2``, ``-3`` ... are added when it exists,
+    so an earlier export is never overwritten.
+
+    Example:
+        >>> import tempfile
+        >>> here = Path(tempfile.mkdtemp())
+        >>> default_out_folder("data/cohort.csv", date(2025, 3, 1), here).name
+        'cohort-synthetic-2025-03-01'
+        >>> (here / "cohort-synthetic-2025-03-01").mkdir()
+        >>> default_out_folder("cohort.csv", date(2025, 3, 1), here).name
+        'cohort-synthetic-2025-03-01-2'
+    """
+    stamp = (today or date.today()).isoformat()
+    base = (folder or Path.cwd()) / f"{Path(input_path).stem}-synthetic-{stamp}"
+    candidate, number = base, 1
+    while candidate.exists():
+        number += 1
+        candidate = base.with_name(f"{base.name}-{number}")
+    return candidate
+
+
+def recognise_roles(ns: Any) -> None:
+    """Without --time/--event: use a time/event pair recognised by name and coding, and say so."""
+    from engine.tables.read import read_table
+    from engine.tables.schema import recognise_survival_roles
+
+    try:
+        sheet = int(ns.sheet) if ns.sheet and ns.sheet.isdigit() else ns.sheet
+        frame = read_table(ns.input, sheet=sheet, missing_codes=tuple(ns.missing)).frame
+    except LatentSynthError:
+        return  # the run itself reports the problem with the file
+    roles = recognise_survival_roles(frame.drop(columns=[c for c in ns.drop if c in frame]))
+    for note in roles.notes:
+        print(f"survival columns: {note}")
+    if roles.time and roles.event:
+        ns.time, ns.event = roles.time, roles.event
+        print(
+            f"recognised survival columns: time '{roles.time}', event '{roles.event}' "
+            "(give --time and --event to choose others)"
+        )

@@ -1,0 +1,142 @@
+"""Which attack decides at a w, the ROC machinery both attacks share, and the audit's splits.
+
+The audit (:mod:`engine.privacy.audit`) scores two membership attacks at every w; the selection
+rule tests each attack's mean AUC + one standard error against the limit. This module names the
+attack that decides (the *binding* attack) at one curve point or at the first failing w, and
+turns member / non-member scores into ROC points. :func:`make_split` draws one train/holdout
+split with its fitted map and the holdout's density reference.
+
+References: METHOD.md section 5; van Breugel et al. (2023) DOMIAS; Fawcett (2006) ROC analysis.
+
+Example:
+    >>> [a.tolist() for a in roc_curve(np.array([2.0, 1.0]), np.array([1.0, 0.0]))]
+    [[0.0, 0.0, 0.5, 1.0], [0.0, 0.5, 1.0, 1.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from engine.privacy.density import GaussianKDE, principal_basis
+
+if TYPE_CHECKING:
+    from engine.privacy.audit import CurvePoint
+    from engine.privacy.release import LatentMap
+
+ROC_FPR = tuple(sorted({round(i / 40, 4) for i in range(41)} | {0.001, 0.002, 0.005, 0.01, 0.02}))
+ATTACK_WORDS = {"distance": "distance attack", "density": "density attack"}
+
+
+@dataclass(frozen=True)
+class BindingAttack:
+    """The attack that decides at one w: the one whose mean AUC + one SE is highest."""
+
+    attack: str  # "distance" | "density"
+    w: float
+    auc: float
+    se: float
+    sd: float
+    repeats: int
+
+    @property
+    def words(self) -> str:
+        """``"density attack"``: the attack's name in plain words."""
+        return ATTACK_WORDS[self.attack]
+
+    def quote(self, threshold: float | None = None) -> str:
+        """``"density attack AUC 0.561 ± 0.004 (mean ± SE over 6 repeats) against the limit 0.55"``.
+
+        Example:
+            >>> BindingAttack("density", 0.5, 0.5612, 0.0041, 0.01, 6).quote(0.55)
+            'density attack AUC 0.561 ± 0.004 (mean ± SE over 6 repeats) against the limit 0.55'
+        """
+        text = f"{self.words} AUC {self.auc:.3f} ± {self.se:.3f} (mean ± SE over {self.repeats} repeats)"
+        return text if threshold is None else f"{text} against the limit {threshold:g}"
+
+
+def binding_attack(
+    point: CurvePoint, attacks: tuple[str, ...] = ("distance", "density")
+) -> BindingAttack:
+    """The attack among ``attacks`` with the highest mean AUC + one SE at ``point`` (the one the
+    selection rule tests against the limit; ties go to the distance attack).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> pt = SimpleNamespace(w=0.5, auc=0.51, auc_se=0.01, auc_sd=0.014, density_auc=0.57,
+        ...                      density_auc_se=0.01, density_auc_sd=0.014, repeats=2)
+        >>> binding_attack(pt).attack, round(binding_attack(pt).auc, 2)
+        ('density', 0.57)
+    """
+    stats = {
+        "distance": (point.auc, point.auc_se, point.auc_sd),
+        "density": (point.density_auc, point.density_auc_se, point.density_auc_sd),
+    }
+    best = max(attacks, key=lambda a: stats[a][0] + stats[a][1])
+    auc, se, sd = stats[best]
+    return BindingAttack(best, point.w, auc, se, sd, point.repeats)
+
+
+def first_failure(
+    curve: Sequence[CurvePoint],
+    threshold: float,
+    attacks: tuple[str, ...] = ("distance", "density"),
+) -> BindingAttack | None:
+    """At the smallest w that fails the limit, the attack that failed (None: every w passes)."""
+    for point in sorted(curve, key=lambda p: p.w):
+        if not point.passes(threshold, attacks):
+            return binding_attack(point, attacks)
+    return None
+
+
+def roc_curve(
+    member_scores: np.ndarray, nonmember_scores: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """ROC points (fpr, tpr) over all thresholds, ties as one diagonal step.
+
+    Example:
+        >>> [a.tolist() for a in roc_curve(np.array([2.0, 1.0]), np.array([1.0, 0.0]))]
+        [[0.0, 0.0, 0.5, 1.0], [0.0, 0.5, 1.0, 1.0]]
+    """
+    scores = np.concatenate([member_scores, nonmember_scores])
+    labels = np.concatenate([np.ones(len(member_scores)), np.zeros(len(nonmember_scores))])
+    order = np.argsort(-scores, kind="stable")
+    s, y = scores[order], labels[order]
+    last = np.r_[np.flatnonzero(np.diff(s) != 0), len(s) - 1]
+    tp, fp = np.cumsum(y)[last], np.cumsum(1 - y)[last]
+    return np.r_[0.0, fp / len(nonmember_scores)], np.r_[0.0, tp / len(member_scores)]
+
+
+@dataclass
+class Split:
+    """One train/holdout split with its fitted map and density references."""
+
+    train: np.ndarray
+    hold: np.ndarray
+    latent: np.ndarray
+    lmap: LatentMap
+    ref_log_members: np.ndarray  # log p_ref at each train row (KDE of the holdout)
+    ref_log_hold: np.ndarray  # log p_ref at each holdout row (leave-one-out)
+    basis: np.ndarray  # shared subspace of every KDE (one-hot row sums projected out)
+
+
+def make_split(X_model, X_dist, fit_map, config, rng) -> Split:
+    """Random split, map fitted on the train part, leave-one-out density reference on the holdout."""
+    n = len(X_model)
+    n_hold = max(2, int(round(n * config.holdout_fraction)))
+    perm = rng.permutation(n)
+    hold, train = np.sort(perm[:n_hold]), np.sort(perm[n_hold:])
+    lmap = fit_map(X_model[train])
+    latent = np.asarray(lmap.to_latent(X_model[train]), dtype=np.float64)
+    # M released copies: each member's latent code appears M times, so one Latent Noise
+    # Injection pass draws M independent copies and the attacks see their union, as a recipient
+    # of all M files would (the distance attack's minimum and the density both cover all copies).
+    latent = np.tile(latent, (config.copies, 1))
+    basis = principal_basis(X_dist)
+    kde = GaussianKDE(basis=basis).fit(X_dist[hold])
+    ref_hold = kde.leave_one_out_log_density()  # no holdout row scored by a KDE holding it
+    ref_members = kde.log_density(X_dist[train])
+    return Split(train, hold, latent, lmap, ref_members, ref_hold, basis)

@@ -1,0 +1,125 @@
+"""The audit's options (:class:`AuditConfig`) and result (:class:`AuditResult`), its input
+checks and the selection rule in words; the audit itself runs in :mod:`engine.privacy.audit`.
+
+References: METHOD.md sections 4-6; CONTRACTS.md ``audit.json``.
+
+Example:
+    >>> AuditConfig().threshold, len(DEFAULT_GRID)
+    (0.55, 20)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from engine.errors import InputError
+from engine.privacy.attacks import BindingAttack, binding_attack, first_failure
+
+if TYPE_CHECKING:
+    from engine.privacy.audit import CurvePoint
+
+DEFAULT_GRID = tuple(round(0.05 * i, 2) for i in range(20))
+SE_TARGET, MIN_REPEATS, MAX_REPEATS = 0.01, 3, 20
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """Options of the audit; ``repeats=None`` repeats until both AUCs' SE < 0.01 (3 to 20)."""
+
+    threshold: float = 0.55
+    grid: tuple[float, ...] = DEFAULT_GRID
+    refine: bool = True
+    refine_points: int = 4
+    holdout_fraction: float = 0.2
+    repeats: int | None = None
+    splits: int = 1
+    k_risk: int = 5
+    time_budget_s: float | None = None
+    density_max_eval: int = 1000
+    nn_method: str = "auto"
+    select_on: tuple[str, ...] = ("distance", "density")
+    copies: int = 1  # released copies per record: the attacker holds the union of all of them
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The audit curve, the selected w (None: no w met the threshold) and how it was chosen."""
+
+    threshold: float
+    holdout_fraction: float
+    repeats: int
+    splits: int
+    curve: tuple[CurvePoint, ...]
+    selected_w: float | None
+    rule: str
+    seconds: float
+    budget_exhausted: bool
+    copies: int = 1  # copies per record the audit's synthetic sets held (the attacker's union)
+    select_on: tuple[str, ...] = ("distance", "density")
+    architecture: Any = None  # the flow architecture chosen on the first split (a FlowConfig)
+
+    def binding(self, w: float | None) -> BindingAttack | None:
+        """The deciding attack at the curve point nearest ``w`` (at refusal, ``w=None``: the
+        attack that failed first, at the smallest w that failed)."""
+        if w is None:
+            return first_failure(self.curve, self.threshold, self.select_on)
+        point = min(self.curve, key=lambda p: abs(p.w - w))
+        return binding_attack(point, self.select_on)
+
+    def to_dict(self) -> dict:
+        """The ``audit`` block of ``audit.json`` (CONTRACTS.md)."""
+        arch = self.architecture
+        return {
+            "threshold": self.threshold,
+            "holdout_fraction": self.holdout_fraction,
+            "repeats": self.repeats,
+            "splits": self.splits,
+            "curve": [p.to_dict() for p in self.curve],
+            "selected_w": self.selected_w,
+            "rule": self.rule,
+            "seconds": self.seconds,
+            "budget_exhausted": self.budget_exhausted,
+            "copies_audited": self.copies,
+            "se_target": SE_TARGET,
+            "se_target_met": all(p.se_target_met for p in self.curve),
+            "max_repeats": MAX_REPEATS,
+            "architecture": None
+            if arch is None
+            else {"flows": arch.flows, "hidden": arch.hidden, "layers": arch.layers},
+        }
+
+
+def validate_audit_inputs(X_model: np.ndarray, X_dist: np.ndarray, config: AuditConfig) -> None:
+    """Raise InputError for unusable inputs or options."""
+    if X_model.ndim != 2 or X_dist.ndim != 2 or len(X_model) != len(X_dist):
+        raise InputError(
+            "audit: model-space and distance-space rows must be 2-D and equal in number"
+        )
+    if len(X_model) < 50:
+        raise InputError(
+            f"audit: {len(X_model)} rows are too few for a membership audit; need >= 50"
+        )
+    if not 0.0 < config.holdout_fraction < 1.0:
+        raise InputError("audit: holdout fraction must lie strictly between 0 and 1")
+    if not config.grid or any(not 0.0 <= w < 1.0 for w in config.grid):
+        raise InputError("audit: every candidate w must lie in [0, 1); w = 1 releases the data")
+    if not 0.5 < config.threshold <= 1.0:
+        raise InputError("audit: the AUC limit must lie in (0.5, 1]")
+    if config.copies < 1:
+        raise InputError("audit: the number of released copies must be at least 1")
+
+
+def rule_text(threshold: float, attacks: tuple[str, ...]) -> str:
+    """The selection rule in plain words."""
+    names = {
+        "distance": "the distance to the closest synthetic row",
+        "density": "the density ratio synthetic/reference",
+    }
+    which = " and ".join(names[a] for a in attacks)
+    return (
+        f"the largest w such that, for it and every smaller candidate w, the mean membership AUC "
+        f"plus one standard error stays below {threshold:g} for {which}"
+    )
