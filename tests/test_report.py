@@ -563,3 +563,27 @@ def test_dp_and_copies_sections_read_the_typed_results(tmp_path: Path) -> None:
     block = r.release.to_dict()["dp"]
     assert block["file"] == "synthetic_dp.csv" and block["audit"]["auc"] == 0.5123
     assert block["epsilon"] == 3.996 and block["rows"] == len(second)
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_report_and_pipeline_modules_stay_under_400_lines() -> None:
+    """Issue 12: one module per report section; none of these rooms' modules over 400 lines."""
+    paths = sorted((REPO / "engine" / "report").rglob("*.py"))
+    paths += sorted((REPO / "engine" / "pipeline").glob("*.py"))
+    sizes = {
+        str(p.relative_to(REPO)): len(p.read_text(encoding="utf-8").splitlines()) for p in paths
+    }
+    assert len(sizes) >= 25 and "engine/report/sections/privacy.py" in sizes
+    assert {path: n for path, n in sizes.items() if n > 400} == {}
+
+
+def test_the_report_reads_typed_results_not_dicts() -> None:
+    """No ``pick()`` helper walking result dicts is left in the report (issue 12)."""
+    sources = {
+        str(p.relative_to(REPO)): p.read_text(encoding="utf-8")
+        for p in (REPO / "engine" / "report").rglob("*.py")
+    }
+    assert [path for path, text in sources.items() if re.search(r"\bpick\(", text)] == []
+    assert [path for path, text in sources.items() if 'release["' in text] == []
