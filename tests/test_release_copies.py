@@ -204,18 +204,20 @@ def _density_bound_audit():  # type: ignore[no-untyped-def]
 
 
 def test_refusal_quotes_the_density_attack_when_it_decides(tmp_path: Path) -> None:
-    from engine.pipeline import RunConfig, prepare, release
+    from engine.pipeline import RunConfig, Verdict, prepare, release
 
     prep = prepare(RunConfig(input=_table(tmp_path), seed=0))
     result = release(prep, _density_bound_audit(), rng=np.random.default_rng(0))
-    why = result.release["refused"]
-    assert result.verdict == "refused"
+    assert result.verdict is Verdict.REFUSED and result.refusal is not None
+    why = result.refusal.reason
     assert "density attack AUC 0.571 ± 0.004 (mean ± SE" in why, why
     assert "0.502" not in why  # the distance AUC, which passed, is not the headline
     assert "--" not in why  # words a person reads name no command-line option
     forced = replace(prep, config=replace(prep.config, w=0.5))
     why_forced = release(forced, _density_bound_audit(), rng=np.random.default_rng(0))
-    assert "density attack AUC 0.600 ± 0.004" in why_forced.release["refused"]
+    assert why_forced.refusal is not None
+    assert "density attack AUC 0.600 ± 0.004" in why_forced.refusal.reason
+    assert why_forced.refusal.hint == "lower --w or add --allow-risky to override"
 
 
 def test_cli_refusal_names_the_binding_attack(

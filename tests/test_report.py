@@ -1,8 +1,9 @@
 """Tests for the PDF report (engine.report.build*): content, output rules, determinism, rendering.
 
-No flow is trained: a fake run result (namespaces shaped like ``RunResult``) carries a small
-real table, a noisy shuffled copy as the synthetic table, and audit/release numbers of a
-realistic size. Release metrics, ε and fidelity come from the real engine functions.
+No flow is trained: a fake run result (a real ``RunResult`` whose config, input table and schema
+are namespaces) carries a small real table, a noisy shuffled copy as the synthetic table, and
+audit/release numbers of a realistic size. The audit curve, release metrics, ε and fidelity are
+the engine's own typed results.
 """
 
 from __future__ import annotations
@@ -19,6 +20,16 @@ import pandas as pd
 import pytest
 from pypdf import PdfReader
 
+from engine.disclosure import CopyCheck
+from engine.pipeline.results import (
+    Fidelity,
+    ModelSummary,
+    Refusal,
+    Release,
+    RunResult,
+    Verdict,
+)
+from engine.privacy.audit import AuditResult, CurvePoint
 from engine.report.build import build_report, render_report
 from engine.report.data import coarse_km_grid, level_shares, safe_count
 
@@ -80,7 +91,7 @@ def _schema() -> SimpleNamespace:
     return SimpleNamespace(columns=cols, time="time_cvd_years", event="cvd")
 
 
-def _curve() -> list[SimpleNamespace]:
+def _curve() -> list[CurvePoint]:
     fpr = np.round(np.linspace(0, 1, 41), 4)
     points = []
     for w in [round(0.05 * i, 2) for i in range(20)]:
@@ -88,7 +99,7 @@ def _curve() -> list[SimpleNamespace]:
         auc = round(float(lift), 4)
         tpr = np.clip(fpr ** (1 / (1 + 4 * (auc - 0.5))), 0, 1)
         points.append(
-            SimpleNamespace(
+            CurvePoint(
                 w=w,
                 auc=auc,
                 auc_sd=0.006,
@@ -107,16 +118,14 @@ def _curve() -> list[SimpleNamespace]:
     return points
 
 
-def fake_result(
-    verdict: str = "released", *, seed: int | None = SEED, n: int = 300
-) -> SimpleNamespace:
-    """A RunResult-shaped tree with realistic numbers (built in well under a second)."""
+def fake_result(verdict: str = "released", *, seed: int | None = SEED, n: int = 300) -> RunResult:
+    """A RunResult with realistic numbers (built in well under a second)."""
     from engine.privacy.release import epsilon_statement, release_metrics
     from engine.stats.models import ModelSpec, fidelity_report
 
     real = _real(n)
     synth = _synthetic(real)
-    audit = SimpleNamespace(
+    audit = AuditResult(
         threshold=0.55,
         holdout_fraction=0.2,
         repeats=4,
@@ -135,6 +144,7 @@ def fake_result(
         w=None,
         w_grid=tuple(round(0.05 * i, 2) for i in range(20)),
         repeats=None,
+        audit_max_rows=50_000,
         seed=seed,
         device="auto",
         fmt="csv",
@@ -174,72 +184,68 @@ def fake_result(
     z_real = ((real[num] - real[num].mean()) / real[num].std()).to_numpy()
     rng = np.random.default_rng(3)
     paired = z_real * np.sqrt(0.7) + rng.standard_normal(z_real.shape) * np.sqrt(0.3)
-    metrics = release_metrics(z_real, paired, rng=rng).to_dict()
-    eps = epsilon_statement(rng.standard_normal((n, 5)), 0.7, delta=1.0 / n).to_dict()
-    release = {
-        "w": 0.7,
-        "rows": n,
-        "copies": 1,
-        "shuffled": True,
-        "clipped": {"hdl": 0, "sbp": 4, "age": 12},
-        **metrics,
-        "at_risk": 3,
-        "epsilon": eps,
-    }
+    metrics = replace(release_metrics(z_real, paired, rng=rng), rows=n, at_risk=3)
+    release = Release(
+        w=0.7,
+        chosen_by="the audit: the largest w meeting the AUC limit",
+        copies=1,
+        clipped={"hdl": 0, "sbp": 4, "age": 12},
+        non_finite={},
+        metrics=metrics,
+        epsilon=epsilon_statement(rng.standard_normal((n, 5)), 0.7, delta=1.0 / n),
+        binding=audit.binding(0.7),
+        copies_audited=1,
+        exact_copies=CopyCheck(0, 0, 0, 0, 0, 1),
+    )
     spec = ModelSpec(
         "cox", time="time_cvd_years", event="cvd", covariates=("age", "sbp", "sex"), per={"sbp": 10}
     )
-    fidelity = fidelity_report(real, synth, spec, [c for c in real.columns]).to_dict()
-    model = {
-        "flows": 4,
-        "hidden": 64,
-        "layers": 1,
-        "val_nll": 6.1234,
-        "device": "cpu",
-        "train_seconds": 3.2,
-    }
-    return SimpleNamespace(
-        config=config,
-        prepared=prepared,
+    fidelity = Fidelity(fidelity_report(real, synth, spec, [c for c in real.columns]))
+    model = ModelSummary(
+        flows=4, hidden=64, layers=1, val_nll=6.1234, device="cpu", device_note=None,
+        train_seconds=3.2,
+    )  # fmt: skip
+    return RunResult(
+        config=config,  # type: ignore[arg-type]
+        prepared=prepared,  # type: ignore[arg-type]
         audit=audit,
         model=model,
         release=release,
         synthetic=synth,
         copies=(synth,),
         fidelity=fidelity,
-        verdict=verdict,
+        verdict=Verdict(verdict),
         timings={"audit_seconds": 1.0},
         started="2025-06-19T10:11:12+00:00",
-        outputs={},
-        audit_json={},
         history=tuple((i, 7.0, 7.1) for i in range(40)),
     )
 
 
-def refused_result() -> SimpleNamespace:
+def refused_result() -> RunResult:
     r = fake_result("refused")
-    audit = replace_ns(
+    assert r.audit is not None
+    audit = replace(
         r.audit,
         selected_w=None,
-        curve=tuple(replace_ns(p, auc=p.auc + 0.08) for p in r.audit.curve),
+        curve=tuple(replace(p, auc=p.auc + 0.08) for p in r.audit.curve),
     )
-    return replace_ns(
+    return replace(
         r,
         audit=audit,
         synthetic=None,
         copies=(),
-        fidelity={},
-        model={},
-        release={
-            "w": None,
-            "rows": 0,
-            "refused": "no perturbation weight kept the membership AUC "
-            "below 0.55; nothing was exported. Add --allow-risky to export at w = 0 anyway",
-        },
+        fidelity=Fidelity(),
+        model=None,
+        release=Refusal(
+            reason="no perturbation weight kept the membership AUC "
+            "below 0.55; nothing was exported",
+            hint="add --allow-risky to export at w = 0 anyway",
+            binding=audit.binding(None),
+        ),
     )
 
 
-def replace_ns(ns: SimpleNamespace, **changes: object) -> SimpleNamespace:
+def replace_ns(ns: object, **changes: object) -> SimpleNamespace:
     return SimpleNamespace(**{**vars(ns), **changes})
 
 
@@ -398,10 +404,11 @@ def test_refused_report_states_the_reason(refused: Path) -> None:
 
 def test_override_is_stated_with_the_acknowledgement(tmp_path: Path) -> None:
     r = fake_result("released with override")
-    r = replace_ns(
+    assert r.released is not None
+    r = replace(
         r,
-        config=replace_ns(r.config, w=0.9, risk_acknowledged=True),
-        release={**r.release, "w": 0.9},
+        config=replace_ns(r.config, w=0.9, risk_acknowledged=True),  # type: ignore[arg-type]
+        release=replace(r.released, w=0.9),
     )
     first = PdfReader(str(build_report(r, tmp_path / "o.pdf"))).pages[0].extract_text()
     assert "RELEASED WITH OVERRIDE" in first
@@ -409,9 +416,13 @@ def test_override_is_stated_with_the_acknowledgement(tmp_path: Path) -> None:
 
 
 def test_missing_pieces_degrade_to_sentences(tmp_path: Path) -> None:
-    path = build_report(SimpleNamespace(verdict="released", release={"w": 0.5}), tmp_path / "m.pdf")
-    text = _text(path)
+    """No audit, no model, no fidelity: each part says so in a sentence; nothing crashes."""
+    r = replace(fake_result(), audit=None, model=None, fidelity=Fidelity())
+    text = " ".join(_text(build_report(r, tmp_path / "m.pdf")).split())
     assert "RELEASED" in text and "not available" in text
+    assert "The membership audit did not run; no privacy claim can be made." in text
+    assert "No regression model was compared in this run" in text
+    assert "could not be drawn" not in text and "Model of the release" not in text
 
 
 def test_never_overwrites_the_input(tmp_path: Path) -> None:
@@ -419,41 +430,33 @@ def test_never_overwrites_the_input(tmp_path: Path) -> None:
 
     source = tmp_path / "cohort.csv"
     source.write_text("x\n1\n")
-    r = SimpleNamespace(
-        verdict="refused", config=SimpleNamespace(input=source), release={"refused": "test"}
-    )
+    r = refused_result()
+    r = replace(r, config=replace_ns(r.config, input=source))  # type: ignore[arg-type]
     with pytest.raises(InputError):
         build_report(r, source)
     assert source.read_text() == "x\n1\n"
 
 
 def test_works_with_the_pipeline_dataclasses() -> None:
-    """The real RunResult/Prepared dataclasses carry the fake pieces as well."""
-    from engine.pipeline import Prepared, RunConfig, RunResult
+    """The real RunConfig/Prepared dataclasses carry the fake pieces as well."""
+    from engine.pipeline import Prepared, RunConfig
 
     f = fake_result()
     cfg = RunConfig(input=Path("cohort.csv"), seed=SEED, time="time_cvd_years", event="cvd")
     prep = Prepared(
-        cfg, f.prepared.table, f.prepared.schema, f.prepared.real, f.prepared.rows_dropped, None
-    )
-    result = RunResult(
         cfg,
-        prep,
-        f.audit,
-        f.model,
-        f.release,
-        f.synthetic,
-        f.copies,
-        f.fidelity,
-        "released",
-        {},
-        f.started,
+        f.prepared.table,
+        f.prepared.schema,
+        f.prepared.real,
+        f.prepared.rows_dropped,
+        None,  # type: ignore[arg-type]
     )
-    result = replace(result, history=f.history)
-    assert render_report(result)[:5] == b"%PDF-"
+    pdf = render_report(replace(f, config=cfg, prepared=prep))
+    assert pdf[:5] == b"%PDF-"
+    assert b"could not be drawn" not in pdf
 
 
-def wide_result(d: int = 200, n: int = 300) -> SimpleNamespace:
+def wide_result(d: int = 200, n: int = 300) -> RunResult:
     """``fake_result`` widened to ``d`` columns with extra lab values (a 200-column table)."""
     from engine.stats.models import ModelSpec, fidelity_report
 
@@ -474,12 +477,12 @@ def wide_result(d: int = 200, n: int = 300) -> SimpleNamespace:
     spec = ModelSpec(
         "cox", time="time_cvd_years", event="cvd", covariates=("age", "sbp", "sex"), per={"sbp": 10}
     )
-    return replace_ns(
+    return replace(
         r,
-        prepared=replace_ns(r.prepared, real=real, schema=schema),
+        prepared=replace_ns(r.prepared, real=real, schema=schema),  # type: ignore[arg-type]
         synthetic=synth,
         copies=(synth,),
-        fidelity=fidelity_report(real, synth, spec, list(real.columns)).to_dict(),
+        fidelity=Fidelity(fidelity_report(real, synth, spec, list(real.columns))),
     )
 
 
@@ -509,7 +512,78 @@ def test_logrank_p_value_is_labelled_descriptive(released: Path) -> None:
 
 def test_redrawn_and_dropped_rows_are_reported(tmp_path: Path) -> None:
     r = fake_result()
-    r = replace_ns(r, release={**r.release, "non_finite": {"rows_redrawn": 14, "rows_dropped": 2}})
+    assert r.released is not None
+    r = replace(r, release=replace(r.released, non_finite={"rows_redrawn": 14, "rows_dropped": 2}))
     text = " ".join(_text(build_report(r, tmp_path / "nf.pdf")).split())
     assert "14 synthetic rows decoded to an infinite or undefined value" in text
     assert "2 still failed after five draws and were left out" in text
+
+
+def test_dp_and_copies_sections_read_the_typed_results(tmp_path: Path) -> None:
+    """Formal DP mode and two copies: the DP section sets the DP release's guarantee, audit and
+    hazard ratios beside the LNI release's; the copies section prints the combined estimates."""
+    from engine.pipeline.results import DPAudit, DPResult
+    from engine.privacy.dp.release import DPRelease
+    from engine.stats.models import ModelSpec, combine_synthetic_copies, fidelity_report, fit_model
+
+    r = fake_result()
+    assert r.released is not None and r.synthetic is not None
+    spec = ModelSpec(
+        "cox", time="time_cvd_years", event="cvd", covariates=("age", "sbp", "sex"), per={"sbp": 10}
+    )
+    second = _synthetic(r.prepared.real, seed=2)
+    guarantee = {
+        "accountant": "PLD (dp-accounting)", "epsilon": 3.996, "epsilon_target": 4.0,
+        "delta": 0.001, "sigma": 0.62, "sampling_rate": 0.05, "steps": 400, "clip": 1.0,
+        "statement": "(4.00, 0.001)-differential privacy for every record",
+        "notes": ["the bounds of every column were declared, not read from the data"],
+    }  # fmt: skip
+    dp = DPResult(
+        release=DPRelease(second, guarantee, SimpleNamespace(to_dict=dict), None),  # type: ignore[arg-type]
+        audit=DPAudit(auc=0.5123, auc_sd=0.01, density_auc=0.5071, repeats=4),
+        fidelity=Fidelity(fidelity_report(r.prepared.real, second, spec)),
+        file="synthetic_dp.csv",
+    )
+    fits = [fit_model(c, spec) for c in (r.synthetic, second)]
+    r = replace(
+        r,
+        release=replace(r.released, dp=dp, copies=2),
+        fidelity=replace(r.fidelity, combined_copies=combine_synthetic_copies(fits)),
+    )
+    text = " ".join(_text(build_report(r, tmp_path / "dp.pdf")).split())
+    assert "could not be drawn" not in text
+    assert "5. Formal differential-privacy release (DP-SGD)" in text
+    assert "(4.00, 0.001)-differential privacy for every record" in text
+    lni = next(p for p in _curve() if p.w == 0.7)
+    assert f"distance attack AUC {lni.auc:.3f} 0.512" in text
+    assert f"density attack AUC {lni.density_auc:.3f} 0.507" in text
+    assert re.search(r"HR sbp per 10 \(95 % CI\) \d\.\d{3} \(", text)  # real, LNI and DP columns
+    assert "Several synthetic copies (2)" in text and "Reiter's (2003) rule" in text
+    assert "bounds of every column were declared" in text
+    block = r.release.to_dict()["dp"]
+    assert block["file"] == "synthetic_dp.csv" and block["audit"]["auc"] == 0.5123
+    assert block["epsilon"] == 3.996 and block["rows"] == len(second)
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_report_and_pipeline_modules_stay_under_400_lines() -> None:
+    """Issue 12: one module per report section; none of these rooms' modules over 400 lines."""
+    paths = sorted((REPO / "engine" / "report").rglob("*.py"))
+    paths += sorted((REPO / "engine" / "pipeline").glob("*.py"))
+    sizes = {
+        str(p.relative_to(REPO)): len(p.read_text(encoding="utf-8").splitlines()) for p in paths
+    }
+    assert len(sizes) >= 25 and "engine/report/sections/privacy.py" in sizes
+    assert {path: n for path, n in sizes.items() if n > 400} == {}
+
+
+def test_the_report_reads_typed_results_not_dicts() -> None:
+    """No ``pick()`` helper walking result dicts is left in the report (issue 12)."""
+    sources = {
+        str(p.relative_to(REPO)): p.read_text(encoding="utf-8")
+        for p in (REPO / "engine" / "report").rglob("*.py")
+    }
+    assert [path for path, text in sources.items() if re.search(r"\bpick\(", text)] == []
+    assert [path for path, text in sources.items() if 'release["' in text] == []

@@ -1,18 +1,26 @@
 """What a run is asked to do and what it gives back: :class:`RunConfig`, :class:`Prepared`,
-:class:`RunResult` and the defaults both faces show.
+:class:`RunResult` (defined in :mod:`engine.pipeline.results`, re-exported here) and the defaults
+both faces show.
 
 References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
 """
 
+from __future__ import annotations
+
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
+
+if TYPE_CHECKING:
+    from engine.tables.encoder import TableEncoder
+    from engine.tables.read import LoadedTable
+    from engine.tables.schema import Schema
 
 FORMATS = ("csv", "xlsx", "parquet", "sav", "dta")
 BUDGETS = ("fast", "default", "thorough")
@@ -220,35 +228,21 @@ class Prepared:
     """The result of reading, schema inference and encoding (the wizard's first pages)."""
 
     config: RunConfig
-    table: Any  # engine.tables.read.LoadedTable
-    schema: Any  # engine.tables.schema.Schema
+    table: LoadedTable
+    schema: Schema
     real: pd.DataFrame  # complete cases of the synthesized columns, input order
     rows_dropped: dict[str, Any]
-    encoder: Any  # engine.tables.encoder.TableEncoder (fitted)
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """Everything a run produced. ``synthetic`` is in released (shuffled) order."""
-
-    config: RunConfig
-    prepared: Prepared
-    audit: Any  # engine.privacy.audit.AuditResult
-    model: dict[str, Any]
-    release: dict[str, Any]
-    synthetic: pd.DataFrame | None
-    copies: tuple[pd.DataFrame, ...]
-    fidelity: dict[str, Any]
-    verdict: str  # released | refused | released with override
-    timings: dict[str, float]
-    started: str
-    outputs: dict[str, str] = field(default_factory=dict)
-    audit_json: dict[str, Any] = field(default_factory=dict)
-    history: tuple[tuple[int, float, float], ...] = ()
-    flow: Any = field(default=None, repr=False, compare=False)  # in memory only, never exported
-    dp_synthetic: pd.DataFrame | None = None  # formal DP mode's Flow Sampling release
+    encoder: TableEncoder  # fitted
 
 
 def make_rng(seed: int | None) -> np.random.Generator:
     """Seeded generator for reproducible audits, else the OS's secure randomness."""
     return np.random.default_rng(seed if seed is not None else secrets.randbits(128))
+
+
+from engine.pipeline.results import RunResult  # noqa: E402  # re-exported: callers import it from here
+
+__all__ = [
+    "AUDIT_MAX_ROWS", "BUDGETS", "DEFAULT_GRID", "FORMATS", "SPLIT_TWICE_UP_TO",
+    "Prepared", "RunConfig", "RunResult", "make_rng",
+]  # fmt: skip

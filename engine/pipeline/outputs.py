@@ -8,8 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from engine.errors import InputError
-from engine.pipeline.config import RunResult
-from engine.pipeline.record import _readme_info, _summary_for, build_audit_json
+from engine.pipeline.record import build_audit_json, file_summary, readme_info
+from engine.pipeline.results import RunResult
 from engine.progress import ProgressFn, no_progress
 
 
@@ -50,7 +50,7 @@ def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progre
                 batch.stage(out / name, table_writer(frame, cfg.fmt, column_meta=meta))
             )
         if result.synthetic is not None:
-            readme = recipient_readme_bytes(_readme_info(result))
+            readme = recipient_readme_bytes(readme_info(result))
             outputs["README.txt"] = sha256_file(batch.stage(out / "README.txt", readme))
         if cfg.report:
             progress(0.3, "writing the PDF report")
@@ -63,7 +63,7 @@ def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progre
         data = json.dumps(audit_json, indent=2, ensure_ascii=False).encode("utf-8")
         outputs["audit.json"] = sha256_file(batch.stage(out / "audit.json", data))
         records = [
-            {"name": name, "sha256": digest, "summary": _summary_for(name, result)}
+            {"name": name, "sha256": digest, "summary": file_summary(name, result)}
             for name, digest in outputs.items()
         ]
         batch.stage(out / "results.json", json.dumps(results_json(records), indent=2).encode())

@@ -1,5 +1,5 @@
-"""What a run records, built in one place: ``audit.json`` (:func:`build_audit_json`) and the
-recipient README's fields.
+"""What a run records, built in one place: ``audit.json`` (:func:`build_audit_json`, from the
+typed results' ``to_dict()``) and the recipient README's fields.
 
 References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
 """
@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from engine import __version__
-from engine.pipeline.config import RunConfig, RunResult
+from engine.pipeline.config import RunConfig
+from engine.pipeline.results import RunResult
 
 
 def build_audit_json(result: RunResult) -> dict[str, Any]:
@@ -25,7 +26,7 @@ def build_audit_json(result: RunResult) -> dict[str, Any]:
     return safe_record(_jsonable(
         {
             "tool": {"name": "latent-synth", "version": __version__},
-            "verdict": result.verdict,
+            "verdict": result.verdict.value,
             "started": result.started,
             "input": {
                 "name": cfg.input_label or table.path.name,
@@ -39,7 +40,7 @@ def build_audit_json(result: RunResult) -> dict[str, Any]:
                 "notes": list(table.notes),
             },
             "columns": prep.schema.to_dict(),
-            "model": result.model,
+            "model": {} if result.model is None else result.model.to_dict(),
             "audit": None
             if result.audit is None
             else {
@@ -47,8 +48,8 @@ def build_audit_json(result: RunResult) -> dict[str, Any]:
                 "rows_audited": min(len(prep.real), cfg.audit_max_rows),
                 "subsampled": len(prep.real) > cfg.audit_max_rows,
             },
-            "release": result.release,
-            "fidelity": result.fidelity,
+            "release": result.release.to_dict(),
+            "fidelity": result.fidelity.to_dict(),
             "settings": _settings(cfg),
             "timings": result.timings,
             "software": library_versions(),
@@ -100,36 +101,39 @@ def _jsonable(obj: Any) -> Any:
     return obj
 
 
-def _readme_info(result: RunResult) -> dict[str, Any]:
+def readme_info(result: RunResult) -> dict[str, Any]:
+    """The fields of the recipient's README.txt (a released run only)."""
     schema = result.prepared.schema
-    audit = result.audit
-    binding = audit.binding(result.release["w"]) if audit is not None else None
+    audit, release = result.audit, result.release
+    binding = audit.binding(release.w) if audit is not None else None
     return {
         "version": __version__,
         "date": result.started,
-        "w": result.release["w"],
-        "rows": result.release["rows"],
+        "w": release.w,
+        "rows": release.rows,
         "auc": None if binding is None else binding.auc,
         "auc_se": None if binding is None else binding.se,
         "auc_attack": None if binding is None else binding.words,
         "copies": result.config.copies,
         "auc_max": result.config.auc_max,
-        "verdict": result.verdict,
+        "verdict": result.verdict.value,
         "dropped": [c.name for c in schema.dropped()],
         "columns": [c.name for c in schema.synthesized()],
         "format": result.config.fmt,
-        "exact_copies": result.release.get("exact_copies"),
+        "exact_copies": None if result.released is None else result.released.exact_copies.to_dict(),
     }
 
 
-def _summary_for(name: str, result: RunResult) -> str:
-    if name.startswith("synthetic_dp"):
-        g = result.release["dp"]["guarantee"]
+def file_summary(name: str, result: RunResult) -> str:
+    """One line on what the output file ``name`` holds, for results.json."""
+    release = result.release
+    if name.startswith("synthetic_dp") and release.dp is not None:
+        g = release.dp.guarantee
         return f"synthetic table from a DP-SGD flow (Flow Sampling), ({g['epsilon']:.3g}, {g['delta']:.2g})-DP"
-    if name.startswith("synthetic"):
+    if name.startswith("synthetic") and release.w is not None:
         return (
-            f"synthetic table, {result.release['rows']} rows, Latent Noise Injection at "
-            f"w = {result.release['w']:.2f}; verdict: {result.verdict}"
+            f"synthetic table, {release.rows} rows, Latent Noise Injection at "
+            f"w = {release.w:.2f}; verdict: {result.verdict.value}"
         )
     if name == "report.pdf":
         return "privacy and fidelity report for the output checker"

@@ -4,9 +4,10 @@ References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
 """
 
 from engine.errors import PrivacyRefused
-from engine.pipeline.config import RunConfig, RunResult
+from engine.pipeline.config import RunConfig
 from engine.pipeline.outputs import write_outputs
 from engine.pipeline.prepare_step import prepare
+from engine.pipeline.results import RunResult
 from engine.pipeline.synthesize_step import synthesize
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress, sub_progress
 
@@ -22,8 +23,6 @@ def run_pipeline(
     cancel.raise_if_cancelled()
     if config.out is not None:
         result = write_outputs(result, config.out, sub_progress(progress, 0.95, 1.0))
-    if result.verdict == "refused":
-        rel = result.release
-        hint = rel.get("refused_hint")
-        raise PrivacyRefused(f"{rel['refused']}; {hint}" if hint else rel["refused"])
+    if result.refusal is not None:
+        raise PrivacyRefused(result.refusal.message)
     return result

@@ -3,16 +3,20 @@
 References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
 """
 
+from __future__ import annotations
+
 import time
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.pipeline.config import SPLIT_TWICE_UP_TO, Prepared, RunConfig, RunResult, make_rng
+from engine.pipeline.compare_step import fidelity_of
+from engine.pipeline.config import SPLIT_TWICE_UP_TO, Prepared, RunConfig, make_rng
 from engine.pipeline.record import build_audit_json
-from engine.pipeline.release_step import _fidelity, release
+from engine.pipeline.release_step import release
+from engine.pipeline.results import DPAudit, DPResult, RunResult
 from engine.progress import (
     NEVER_CANCELLED,
     CancelToken,
@@ -28,6 +32,10 @@ from engine.progress import (
 # 85 % of synthesize's time, and within a split training its flow about 30 %. Bars weighted
 # by time keep the wizard's time left honest (it was twice the real time with 55 % and 50 %).
 AUDIT_SHARE, TRAIN_SHARE = 0.85, 0.3
+
+if TYPE_CHECKING:
+    from engine.flows.train import FlowConfig, TrainedFlow
+    from engine.privacy.audit import AuditResult
 
 
 class _AuditProgress:
@@ -70,9 +78,9 @@ class _FlowFitter:
 
     def __init__(self, config: RunConfig, tracker: _AuditProgress, cancel: CancelToken) -> None:
         self.config, self.tracker, self.cancel = config, tracker, cancel
-        self.architecture_: Any = None  # chosen on the first split, reused on the others
+        self.architecture_: FlowConfig | None = None  # chosen on the first split, reused after
 
-    def __call__(self, X: np.ndarray) -> Any:
+    def __call__(self, X: np.ndarray) -> TrainedFlow:
         from engine.flows.select import select_flow
 
         self.tracker.fits += 1
@@ -92,7 +100,7 @@ class _FlowFitter:
 
 def _audit(
     prep: Prepared, rng: np.random.Generator, progress: ProgressFn, cancel: CancelToken
-) -> Any:
+) -> AuditResult:
     from engine.device import nn_method_for, resolve_device
     from engine.privacy.audit import AuditConfig, run_audit
 
@@ -170,7 +178,8 @@ def with_dp_release(
     from engine.privacy.dp.release import dp_membership_audit, dp_release
 
     prep, cfg = result.prepared, result.config
-    assert cfg.dp_epsilon is not None  # only called in DP mode
+    if cfg.dp_epsilon is None:
+        raise ValueError("with_dp_release needs a run in formal DP mode (dp_epsilon set)")
     t0 = time.perf_counter()
     dp = dp_release(
         prep, epsilon=cfg.dp_epsilon, delta=cfg.dp_delta, rng=rng, seed=cfg.seed,
@@ -182,18 +191,16 @@ def with_dp_release(
         cancel=cancel,
     )  # fmt: skip
     point = dp_audit.curve[0]
-    info = {
-        **dp.to_dict(),
-        "audit": {
-            "auc": point.auc,
-            "auc_sd": point.auc_sd,
-            "density_auc": point.density_auc,
-            "repeats": dp_audit.repeats,
-        },
-        "fidelity": _fidelity(prep, (dp.synthetic,)),
-        "file": f"synthetic_dp.{cfg.fmt}",
-    }
+    info = DPResult(
+        release=dp,
+        audit=DPAudit(
+            auc=point.auc, auc_sd=point.auc_sd, density_auc=point.density_auc,
+            repeats=dp_audit.repeats,
+        ),
+        fidelity=fidelity_of(prep, (dp.synthetic,)),
+        file=f"synthetic_dp.{cfg.fmt}",
+    )  # fmt: skip
     timings = {**result.timings, "dp_seconds": time.perf_counter() - t0}
-    release_info = {**result.release, "dp": info}
+    release_info = replace(result.release, dp=info)
     out = replace(result, release=release_info, timings=timings, dp_synthetic=dp.synthetic)
     return replace(out, audit_json=build_audit_json(out))

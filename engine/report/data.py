@@ -10,8 +10,7 @@ follows the ACRO defaults (threshold 10):
   survival on a coarse grid whose every step holds 0 or at least 10 real events), never from
   individual rows, and are embedded as raster images by :mod:`engine.report.figures`.
 
-Every accessor is defensive (:func:`pick`): a missing piece of a run result becomes ``None`` and
-the report prints "not available" rather than failing.
+A number that is missing or not finite prints as "not available" (:func:`decimals`).
 
 References:
     ACRO (AI-SDC/ACRO) default rules: threshold 10, zeros suppressed; Griffiths et al. (2019)
@@ -48,34 +47,11 @@ from engine.disclosure import (  # noqa: F401  # the one set of disclosure rules
 BOX_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
-def pick(obj: Any, *path: str | int, default: Any = None) -> Any:
-    """Follow ``path`` through attributes, dict keys or sequence indices; ``default`` if absent.
-
-    Example:
-        >>> pick({"a": [{"b": 2}]}, "a", 0, "b"), pick({"a": 1}, "x", default="n/a")
-        (2, 'n/a')
-    """
-    cur = obj
-    for key in path:
-        if cur is None:
-            return default
-        try:
-            if isinstance(key, int) and isinstance(cur, (list, tuple)):
-                cur = cur[key]
-            elif isinstance(cur, dict):
-                cur = cur.get(key)
-            else:
-                cur = getattr(cur, str(key), None)
-        except (IndexError, KeyError, TypeError, AttributeError):
-            return default
-    return default if cur is None else cur
-
-
-def fmt(value: Any, digits: int = 3, default: str = NOT_AVAILABLE) -> str:
+def decimals(value: Any, digits: int = 3, default: str = NOT_AVAILABLE) -> str:
     """A number with ``digits`` decimals, or ``default`` when it is missing or not finite.
 
     Example:
-        >>> fmt(0.51234), fmt(None), fmt(2, 2)
+        >>> decimals(0.51234), decimals(None), decimals(2, 2)
         ('0.512', 'not available', '2.00')
     """
     value = finite(value)
@@ -244,23 +220,22 @@ def km_curves(
 
 
 def roc_on_grid(
-    roc: Any, non_members: int | None, points: int = 50, members: int | None = None
+    fpr: Sequence[float],
+    tpr: Sequence[float],
+    non_members: int | None,
+    points: int = 50,
+    members: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """An ROC curve re-read on a false-positive-rate grid whose steps hold >= 10 non-members
     (and, with ``members`` known, whose every rise holds 0 or >= 10 members:
-    :func:`engine.disclosure.safe_roc`, the rule ``audit.json`` follows).
-
-    ``roc`` may be ``{"fpr": [...], "tpr": [...]}``, a pair ``(fpr, tpr)`` or an object with
-    ``fpr`` and ``tpr`` attributes. Returns None when it is not usable.
+    :func:`engine.disclosure.safe_roc`, the rule ``audit.json`` follows). None when the curve
+    is not usable.
 
     Example:
-        >>> f, t = roc_on_grid({"fpr": [0, .5, 1], "tpr": [0, .7, 1]}, non_members=100, points=10)
+        >>> f, t = roc_on_grid([0, .5, 1], [0, .7, 1], non_members=100, points=10)
         >>> len(f), float(t[-1])
         (11, 1.0)
     """
-    fpr, tpr = pick(roc, "fpr"), pick(roc, "tpr")
-    if fpr is None and isinstance(roc, (list, tuple)) and len(roc) == 2:
-        fpr, tpr = roc
     try:
         f = np.asarray(fpr, dtype=float)
         t = np.asarray(tpr, dtype=float)
@@ -269,8 +244,8 @@ def roc_on_grid(
     if f.ndim != 1 or f.shape != t.shape or len(f) < 2:
         return None
     if members and non_members:
-        sf, st = safe_roc(f, t, members, non_members, points)
-        return np.asarray(sf), np.asarray(st)
+        safe_fpr, safe_tpr = safe_roc(f, t, members, non_members, points)
+        return np.asarray(safe_fpr), np.asarray(safe_tpr)
     order = np.argsort(f, kind="stable")
     step = 1.0 / points
     if non_members:
@@ -291,17 +266,4 @@ def low_fpr_tpr(tpr: Any, fpr_level: float, non_members: int | None) -> str:
         return f"n < {THRESHOLD}"
     if isinstance(tpr, str) and tpr.startswith("not shown"):
         return f"n < {THRESHOLD}"
-    return fmt(tpr)
-
-
-def numeric_columns(real: pd.DataFrame | None, names: Sequence[str]) -> list[str]:
-    """The names among ``names`` that are numeric in ``real`` (order kept)."""
-    if real is None:
-        return []
-    return [
-        c
-        for c in names
-        if c in real.columns
-        and pd.api.types.is_numeric_dtype(real[c])
-        and not pd.api.types.is_bool_dtype(real[c])
-    ]
+    return decimals(tpr)

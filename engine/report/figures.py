@@ -23,11 +23,14 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from engine.report.data import BoxStats, KMCurves
+
+if TYPE_CHECKING:
+    from engine.privacy.release import Histogram
 
 DPI = 150
 REAL = "#1f4e79"
@@ -119,7 +122,7 @@ def roc_png(curves: Sequence[tuple[str, np.ndarray, np.ndarray]]) -> bytes:
     return _png(draw, 3.4, 3.2)
 
 
-def distance_hist_png(own: dict[str, Any], nearest: dict[str, Any]) -> bytes:
+def distance_hist_png(own: Histogram, nearest: Histogram) -> bytes:
     """Figure 11: distance real -> own synthetic row vs real -> nearest other real row.
 
     Both histograms arrive with every bin holding at least 10 rows; drawn as densities.
@@ -131,8 +134,8 @@ def distance_hist_png(own: dict[str, Any], nearest: dict[str, Any]) -> bytes:
             (own, SYNTH, "real row to its own synthetic row"),
             (nearest, REAL, "real row to the nearest other real row"),
         ):
-            edges = np.asarray(hist.get("edges", []), dtype=float)
-            counts = np.asarray(hist.get("counts", []), dtype=float)
+            edges = np.asarray(hist.edges, dtype=float)
+            counts = np.asarray(hist.counts, dtype=float)
             if len(edges) != len(counts) + 1 or counts.sum() <= 0:
                 continue
             density = counts / counts.sum() / np.diff(edges)
@@ -296,83 +299,6 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
 
     side = min(4.2, 2.4 + 0.22 * k)
     return _png(draw, side + 0.6, side)
-
-
-def forest_png(
-    rows: Sequence[tuple[str, float, float, float, float, float, float]], label: str, log: bool
-) -> bytes:
-    """Forest plot: per coefficient the real and the synthetic estimate with 95 % CI."""
-
-    def draw(fig: Any) -> None:
-        ax = fig.add_subplot(1, 1, 1)
-        n = len(rows)
-        for i, (_, re, rl, rh, se, sl, sh) in enumerate(rows):
-            y = n - i
-            ax.errorbar(
-                [re],
-                [y + 0.15],
-                xerr=[[re - rl], [rh - re]],
-                fmt="o",
-                color=REAL,
-                ms=4,
-                capsize=2,
-                label="real" if i == 0 else None,
-            )
-            if np.isfinite(se):
-                ax.errorbar(
-                    [se],
-                    [y - 0.15],
-                    xerr=[[se - sl], [sh - se]],
-                    fmt="s",
-                    color=SYNTH,
-                    ms=4,
-                    capsize=2,
-                    label="synthetic" if i == 0 else None,
-                )
-        ax.axvline(1.0 if log else 0.0, color="0.5", lw=0.8)
-        if log:
-            _ratio_axis(ax, [v for r in rows for v in r[1:] if np.isfinite(v) and v > 0])
-        ax.set_yticks([n - i for i in range(n)], [_short(r[0], 22) for r in rows], fontsize=7)
-        ax.set_ylim(0.4, n + 0.6)
-        ax.set_xlabel(label)
-        ax.legend(loc="best", fontsize=7)
-        ax.grid(axis="x", alpha=0.3)
-        _margins(fig, 1.6, 0.15, 0.45, 0.1)
-
-    return _png(draw, 6.4, 0.9 + 0.42 * max(1, len(rows)))
-
-
-NICE_RATIOS = (
-    0.1,
-    0.2,
-    0.25,
-    0.33,
-    0.5,
-    0.67,
-    0.8,
-    0.9,
-    1.0,
-    1.1,
-    1.25,
-    1.5,
-    2.0,
-    3.0,
-    4.0,
-    5.0,
-    10.0,
-)
-
-
-def _ratio_axis(ax: Any, values: list[float]) -> None:
-    """Log scale with plain tick labels (0.8, 1, 1.25) instead of powers of ten."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
-
-    ax.set_xscale("log")
-    lo, hi = (min(values), max(values)) if values else (0.5, 2.0)
-    ticks = [t for t in NICE_RATIOS if lo / 1.05 <= t <= hi * 1.05] or [1.0]
-    ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_locator(NullLocator())
 
 
 def _margins(

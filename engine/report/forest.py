@@ -1,9 +1,10 @@
-"""Forest plot of a meta-analysis (vector PDF) and Kaplan-Meier real vs synthetic (raster PNG).
+"""Forest plots: of a meta-analysis (vector PDF) and, for the report, of each model term fitted
+on the real and on the synthetic table (raster PNG, :func:`forest_png`).
 
 Uses matplotlib's object API (``Figure`` + Agg/PDF canvases), never pyplot, so it sets no global
-backend and is safe in worker threads. Summary estimates are not individual data, so the forest
-plot may be vector; the Kaplan-Meier plot shows real data and is rendered as a raster image
-(PITFALLS, Report). PDF bytes are reproducible (no creation date).
+backend and is safe in worker threads. Summary estimates are not individual data, so the
+meta-analysis forest plot may be vector; the report's figures are raster like every other
+report figure (PITFALLS, Report). PDF bytes are reproducible (no creation date).
 
 References: Lewis & Clarke (2001) BMJ 322:1479 (forest plots); paper Figure 15 (real and
 synthetic side by side).
@@ -19,17 +20,18 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullLocator
 
+from engine.report.figures import REAL, SYNTH, _margins, _png, _short
+
 if TYPE_CHECKING:
     from engine.stats.meta import MetaResult
-    from engine.stats.models import KMComparison
 
 COLORS = {"real": "#1f4e79", "synthetic": "#d9822b", "studies": "#1f4e79"}
 SET_NAMES = {"real": "Real data", "synthetic": "Synthetic data", "studies": "Studies"}
@@ -56,7 +58,7 @@ def _rows(sets: Sequence[tuple[str, MetaResult]]) -> list[str]:
     return labels
 
 
-def _fmt(value: float, exp: bool) -> str:
+def _estimate_text(value: float, exp: bool) -> str:
     return f"{math.exp(value) if exp else value:.3f}" if math.isfinite(value) else "-"
 
 
@@ -81,48 +83,79 @@ def forest_figure(
     n_sets = len(sets)
     fig = Figure(figsize=(9.0, 1.8 + 0.32 * (len(labels) + 2) * max(1, n_sets * 0.7)))
     ax = fig.add_subplot(1, 1, 1)
-    tr = (lambda v: np.exp(v)) if exponentiate else (lambda v: v)
     offsets = np.linspace(0.18, -0.18, n_sets) if n_sets > 1 else np.zeros(1)
-    max_w = max(s.weight for _, r in sets for s in r.studies)
+    max_weight = max(s.weight for _, r in sets for s in r.studies)
     ypos = {lab: len(labels) + 1 - i for i, lab in enumerate(labels)}
     for j, (name, res) in enumerate(sets):
         color = COLORS.get(name, "#333333")
         for i, s in enumerate(res.studies):
-            lab = s.study if s.study in ypos else labels[i]
-            y = ypos[lab] + offsets[j]
-            ax.plot(tr([s.ci_low, s.ci_high]), [y, y], color=color, lw=1.0)
-            ax.scatter(
-                [tr(s.estimate)],
-                [y],
-                marker="s",
-                s=12 + 110 * s.weight / max_w,
-                color=color,
-                zorder=3,
-            )
-            ax.text(
-                1.02,
-                y,
-                f"{_fmt(s.estimate, exponentiate)} ({_fmt(s.ci_low, exponentiate)} to "
-                f"{_fmt(s.ci_high, exponentiate)})  {s.weight:.1f}%",
-                transform=ax.get_yaxis_transform(),
-                va="center",
-                fontsize=7,
-                color=color,
-            )
-        y = 0.0 + offsets[j] * 2
-        h = 0.25 if n_sets == 1 else 0.15
-        lo, est, hi = tr(res.ci_low), tr(res.estimate), tr(res.ci_high)
-        ax.add_patch(
-            Polygon(
-                [(lo, y), (est, y + h), (hi, y), (est, y - h)],
-                closed=True,
-                color=color,
-                zorder=3,
-                label=f"{SET_NAMES.get(name, name)}: {_fmt(res.estimate, exponentiate)} "
-                f"({_fmt(res.ci_low, exponentiate)} to {_fmt(res.ci_high, exponentiate)}), "
-                f"I² {res.I2:.0f}%, τ² {res.tau2:.3g}",
-            )
+            y = ypos[s.study if s.study in ypos else labels[i]] + offsets[j]
+            _draw_study(ax, s, y, color, s.weight / max_weight, exponentiate)
+        height = 0.25 if n_sets == 1 else 0.15
+        _draw_pooled(ax, name, res, offsets[j] * 2, height, color, exponentiate)
+    _finish_axes(ax, sets, ypos, exponentiate=exponentiate, xlabel=xlabel, title=title)
+    fig.tight_layout()
+    return fig
+
+
+def _on_scale(value: Any, exponentiate: bool) -> Any:
+    return np.exp(value) if exponentiate else value
+
+
+def _draw_study(
+    ax: Any, study: Any, y: float, color: str, relative_weight: float, exponentiate: bool
+) -> None:
+    """One study's 95 % CI line, a square sized by its weight, and its numbers on the right."""
+    ax.plot(_on_scale([study.ci_low, study.ci_high], exponentiate), [y, y], color=color, lw=1.0)
+    ax.scatter(
+        [_on_scale(study.estimate, exponentiate)],
+        [y],
+        marker="s",
+        s=12 + 110 * relative_weight,
+        color=color,
+        zorder=3,
+    )
+    ax.text(
+        1.02,
+        y,
+        f"{_estimate_text(study.estimate, exponentiate)} ({_estimate_text(study.ci_low, exponentiate)} to "
+        f"{_estimate_text(study.ci_high, exponentiate)})  {study.weight:.1f}%",
+        transform=ax.get_yaxis_transform(),
+        va="center",
+        fontsize=7,
+        color=color,
+    )
+
+
+def _draw_pooled(
+    ax: Any, name: str, res: MetaResult, y: float, height: float, color: str, exponentiate: bool
+) -> None:
+    """The pooled estimate as a diamond spanning its 95 % CI, labelled with I² and τ²."""
+    lo, est, hi = (_on_scale(v, exponentiate) for v in (res.ci_low, res.estimate, res.ci_high))
+    ax.add_patch(
+        Polygon(
+            [(lo, y), (est, y + height), (hi, y), (est, y - height)],
+            closed=True,
+            color=color,
+            zorder=3,
+            label=f"{SET_NAMES.get(name, name)}: {_estimate_text(res.estimate, exponentiate)} "
+            f"({_estimate_text(res.ci_low, exponentiate)} to {_estimate_text(res.ci_high, exponentiate)}), "
+            f"I² {res.I2:.0f}%, τ² {res.tau2:.3g}",
         )
+    )
+
+
+def _finish_axes(
+    ax: Any,
+    sets: Sequence[tuple[str, MetaResult]],
+    ypos: Mapping[str, float],
+    *,
+    exponentiate: bool,
+    xlabel: str,
+    title: str | None,
+) -> None:
+    """Null line, (log) x axis with plain labels, study labels, column heading and legend."""
+    rows = len(ypos)
     ax.axvline(1.0 if exponentiate else 0.0, color="#777777", lw=0.8, ls="--")
     if exponentiate:
         ax.set_xscale("log")
@@ -131,27 +164,25 @@ def forest_figure(
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.text(
         1.02,
-        len(labels) + 1.6,
+        rows + 1.6,
         "estimate (95% CI)  weight",
         transform=ax.get_yaxis_transform(),
         va="center",
         fontsize=7,
     )
     ax.set_yticks([0.0, *ypos.values()], [POOLED[sets[0][1].method], *ypos.keys()])
-    ax.set_ylim(-0.8, len(labels) + 1.8)
+    ax.set_ylim(-0.8, rows + 1.8)
     ax.set_xlabel(xlabel)
     ax.spines[["top", "right", "left"]].set_visible(False)
     ax.tick_params(axis="y", length=0)
     ax.legend(
         loc="upper center",
-        bbox_to_anchor=(0.5, -0.18 if len(labels) < 6 else -0.08),
+        bbox_to_anchor=(0.5, -0.18 if rows < 6 else -0.08),
         frameon=False,
         fontsize=8,
     )
     if title:
         ax.set_title(title)
-    fig.tight_layout()
-    return fig
 
 
 def forest_pdf_bytes(
@@ -176,33 +207,81 @@ def forest_pdf_bytes(
     return buf.getvalue()
 
 
-def km_png_bytes(km: KMComparison, *, dpi: int = 150, title: str | None = None) -> bytes:
-    """Kaplan-Meier real vs synthetic as a PNG (raster: the real curve is real data).
+# ------------------------------------------------------------------------------ report: real vs synthetic
 
-    Example:
-        >>> from lifelines.datasets import load_rossi
-        >>> from engine.stats.models import km_comparison
-        >>> d = load_rossi()
-        >>> km_png_bytes(km_comparison(d, d, "week", "arrest"))[:4]
-        b'\\x89PNG'
-    """
-    fig = Figure(figsize=(6.0, 4.0))
-    ax = fig.add_subplot(1, 1, 1)
-    ax.step(km.grid, km.real_survival, where="post", color=COLORS["real"], label="Real data")
-    ax.step(
-        km.grid,
-        km.synth_survival,
-        where="post",
-        color=COLORS["synthetic"],
-        ls="--",
-        label="Synthetic data",
-    )
-    ax.set_xlabel("Time")
-    ax.set_ylabel("Share without the event")
-    ax.set_ylim(0, 1.02)
-    ax.set_title(title or f"Kaplan-Meier, log-rank p = {km.logrank_p:.3g}")
-    ax.legend(frameon=False)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    return buf.getvalue()
+
+def forest_png(
+    rows: Sequence[tuple[str, float, float, float, float, float, float]], label: str, log: bool
+) -> bytes:
+    """Forest plot: per coefficient the real and the synthetic estimate with 95 % CI."""
+
+    def draw(fig: Any) -> None:
+        ax = fig.add_subplot(1, 1, 1)
+        n = len(rows)
+        for i, (_, re, rl, rh, se, sl, sh) in enumerate(rows):
+            y = n - i
+            ax.errorbar(
+                [re],
+                [y + 0.15],
+                xerr=[[re - rl], [rh - re]],
+                fmt="o",
+                color=REAL,
+                ms=4,
+                capsize=2,
+                label="real" if i == 0 else None,
+            )
+            if np.isfinite(se):
+                ax.errorbar(
+                    [se],
+                    [y - 0.15],
+                    xerr=[[se - sl], [sh - se]],
+                    fmt="s",
+                    color=SYNTH,
+                    ms=4,
+                    capsize=2,
+                    label="synthetic" if i == 0 else None,
+                )
+        ax.axvline(1.0 if log else 0.0, color="0.5", lw=0.8)
+        if log:
+            _ratio_axis(ax, [v for r in rows for v in r[1:] if np.isfinite(v) and v > 0])
+        ax.set_yticks([n - i for i in range(n)], [_short(r[0], 22) for r in rows], fontsize=7)
+        ax.set_ylim(0.4, n + 0.6)
+        ax.set_xlabel(label)
+        ax.legend(loc="best", fontsize=7)
+        ax.grid(axis="x", alpha=0.3)
+        _margins(fig, 1.6, 0.15, 0.45, 0.1)
+
+    return _png(draw, 6.4, 0.9 + 0.42 * max(1, len(rows)))
+
+
+NICE_RATIOS = (
+    0.1,
+    0.2,
+    0.25,
+    0.33,
+    0.5,
+    0.67,
+    0.8,
+    0.9,
+    1.0,
+    1.1,
+    1.25,
+    1.5,
+    2.0,
+    3.0,
+    4.0,
+    5.0,
+    10.0,
+)
+
+
+def _ratio_axis(ax: Any, values: list[float]) -> None:
+    """Log scale with plain tick labels (0.8, 1, 1.25) instead of powers of ten."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    ax.set_xscale("log")
+    lo, hi = (min(values), max(values)) if values else (0.5, 2.0)
+    ticks = [t for t in NICE_RATIOS if lo / 1.05 <= t <= hi * 1.05] or [1.0]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_locator(NullLocator())

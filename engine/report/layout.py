@@ -1,9 +1,9 @@
 """Layout primitives every report section uses: fonts, paragraph styles, tables, images, text
 escaping and the guard that turns a failing section into a sentence.
 
-Sections (:mod:`engine.report.pages`, :mod:`engine.report.dp`, :mod:`engine.report.copies`) and
-the document (:mod:`engine.report.build`) import from here, never from each other's modules, so
-the report has no import cycle.
+The sections (:mod:`engine.report.sections`, one module each) and the document
+(:mod:`engine.report.build`) import from here, never from each other's modules, so the report
+has no import cycle.
 
 References:
     reportlab user guide (platypus, TTF embedding).
@@ -35,19 +35,19 @@ CHECK, CROSS = "✓", "✗"
 GREEN, RED, GREY = "#1a7f37", "#c00000", "#555555"
 
 
-def guarded(section: Any, result: Any, st: dict[str, Any], width: float) -> list[Any]:
+def guarded(section: Any, result: Any, sheet: dict[str, Any], width: float) -> list[Any]:
     """Run one section builder; a failure becomes a sentence in the report, not a crash."""
     from reportlab.platypus import Paragraph
 
     try:
-        return list(section(result, st, width))
+        return list(section(result, sheet, width))
     except Exception as err:  # noqa: BLE001 - the report must still be written
         where = traceback.extract_tb(err.__traceback__)[-1]
         return [
             Paragraph(
                 f"This part of the report could not be drawn ({escape(type(err).__name__)} in "
                 f"{escape(Path(where.filename).name)}:{where.lineno}); the numbers are in audit.json.",
-                st["warn"],
+                sheet["warn"],
             )
         ]
 
@@ -167,12 +167,12 @@ def table(
     from reportlab.lib import colors
     from reportlab.platypus import Paragraph, Table, TableStyle
 
-    st = styles()
+    sheet = styles()
     cells = [
         [
             c
             if not isinstance(c, str)
-            else Paragraph(c, st["cellb" if header and r == 0 else "cell"])
+            else Paragraph(c, sheet["cellb" if header and r == 0 else "cell"])
             for c in row
         ]
         for r, row in enumerate(rows)
@@ -214,3 +214,36 @@ def image(png: bytes, width: float) -> Any:
 def text(value: Any) -> str:
     """Escape any value for a Paragraph."""
     return escape(str(value))
+
+
+def paragraph(body: str, sheet: dict[str, Any], style: str = "body") -> Any:
+    """A Paragraph of ``body`` (already escaped markup) in style ``style``."""
+    from reportlab.platypus import Paragraph
+
+    return Paragraph(body, sheet[style])
+
+
+def side_by_side(left: Any, right: list[Any], width: float, split: float = 0.52) -> Any:
+    """A figure on the left, explanatory paragraphs on the right."""
+    from reportlab.platypus import Table, TableStyle
+
+    t = Table([[left, right]], colWidths=[split * width, (1 - split) * width], hAlign="LEFT")
+    t.setStyle(
+        TableStyle(
+            [
+                ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                ("LEFTPADDING", (0, 0), (0, 0), 0),
+                ("RIGHTPADDING", (0, 0), (0, 0), 10),
+                ("LEFTPADDING", (1, 0), (1, 0), 4),
+            ]
+        )
+    )
+    return t
+
+
+def figure_or_note(make: Any, width: float, sheet: dict[str, Any]) -> Any:
+    """A figure flowable from ``make()`` (PNG bytes), or a sentence saying why it is missing."""
+    try:
+        return image(make(), width)
+    except Exception as err:  # noqa: BLE001 - one missing figure must not sink the report
+        return paragraph(f"(figure not available: {text(type(err).__name__)})", sheet, "small")

@@ -16,10 +16,16 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.disclosure import copies_sentence
-from engine.report.data import fmt, percent, pick, safe_count, sci
+from engine.report.data import decimals, finite, percent, safe_count, sci
+
+if TYPE_CHECKING:
+    from engine.pipeline.config import RunConfig
+    from engine.pipeline.results import ProtectionEffect, Release
+    from engine.privacy.audit import AuditResult
+    from engine.privacy.release import EpsilonStatement
 
 REFERENCES: tuple[str, ...] = (
     "Shen R, Tian L (2025). Latent Noise Injection for private and statistically aligned synthetic "
@@ -108,24 +114,24 @@ def verdict_words(verdict: str | None) -> tuple[str, str, str]:
     return ((verdict or "UNKNOWN").upper(), "#c00000", "The run did not record a known verdict.")
 
 
-def override_sentence(config: Any, audit: Any, w: Any) -> str:
+def override_sentence(config: RunConfig, audit: AuditResult | None, w: float | None) -> str:
     """Who overrode what: the flag or the wizard's acknowledgement, and the limit not met."""
     how = []
-    if pick(config, "allow_risky", default=False):
+    if config.allow_risky:
         how.append("the user's instruction to export despite the risk")
-    if pick(config, "risk_acknowledged", default=False):
+    if config.risk_acknowledged:
         how.append("the user's explicit acknowledgement of the risk in the wizard")
-    if pick(config, "w") is not None:
-        how.append(f"a forced perturbation weight (w = {fmt(pick(config, 'w'), 2)})")
-    selected = pick(audit, "selected_w")
+    if config.w is not None:
+        how.append(f"a forced perturbation weight (w = {decimals(config.w, 2)})")
+    selected = audit.selected_w if audit is not None else None
     limit = (
         "no tested w met it"
         if selected is None
-        else f"the largest w that met it was {fmt(selected, 2)}"
+        else f"the largest w that met it was {decimals(selected, 2)}"
     )
     return (
-        f"Override: exported at w = {fmt(w, 2)} by {' and '.join(how) or 'an override'}. "
-        f"The AUC limit was {fmt(pick(config, 'auc_max'), 2)}; {limit}. The output checker should "
+        f"Override: exported at w = {decimals(w, 2)} by {' and '.join(how) or 'an override'}. "
+        f"The AUC limit was {decimals(config.auc_max, 2)}; {limit}. The output checker should "
         "treat this table as carrying a higher membership risk than the limit allows."
     )
 
@@ -142,7 +148,7 @@ def closer_sentence(closer_probability: Any) -> str:
     return (
         f"On average, {percent(closer_probability)} of the other real people lie closer to a "
         "person's real record than that person's own synthetic row does (closer probability "
-        f"{fmt(closer_probability)}; 0.5 would mean the synthetic row is no closer than a random "
+        f"{decimals(closer_probability)}; 0.5 would mean the synthetic row is no closer than a random "
         "other person, 0 that it is always the nearest)."
     )
 
@@ -166,91 +172,81 @@ def rank_sentence(median_rank: Any, exact: Any = True) -> str:
     )
 
 
-def risk_sentence(release: dict[str, Any]) -> str:
-    """Per-record risk counts (each via :func:`safe_count`)."""
-    k = pick(release, "k_risk", default=5)
-    at_risk, rows = pick(release, "at_risk"), pick(release, "rows")
-    if at_risk is None:
-        return "Per-record risk was not computed."
-    share = ""
-    if at_risk is not None and rows and float(at_risk) >= 10:
-        share = f" ({percent(float(at_risk) / float(rows))})"
-    text = (
-        f"Records whose own synthetic row lies among their {k} nearest real neighbours: "
+def risk_sentence(release: Release) -> str:
+    """Per-record risk counts (each via :func:`safe_count`), exact copies and outlier protection."""
+    metrics = release.metrics
+    at_risk, rows = metrics.at_risk, release.rows
+    share = f" ({percent(float(at_risk) / float(rows))})" if rows and float(at_risk) >= 10 else ""
+    sentence = (
+        f"Records whose own synthetic row lies among their {metrics.k_risk} nearest real neighbours: "
         f"{safe_count(at_risk)} of {safe_count(rows)}{share}: such a synthetic row stays close to its "
         "source record."
     )
-    if not pick(release, "protect_outliers"):
-        text += " The option to protect outliers adds noise to these records only."
-    exact_share = pick(release, "share_within_1e6")
-    if exact_share is not None and rows:
-        copies = float(exact_share) * float(rows)
-        text += (
+    protect = release.protect_outliers
+    if protect is None:
+        sentence += " The option to protect outliers adds noise to these records only."
+    if rows and finite(metrics.share_within_1e6) is not None:
+        copies = float(metrics.share_within_1e6) * float(rows)
+        sentence += (
             " No synthetic row equals a real row (within 10⁻⁶)."
             if copies == 0
             else f" Synthetic rows equal to a real row (within 10⁻⁶): {safe_count(copies)}."
         )
-    if pick(release, "exact_copies"):
-        text += " " + copies_sentence(pick(release, "exact_copies"))
-    protect = pick(release, "protect_outliers")
-    if protect:
-        text += (
-            f" Outlier protection added noise (a lower w) for {safe_count(pick(protect, 'records_with_lower_w'))}"
-            f" records; records at risk before it: {safe_count(pick(protect, 'at_risk_before'))}, after: "
-            f"{safe_count(pick(protect, 'at_risk_after'))}."
+    sentence += " " + copies_sentence(release.exact_copies.to_dict())
+    if protect is not None:
+        sentence += (
+            f" Outlier protection added noise (a lower w) for {safe_count(protect.records_with_lower_w)}"
+            f" records; records at risk before it: {safe_count(protect.at_risk_before)}, after: "
+            f"{safe_count(protect.at_risk_after)}."
         )
-        text += _protection_cost(pick(protect, "effect"))
-    return text
+        sentence += _protection_cost(protect.effect)
+    return sentence
 
 
-def _protection_cost(effect: Any) -> str:
+def _protection_cost(effect: ProtectionEffect) -> str:
     """One sentence on what the extra noise cost in fidelity (model estimates, mean shifts)."""
-    if not isinstance(effect, dict):
-        return ""
-    real, without, with_ = (
-        effect.get(k) or {} for k in ("model_real", "model_without", "model_with")
-    )
+    real, without, with_ = effect.model_real, effect.model_without, effect.model_with
     parts = [
         f"{name} {real[name]:.3f} (real), {without[name]:.3f} without, {with_[name]:.3f} with protection"
         for name in real
         if name in without and name in with_ and name != "(intercept)"
     ]
     shift = (
-        f" Largest shift of a column mean: {effect.get('largest_mean_shift_sd_without', 0):.3f} SD "
-        f"without, {effect.get('largest_mean_shift_sd_with', 0):.3f} SD with protection."
+        f" Largest shift of a column mean: {effect.largest_mean_shift_sd_without:.3f} SD "
+        f"without, {effect.largest_mean_shift_sd_with:.3f} SD with protection."
     )
     return (
         " Its cost in fidelity (model estimates): " + "; ".join(parts) + "." if parts else ""
     ) + shift
 
 
-def epsilon_paragraphs(eps: dict[str, Any] | None, w: Any, rows: Any) -> list[str]:
+def epsilon_paragraphs(eps: EpsilonStatement | None, w: float | None) -> list[str]:
     """Theorem 2's ε with C, δ, how C was obtained and the assumptions; honest about its size.
 
     Example:
-        >>> p = epsilon_paragraphs({"value": 120.0, "delta": 1e-4, "C": 9.8, "C_method": "exact"}, 0.7, 1e4)
-        >>> "weak" in p[1]
+        >>> from engine.privacy.release import EpsilonStatement
+        >>> eps = EpsilonStatement(0.7, 1e-4, 9.8, "exact", 120.0, "an estimate", "")
+        >>> "weak" in epsilon_paragraphs(eps, 0.7)[1]
         True
     """
-    if not eps:
+    if eps is None:
         return [
             "No formal privacy statement was computed for this run (no synthetic table was made)."
         ]
-    value = pick(eps, "value")
+    value = finite(eps.value)
     head = (
-        f"<b>Formal bound (Theorem 2 of Shen &amp; Tian 2025).</b> At w = {fmt(w, 2)} the noise "
+        f"<b>Formal bound (Theorem 2 of Shen &amp; Tian 2025).</b> At w = {decimals(w, 2)} the noise "
         f"added to each record's hidden code gives local (ε, δ)-differential privacy per record with "
         f"ε = {sci(value) if value is not None else 'infinite (no noise at w = 1)'} at δ = "
-        f"{sci(pick(eps, 'delta'))} (δ = 1/n). It uses the latent sensitivity C = {fmt(pick(eps, 'C'), 2)}, "
-        f"the largest distance between two records' hidden codes ({text_escape(pick(eps, 'C_method', default='method not recorded'))}, "
+        f"{sci(eps.delta)} (δ = 1/n). It uses the latent sensitivity C = {decimals(eps.C, 2)}, "
+        f"the largest distance between two records' hidden codes ({text_escape(eps.C_method or 'method not recorded')}, "
         "measured on this data)."
     )
-    nature = pick(eps, "nature", default="an estimate from the data, not a proven bound")
-    size = finite_eps(value)
+    nature = eps.nature or "an estimate from the data, not a proven bound"
     strength = (
         "This ε is large: as a formal guarantee it is weak, and it should not be read as strong "
         "protection on its own."
-        if size is None or size > 10
+        if value is None or value > 10
         else "This ε is moderate; read it together with the audit."
     )
     assumptions = (
@@ -271,14 +267,6 @@ def text_escape(value: Any) -> str:
     from xml.sax.saxutils import escape
 
     return escape(str(value))
-
-
-def finite_eps(value: Any) -> float | None:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    return v if v == v and v not in (float("inf"), float("-inf")) else None
 
 
 METHOD_PARAGRAPHS: tuple[str, ...] = (

@@ -1,0 +1,109 @@
+"""Real vs synthetic: the fidelity comparison of a release (:func:`fidelity_of`) and what
+outlier protection cost (:func:`protection_effect`).
+
+References: ARCHITECTURE.md; Reiter (2003) for combining copies; main paper section 4.3.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, cast
+
+import numpy as np
+import pandas as pd
+
+from engine.pipeline.results import Fidelity, ProtectionEffect
+
+if TYPE_CHECKING:
+    from engine.flows.train import TrainedFlow
+    from engine.pipeline.config import Prepared
+    from engine.stats.models import FidelityResult, ModelFit, ModelSpec
+
+
+def model_spec(prep: Prepared) -> ModelSpec | None:
+    """The model the run compares (``analysis``, or Cox when the table has survival roles)."""
+    from engine.stats.models import Analysis, ModelSpec
+
+    cfg, schema = prep.config, prep.schema
+    if cfg.analysis is None and not (schema.time and schema.event):
+        return None
+    columns = [c.name for c in schema.synthesized()]
+    covariates = cfg.covariates or tuple(
+        c for c in columns if c not in (schema.time, schema.event, cfg.outcome)
+    )
+    return ModelSpec(
+        analysis=cast(Analysis, cfg.analysis or "cox"),  # checked in RunConfig.validate
+        outcome=cfg.outcome,
+        covariates=tuple(covariates),
+        time=schema.time,
+        event=schema.event,
+        per=dict(cfg.per) or None,
+    )
+
+
+def fidelity_of(prep: Prepared, released: tuple[pd.DataFrame, ...]) -> Fidelity:
+    """Real vs synthetic statistics of ``released`` (the first copy; with several copies the
+    model is also combined over all of them)."""
+    from engine.stats.models import ModelNotConverged, fidelity_report
+
+    spec = model_spec(prep)
+    columns = [c.name for c in prep.schema.synthesized()]
+    report = fidelity_report(prep.real, released[0], spec, columns)
+    if len(released) < 2 or spec is None or report.model_error is not None:
+        return Fidelity(report)
+    try:
+        combined = _combined_copies(report, released, spec)
+    except ModelNotConverged as exc:
+        return Fidelity(report, combined_error=f"did not converge: {exc}")
+    return Fidelity(report, combined_copies=combined)
+
+
+def _combined_copies(
+    report: FidelityResult, released: tuple[pd.DataFrame, ...], spec: ModelSpec
+) -> ModelFit:
+    from engine.stats.models import combine_synthetic_copies, fit_model
+
+    combined = combine_synthetic_copies([fit_model(c, spec) for c in released])
+    if report.comparison is not None:  # withhold what the real groups' sizes withhold
+        real_withheld = report.comparison.real.withheld
+        withheld = tuple(dict.fromkeys(real_withheld + combined.withheld))
+        combined = replace(combined, withheld=withheld)
+    return combined
+
+
+def protection_effect(
+    prep: Prepared,
+    flow: TrainedFlow,
+    X_model: np.ndarray,
+    w: float,
+    rng: np.random.Generator,
+    protected: pd.DataFrame,
+    fidelity: Fidelity,
+) -> ProtectionEffect:
+    """What outlier protection cost in fidelity: the same measures for a plain release at the
+    same w (never exported) beside the protected one."""
+    from engine.flows.generate import latent_noise_injection
+
+    plain = prep.encoder.inverse_transform(latent_noise_injection(flow, X_model, w, rng)).frame
+    plain_fidelity = fidelity_of(prep, (plain,))
+    return ProtectionEffect(
+        model_without=_ratios(plain_fidelity, "synthetic"),
+        model_with=_ratios(fidelity, "synthetic"),
+        model_real=_ratios(fidelity, "real"),
+        largest_mean_shift_sd_without=_largest_mean_shift(prep.real, plain),
+        largest_mean_shift_sd_with=_largest_mean_shift(prep.real, protected),
+    )
+
+
+def _ratios(fidelity: Fidelity, which: str) -> dict[str, float]:
+    """Hazard or odds ratio (else the estimate) per term of one fit."""
+    return {
+        c["name"]: c.get("hr", c.get("or", c["estimate"])) for c in fidelity.coefficients(which)
+    }
+
+
+def _largest_mean_shift(real: pd.DataFrame, frame: pd.DataFrame) -> float:
+    """The largest gap of a numeric column's mean, in real standard deviations."""
+    numeric = real.select_dtypes("number").columns
+    diff = (frame[numeric].mean() - real[numeric].mean()).abs() / real[numeric].std()
+    return float(diff.max()) if len(numeric) else 0.0

@@ -1,0 +1,120 @@
+"""Section 1, the data: columns used and dropped (and why), rows dropped, values clipped to the
+allowed range and rows drawn again. Every count goes through :func:`safe_count`.
+
+References: ACRO output rules; METHOD.md section 10.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from engine.disclosure import safe_total_text
+from engine.report.data import safe_count
+from engine.report.layout import paragraph, table, text
+
+if TYPE_CHECKING:
+    from engine.pipeline.results import RunResult
+
+CLIPPING = (
+    "A synthetic value outside a column's allowed range (from its 10th smallest to "
+    "its 10th largest real value unless given, so no real extreme held by fewer than "
+    "10 people is reproduced) is set to the nearest bound. Counts of synthetic values "
+    "per column:"
+)
+DEFAULT_DROP_REASON = (
+    "rows with a missing value in a used column are left out (complete cases, as in the paper)"
+)
+
+
+def data_page(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
+    """Columns used and dropped (and why), rows dropped, clipping counts, rows drawn again."""
+    columns = list(result.prepared.schema.columns)
+    used = [c for c in columns if c.action == "synthesize"]
+    dropped = [c for c in columns if c.action != "synthesize"]
+    out: list[Any] = [
+        paragraph("1. The data", sheet, "h1"),
+        paragraph("Columns used (modelled and exported)", sheet, "h2"),
+        _column_table(used, "how it was recognised", width)
+        if used
+        else paragraph("The column list is not available.", sheet),
+        paragraph("Columns dropped (never modelled, never exported)", sheet, "h2"),
+    ]
+    if not columns:
+        out.append(paragraph("Not available.", sheet))
+    elif dropped:
+        out.append(_column_table(dropped, "why it was dropped", width))
+    else:
+        out.append(paragraph("None: every column of the input was used.", sheet))
+    out += [
+        paragraph("Rows", sheet, "h2"),
+        table(row_rows(result), [0.6 * width, 0.4 * width], header=False),
+        paragraph("Values clipped to the allowed range", sheet, "h2"),
+    ]
+    release = result.released
+    clipped = release.clipped if release is not None else {}
+    if clipped:
+        rows = [["column", "values clipped"]] + [
+            [text(k), safe_count(v)] for k, v in sorted(clipped.items())
+        ]
+        out += [paragraph(CLIPPING, sheet), table(rows, [0.4 * width, 0.25 * width])]
+    else:
+        out.append(
+            paragraph("No clipping was recorded (no synthetic table, or no bounded column).", sheet)
+        )
+    return out + non_finite_paragraphs(result, sheet)
+
+
+def non_finite_paragraphs(result: RunResult, sheet: dict[str, Any]) -> list[Any]:
+    """What happened to synthetic rows the model decoded to an infinite or undefined value."""
+    release = result.released
+    if release is None or not release.non_finite:
+        return []
+    redrawn = int(release.non_finite.get("rows_redrawn", 0))
+    dropped = int(release.non_finite.get("rows_dropped", 0))
+    if not redrawn and not dropped:
+        line = "Every synthetic row decoded to finite values; none had to be drawn again."
+    else:
+        line = (
+            f"{redrawn} synthetic rows decoded to an infinite or undefined value and were drawn "
+            f"again with fresh noise; {dropped} still failed after five draws and were left out "
+            "of the synthetic table (never replaced by an average)."
+        )
+    return [paragraph("Rows drawn again", sheet, "h2"), paragraph(line, sheet)]
+
+
+def _column_table(columns: list[Any], why: str, width: float) -> Any:
+    """Name, kind and the plain-words reason of each column."""
+    rows: list[list[Any]] = [["column", "kind", why]]
+    rows += [[text(c.name), text(c.kind), text(c.reason or "")] for c in columns]
+    return table(rows, [0.25 * width, 0.13 * width, 0.62 * width])
+
+
+def row_rows(result: RunResult) -> list[list[Any]]:
+    """Rows in the file, selected, dropped (by reason) and used; every count via safe_count."""
+    prep = result.prepared
+    in_file, selected, used = prep.table.rows, len(prep.table.frame), len(prep.real)
+    rows = [["Rows in the input file", safe_total_text(in_file, used)]]
+    if selected != in_file:
+        rows.append(["Rows selected (one sub-study)", safe_total_text(selected, used)])
+    dropped = prep.rows_dropped or {}
+    if "rows_dropped" in dropped:
+        rows.append(
+            ["Rows dropped (a missing value in a used column)", safe_count(dropped["rows_dropped"])]
+        )
+    for column, count in (dropped.get("missing_by_column") or {}).items():
+        rows.append([f"Missing values in {text(column)}", safe_count(count)])
+    for key, value in dropped.items():
+        if key in ("rows_in", "rows_used", "rows_dropped", "missing_by_column", "reason"):
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            rows.append([f"Rows dropped: {text(str(key).replace('_', ' '))}", safe_count(value)])
+    rows.append(["Rows used to train and audit (complete cases)", safe_count(used)])
+    reason = str(dropped.get("reason") or DEFAULT_DROP_REASON)
+    rows.append(
+        [
+            "Why rows are dropped",
+            text(reason[:1].upper() + reason[1:]) + "; a missing value "
+            "in a dropped column (e.g. an identifier) does not count.",
+        ]
+    )
+    return rows

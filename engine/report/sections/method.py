@@ -1,0 +1,120 @@
+"""Section 4, method, settings and software: the method in words, the released model, the
+run's settings (the seed only as yes/no), library versions and references.
+
+References: Shen & Tian (2025); Papamakarios et al. (2017) (MAF); METHOD.md section 10.
+
+Example:
+    >>> short_number(0.05), short_number(3)
+    ('0.05', '3')
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from engine.report.data import NOT_AVAILABLE, decimals
+from engine.report.layout import paragraph, table, text
+from engine.report.wording import METHOD_PARAGRAPHS, REFERENCES
+
+if TYPE_CHECKING:
+    from engine.pipeline.config import RunConfig
+    from engine.pipeline.results import RunResult
+
+SETTINGS = (
+    ("AUC limit", "auc_max"),
+    ("Forced w", "w"),
+    ("Candidate w values", "w_grid"),
+    ("Audit repeats (empty: automatic, until the AUC's standard error is below 0.01)", "repeats"),
+    ("Time column", "time"),
+    ("Event column", "event"),
+    ("Dropped by the user", "drop"),
+    ("Missing-value codes", "missing_codes"),
+    ("Analysis", "analysis"),
+    ("Outcome", "outcome"),
+    ("Covariates", "covariates"),
+    ("Allow risky (override)", "allow_risky"),
+    ("Risk acknowledged in the wizard", "risk_acknowledged"),
+    ("Protect outliers", "protect_outliers"),
+    ("Synthetic copies", "copies"),
+    ("Training budget", "budget"),
+    ("Device requested", "device"),
+    ("Output format", "fmt"),
+)
+
+
+def method_section(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
+    """Method in words, model, settings (seeded yes/no only), software versions, references."""
+    from engine.provenance import library_versions
+
+    out: list[Any] = [paragraph("4. Method, settings and software", sheet, "h1")]
+    out += [paragraph(par, sheet) for par in METHOD_PARAGRAPHS]
+    out += _model_rows(result, width, sheet)
+    out += [
+        paragraph("Settings", sheet, "h2"),
+        table(settings_rows(result.config), [0.4 * width, 0.6 * width], header=False),
+    ]
+    rows = [["software", "version"]] + [
+        [text(k), text(v or "not installed")] for k, v in library_versions().items()
+    ]
+    out += [paragraph("Software", sheet, "h2"), table(rows, [0.4 * width, 0.3 * width])]
+    out.append(
+        paragraph(
+            "Timings and the machine-readable record of every number in this report are in audit.json "
+            "(checksums of every output file in results.json).",
+            sheet,
+            "small",
+        )
+    )
+    out.append(paragraph("References", sheet, "h2"))
+    return out + [
+        paragraph(f"[{i}] {text(ref)}", sheet, "small") for i, ref in enumerate(REFERENCES, 1)
+    ]
+
+
+def _model_rows(result: RunResult, width: float, sheet: dict[str, Any]) -> list[Any]:
+    """The released flow's architecture, validation loss, epochs and device."""
+    model = result.model
+    if model is None:
+        return []
+    rows = [
+        ["Flows (MADE layers)", text(model.flows)],
+        ["Hidden units per layer", text(model.hidden)],
+        ["Hidden layers per MADE", text(model.layers)],
+        ["Validation loss (negative log-likelihood per row)", decimals(model.val_nll, 3)],
+        ["Training epochs", str(len(result.history)) if result.history else NOT_AVAILABLE],
+        ["Device", text(model.device)],
+    ]
+    return [
+        paragraph("Model of the release", sheet, "h2"),
+        table(rows, [0.55 * width, 0.45 * width], header=False),
+    ]
+
+
+def settings_rows(config: RunConfig) -> list[list[str]]:
+    """The run's settings for a person; the seed appears only as yes/no."""
+    rows = [[label, setting_text(getattr(config, key, None))] for label, key in SETTINGS]
+    rows.insert(3, ["Seeded (reproducible run)", "yes" if config.seed is not None else "no"])
+    return rows
+
+
+def setting_text(value: Any) -> str:
+    """A setting for a person: — for none, yes/no, lists joined, numbers short.
+
+    Example:
+        >>> setting_text(None), setting_text(True), setting_text((0.0, 0.05))
+        ('—', 'yes', '0, 0.05')
+    """
+    if value is None or value == () or value == []:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return text(", ".join(short_number(x) for x in value))
+    return text(short_number(value))
+
+
+def short_number(value: Any) -> str:
+    """A float in its shortest form (``0.05``), anything else as text."""
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)

@@ -1,0 +1,273 @@
+"""Section 2, the privacy audit: how the audit ran and which attack decided, AUC against w, the
+table of attack success at every tested w, ROC curves, distances, per-record risk, the formal ε
+statement and the threat model.
+
+References: Shen & Tian (2025) sections 2.3.3, 3.1.1 and 4.3, Figure 11; van Breugel et al.
+(2023) (density attack); METHOD.md sections 5 and 6.
+
+Example:
+    >>> audit_precision_sentences(None, 0.5)
+    []
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from engine.report import figures as figs
+from engine.report.data import (
+    NOT_AVAILABLE,
+    THRESHOLD,
+    decimals,
+    finite,
+    low_fpr_tpr,
+    roc_on_grid,
+    safe_count,
+)
+from engine.report.layout import figure_or_note, paragraph, side_by_side, table, text
+from engine.report.wording import epsilon_paragraphs, risk_sentence, threat_model
+
+if TYPE_CHECKING:
+    from engine.pipeline.results import RunResult
+    from engine.privacy.audit import AuditResult, CurvePoint
+
+DEFAULT_RULE = (
+    "the largest w for which it and every smaller w keep both attacks below the limit "
+    "(mean + one standard error)"
+)
+AUC_CAPTION = (
+    "Membership AUC against w (mean ± one SE over the repeats). Red dashed: the limit. Green: "
+    "the released w. Higher w keeps more of each real record and so leaks more."
+)
+TPR_CAPTION = (
+    "TPR at a false-positive rate: the share of members caught when the attacker wrongly accuses "
+    "only 1 % (0.1 %) of non-members. Shown as “n &lt; {t}” where fewer than {t} "
+    "non-members make up that rate (not a reliable statistic)."
+)
+DISTANCE_CAPTION = (
+    "Shen &amp; Tian Figure 11, from binned counts (every bin holds at least 10 records). If the "
+    "orange curve sits well to the right of the blue one, a synthetic row is usually farther "
+    "from its own real record than that record's nearest real neighbour is."
+)
+ROC_WORDS = (
+    "Each curve shows, for the distance attack, how many members are caught (up) for how many "
+    "non-members wrongly accused (right). The dashed diagonal is guessing; a curve close to it "
+    "means the attack does not work. Curves are read on a coarse grid so that every step "
+    "reflects at least {t} non-members, and every rise no member or at least {t}."
+)
+
+
+def audited_rows(result: RunResult) -> int:
+    """Rows the audit ran on: all rows used, or the random subsample for a large table."""
+    return min(len(result.prepared.real), int(result.config.audit_max_rows))
+
+
+def non_members(result: RunResult) -> int:
+    """Size of the audit's holdout (non-member) part: its share of the rows audited."""
+    fraction = result.audit.holdout_fraction if result.audit is not None else 0.2
+    return int(round(float(fraction) * audited_rows(result)))
+
+
+def curve_rows(audit: AuditResult) -> list[tuple[float, float, float, float, float]]:
+    """(w, distance AUC, SE, density AUC, SE) per curve point, by w (NaN where not finite)."""
+    nan = float("nan")
+    out = []
+    for p in audit.curve:
+        values = (p.w, p.auc, p.auc_se, p.density_auc, p.density_auc_se)
+        w, auc, auc_se, density, density_se = (
+            nan if finite(v) is None else float(v) for v in values
+        )
+        out.append((w, auc, auc_se, density, density_se))
+    return sorted(out, key=lambda r: r[0])
+
+
+def audit_precision_sentences(audit: AuditResult | None, w: float | None) -> list[str]:
+    """Which attack decided (mean ± SE), whether the audit covered every copy, and whether the
+    AUCs' standard error reached the 0.01 target at every w."""
+    if audit is None:
+        return []
+    out = []
+    binding = audit.binding(w)
+    if binding is not None:
+        where = "At the released w" if w is not None else "At the smallest w that failed the limit"
+        out.append(
+            f"{where} (w = {binding.w:.2f}) the deciding attack was the {text(binding.quote(audit.threshold))}; "
+            "the other attack scored lower."
+        )
+    copies = int(audit.copies or 1)
+    if copies > 1:
+        out.append(
+            f"Each record is released {copies} times. The audit attacked the union of all {copies} "
+            "copies (the distance attack took the closest of all of them, the density attack saw all "
+            f"of them), so the chosen w is the one that is safe for {copies} copies."
+        )
+    short = [p for p in audit.curve if not p.se_target_met]
+    if not short:
+        return out + [
+            "Precision: at every tested w both attacks' AUC has a standard error below 0.01."
+        ]
+    worst = max(max(p.auc_se, p.density_auc_se) for p in short)
+    return out + [
+        f"Precision: the target standard error of 0.01 was not reached at {len(short)} of "
+        f"{len(audit.curve)} tested w within the repeat limit (largest standard error "
+        f"{worst:.3f}); the selection rule adds one standard error, so a wider margin only "
+        "makes it stricter."
+    ]
+
+
+def privacy_section(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
+    """AUC vs w, TPR at low FPR, ROC, distances, per-record risk, ε and the threat model."""
+    from reportlab.platypus import CondPageBreak
+
+    audit, w = result.audit, result.release.w
+    out: list[Any] = [paragraph("2. Privacy audit", sheet, "h1")]
+    if audit is None:
+        return out + [
+            paragraph(
+                "The membership audit did not run; no privacy claim can be made.", sheet, "warn"
+            )
+        ]
+    out += _how_the_audit_ran(result, audit, sheet)
+    rows = curve_rows(audit)
+    limit = float(audit.threshold)
+    chosen = finite(w) if w is not None else None
+    out += [
+        figure_or_note(lambda: figs.auc_curve_png(rows, limit, chosen), width, sheet),
+        paragraph(AUC_CAPTION, sheet, "caption"),
+        # a long table may split across pages (header repeated); start it on a new page only
+        # when fewer than about eight rows would fit here
+        CondPageBreak(150),
+        paragraph("Attack success at every tested w", sheet, "h2split"),
+        _curve_table(result, non_members(result), width),
+        paragraph(TPR_CAPTION.format(t=THRESHOLD), sheet, "caption"),
+        _roc_block(result, sheet, width),
+    ]
+    return out + _release_paragraphs(result, sheet, width)
+
+
+def _how_the_audit_ran(result: RunResult, audit: AuditResult, sheet: dict[str, Any]) -> list[Any]:
+    """The split, the repeats, the rule, the deciding attack, precision and subsampling."""
+    repeats = (
+        safe_count(audit.repeats) if (audit.repeats or 0) >= THRESHOLD else text(audit.repeats)
+    )
+    out = [
+        paragraph(
+            f"The audit split the rows used at random into members (about 80 %, used to train a model) and "
+            f"non-members (about 20 %: {safe_count(non_members(result))} records), made synthetic rows from the members at "
+            f"each candidate w, and let two attackers try to tell members from non-members. It was repeated "
+            f"{repeats} "
+            f"times with fresh noise. Selection rule: {text(audit.rule or DEFAULT_RULE)}.",
+            sheet,
+        )
+    ]
+    out += [paragraph(t, sheet) for t in audit_precision_sentences(audit, result.release.w)]
+    audited, used = audited_rows(result), result.release.rows
+    if result.released is not None and audited < used:
+        out.append(
+            paragraph(
+                f"This table is large, so the audit ran on a random subsample of {audited:,} of its "
+                f"{used:,} rows. That errs on the safe side: on fewer rows each person's synthetic row "
+                "stands out more, so the attacks score higher and the chosen w is lower than a full "
+                "audit would allow.",
+                sheet,
+            )
+        )
+    return out
+
+
+def _release_paragraphs(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
+    """Distances, per-record risk, the ε statement and the threat model."""
+    release = result.released
+    out = [paragraph("Distances between real and synthetic rows", sheet, "h2")]
+    if release is not None:
+        own = release.metrics.own_distance_histogram
+        near = release.metrics.nearest_real_histogram
+        out += [
+            figure_or_note(lambda: figs.distance_hist_png(own, near), width, sheet),
+            paragraph(DISTANCE_CAPTION, sheet, "caption"),
+        ]
+    else:
+        out.append(paragraph("Not available (no synthetic table was released).", sheet))
+    risk = (
+        text(risk_sentence(release))
+        if release is not None
+        else "Not applicable: nothing was released."
+    )
+    out += [paragraph("Per-record risk", sheet, "h2"), paragraph(risk, sheet)]
+    out.append(paragraph("Formal privacy statement (ε)", sheet, "h2"))
+    epsilon = release.epsilon if release is not None else None
+    out += [paragraph(par, sheet) for par in epsilon_paragraphs(epsilon, result.release.w)]
+    out.append(paragraph("Threat model in plain words", sheet, "h2"))
+    return out + [paragraph(par, sheet) for par in threat_model(result.verdict)]
+
+
+def _curve_table(result: RunResult, holdout: int, width: float) -> Any:
+    """Both attacks' AUC and the TPR at low FPR at every tested w; the released w highlighted."""
+    header = [
+        "w",
+        "distance AUC (mean ± SD)",
+        "density AUC (mean ± SD)",
+        "TPR at 1 % FPR",
+        "TPR at 0.1 % FPR",
+    ]
+    rows: list[list[Any]] = [header]
+    highlight = None
+    for p in _by_w(result.audit):
+        if result.is_released_w(p.w):
+            highlight = len(rows)
+        rows.append(
+            [
+                decimals(p.w, 2),
+                mean_and_sd(p.auc, p.auc_sd),
+                mean_and_sd(p.density_auc, p.density_auc_sd),
+                low_fpr_tpr(p.tpr_at_1pct_fpr, 0.01, holdout),
+                low_fpr_tpr(p.tpr_at_01pct_fpr, 0.001, holdout),
+            ]
+        )
+    widths = [0.1, 0.25, 0.25, 0.2, 0.2]
+    return table(rows, [f * width for f in widths], highlight=highlight)
+
+
+def _by_w(audit: AuditResult | None) -> list[CurvePoint]:
+    return sorted(audit.curve, key=lambda p: float(p.w)) if audit is not None else []
+
+
+def mean_and_sd(mean: float | None, sd: float | None) -> str:
+    """``"0.512 ± 0.006"``; the mean alone without an SD; "not available" without a mean.
+
+    Example:
+        >>> mean_and_sd(0.5123, 0.0061), mean_and_sd(float("nan"), 0.01)
+        ('0.512 ± 0.006', 'not available')
+    """
+    if finite(mean) is None:
+        return NOT_AVAILABLE
+    return decimals(mean) + (f" ± {decimals(sd)}" if finite(sd) is not None else "")
+
+
+def _roc_block(result: RunResult, sheet: dict[str, Any], width: float) -> Any:
+    """ROC curves of the distance attack at the lowest, the released and the highest w."""
+    holdout = non_members(result)
+    members = audited_rows(result) - holdout
+    points = _by_w(result.audit)
+    w = result.release.w
+    chosen = [points[0], points[-1]] if points else []
+    nearest = result.curve_point(w) if w is not None else None
+    if nearest is not None:
+        chosen.insert(1, nearest)
+    curves, seen = [], set()
+    for p in chosen:
+        grid = roc_on_grid(p.roc_fpr, p.roc_tpr, holdout, members=members)
+        if grid is not None and p.w not in seen:
+            seen.add(p.w)
+            released = " (released)" if result.is_released_w(p.w) else ""
+            curves.append((f"w = {p.w:.2f}{released}", *grid))
+    explain = [
+        paragraph("ROC curves", sheet, "h2"),
+        paragraph(ROC_WORDS.format(t=THRESHOLD), sheet),
+    ]
+    if not curves:
+        return side_by_side(
+            paragraph("ROC curves were not stored by the audit.", sheet), explain, width
+        )
+    figure = figure_or_note(lambda: figs.roc_png(curves), 0.52 * width - 10, sheet)
+    return side_by_side(figure, explain, width)

@@ -1,0 +1,215 @@
+"""Page 1: the verdict and what the output checker needs to sign (chosen w, both attacks against
+the limit, rows, closeness in words, the formal bound, provenance).
+
+References: Shen & Tian (2025) section 4.3; METHOD.md sections 5 and 6.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.disclosure import safe_total_text
+from engine.report.data import NOT_AVAILABLE, decimals, safe_count, sci
+from engine.report.layout import CHECK, CROSS, GREEN, RED, paragraph, table, text
+from engine.report.wording import (
+    closer_sentence,
+    override_sentence,
+    rank_sentence,
+    risk_sentence,
+    verdict_words,
+)
+
+if TYPE_CHECKING:
+    from engine.pipeline.results import RunResult
+
+HOW_TO_READ = (
+    "How to read this: the <b>membership AUC</b> measures how well an attacker who holds real records can "
+    "tell whether a person's record was used to make the synthetic table; 0.5 means no better than a coin "
+    "toss, 1.0 means certain. <b>w</b> is the share of the real record kept in the model's hidden space "
+    "(0 = pure noise, 1 = the real record unchanged). Counts below 10 are shown as “&lt; 10”. Later pages give "
+    "the data handling, the full audit, the formal ε statement, the threat model and the fidelity checks."
+)
+
+
+def header_info(result: RunResult) -> dict[str, str]:
+    """Input name, hash, day, version and verdict for the first page, header and footer."""
+    from engine import __version__
+
+    started, table_info = result.started or "", result.prepared.table
+    name = result.config.input_label or Path(table_info.path).name or NOT_AVAILABLE
+    return {
+        "input": str(name),
+        "sha256": str(table_info.sha256 or NOT_AVAILABLE),
+        "date": started[:10] if len(started) >= 10 else NOT_AVAILABLE,
+        "version": str(__version__),
+        "verdict": verdict_words(result.verdict)[0],
+    }
+
+
+def attack_line(mean: float | None, se: float | None, limit: float | None) -> str:
+    """``"0.512 ± 0.004 (limit 0.55) ✓"``: mean ± SE against the limit, green tick or red cross.
+
+    Example:
+        >>> "below the limit" in attack_line(0.51, 0.004, 0.55), attack_line(None, None, 0.55)
+        (True, 'not available')
+    """
+    if mean is None:
+        return NOT_AVAILABLE
+    upper = float(mean) + float(se or 0.0)
+    ok = limit is not None and upper < float(limit)
+    mark = (
+        f'<font color="{GREEN}"><b>{CHECK} below the limit</b></font>'
+        if ok
+        else f'<font color="{RED}"><b>{CROSS} not below the limit</b></font>'
+    )
+    spread = f" ± {decimals(se)}" if se is not None else ""
+    return f"<b>{decimals(mean)}</b>{spread} (limit {decimals(limit, 2)}) {mark}"
+
+
+def summary_page(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
+    """Page 1: the verdict banner, why (override or refusal), key numbers and provenance."""
+    from reportlab.platypus import Spacer
+
+    info = header_info(result)
+    out: list[Any] = [
+        paragraph("Synthetic data release: privacy report", sheet, "title"),
+        paragraph(f"Input: {text(info['input'])}", sheet, "subtitle"),
+        Spacer(1, 8),
+        _banner(result, sheet, width),
+        Spacer(1, 6),
+    ]
+    if result.verdict == "released with override":
+        override = override_sentence(result.config, result.audit, result.release.w)
+        out.append(paragraph(text(override), sheet, "warn"))
+    if result.refusal is not None:
+        out.append(paragraph(f"<b>Reason:</b> {text(result.refusal.reason)}", sheet, "warn"))
+    out += [
+        paragraph("Key numbers", sheet, "h2"),
+        table(key_rows(result), [0.34 * width, 0.66 * width], header=False),
+        paragraph("Provenance", sheet, "h2"),
+        table(provenance_rows(result, info, sheet), [0.34 * width, 0.66 * width], header=False),
+        Spacer(1, 6),
+        paragraph(HOW_TO_READ, sheet, "small"),
+    ]
+    return out
+
+
+def _banner(result: RunResult, sheet: dict[str, Any], width: float) -> Any:
+    """The coloured verdict box with its one-line meaning."""
+    from reportlab.lib import colors
+    from reportlab.platypus import Paragraph, Table, TableStyle
+
+    headline, colour, meaning = verdict_words(result.verdict)
+    banner = Table(
+        [[Paragraph(headline, sheet["verdict"])], [Paragraph(text(meaning), sheet["meaning"])]],
+        colWidths=[width],
+    )
+    banner.setStyle(
+        TableStyle(
+            [
+                ("BACKGROUND", (0, 0), (-1, -1), colors.HexColor(colour)),
+                ("TOPPADDING", (0, 0), (-1, -1), 6),
+                ("BOTTOMPADDING", (0, 0), (-1, -1), 7),
+            ]
+        )
+    )
+    return banner
+
+
+def key_rows(result: RunResult) -> list[list[Any]]:
+    """Chosen w, both attacks vs the limit, columns, rows, closeness in words, risk and ε."""
+    rows = _attack_rows(result)
+    columns = list(result.prepared.schema.columns)
+    if columns:
+        used = [c for c in columns if c.action == "synthesize"]
+        dropped = [text(c.name) for c in columns if c.action != "synthesize"]
+        listed = (
+            f" ({', '.join(dropped[:8])}{', …' if len(dropped) > 8 else ''})" if dropped else ""
+        )
+        rows.append(
+            [
+                "Columns",
+                f"{len(used)} synthesized; {len(dropped)} dropped and never exported{listed}",
+            ]
+        )
+    prep, release = result.prepared, result.released
+    used_rows = len(prep.real)
+    rows.append(
+        [
+            "Rows",
+            f"in the file: {safe_total_text(prep.table.rows, used_rows)}; used (complete cases): "
+            f"{safe_count(used_rows)}; released: "
+            f"{safe_count(release.rows) if release is not None else 'none'}",
+        ]
+    )
+    if release is None:
+        return rows
+    metrics, eps = release.metrics, release.epsilon
+    rows.append(
+        [
+            "How close is a synthetic row to its own real record?",
+            text(closer_sentence(metrics.closer_probability))
+            + "<br/>"
+            + text(rank_sentence(metrics.median_rank, metrics.exact)),
+        ]
+    )
+    rows.append(["Per-record risk", text(risk_sentence(release))])
+    rows.append(
+        [
+            "Formal bound (Theorem 2)",
+            f"local ε = {sci(eps.value)} at δ = {sci(eps.delta)}; an estimate under "
+            "assumptions, weak when large; the audit above is the operational control (see the "
+            "privacy section).",
+        ]
+    )
+    return rows
+
+
+def _attack_rows(result: RunResult) -> list[list[Any]]:
+    """The released w (or why none) and both attacks' AUC at the nearest audited point."""
+    audit, w = result.audit, result.release.w
+    limit = audit.threshold if audit is not None else result.config.auc_max
+    point = result.curve_point(w)
+    if w is None:
+        w_text = (
+            "none: no perturbation weight met the limit" if audit is not None else NOT_AVAILABLE
+        )
+        at = f"at the lowest tested w ({decimals(point.w, 2)})" if point is not None else ""
+    else:
+        how = (
+            "the user chose this w"
+            if result.config.w is not None
+            else "the largest w that met the limit"
+        )
+        w_text = f"<b>{decimals(w, 2)}</b> ({how})"
+        at = f"at w = {decimals(point.w, 2)}" if point is not None else ""
+    if point is None:
+        distance = density = attack_line(None, None, limit)
+    else:
+        distance = attack_line(point.auc, point.auc_se, limit)
+        density = attack_line(point.density_auc, point.density_auc_se, limit)
+    return [
+        ["Perturbation weight w", w_text],
+        [f"Distance attack AUC {at}", distance],
+        [f"Density attack AUC {at}", density],
+    ]
+
+
+def provenance_rows(
+    result: RunResult, info: dict[str, str], sheet: dict[str, Any]
+) -> list[list[Any]]:
+    """Input, hash, date, tool version, seeded yes/no, output format."""
+    seeded = (
+        "yes (reproducible audit; the seed is not shown)"
+        if result.config.seed is not None
+        else "no (noise from the operating system's secure randomness)"
+    )
+    return [
+        ["Input", text(info["input"])],
+        ["Input SHA-256", paragraph(text(info["sha256"]), sheet, "mono")],
+        ["Date of the run", text(info["date"])],
+        ["Tool", f"latent-synth {text(info['version'])}"],
+        ["Seeded", seeded],
+        ["Synthetic file format", text(result.config.fmt)],
+    ]

@@ -1,0 +1,191 @@
+"""Section 3, does the synthetic table give the same answers: box plots, level shares, means
+and spreads, Kaplan-Meier, correlations and the regression comparison with its forest plot.
+
+References: Shen & Tian (2025) Figure 14; Karr et al. (2006) (CI overlap); Kaplan & Meier (1958).
+
+Example:
+    >>> "No synthetic table" in nothing_to_compare("refused")
+    True
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from engine.report import figures as figs
+from engine.report.data import (
+    NOT_AVAILABLE,
+    THRESHOLD,
+    box_stats,
+    decimals,
+    finite,
+    km_curves,
+    level_shares,
+)
+from engine.report.layout import figure_or_note, paragraph, side_by_side, table, text
+from engine.report.regression import regression_block
+
+if TYPE_CHECKING:
+    from engine.pipeline.results import RunResult
+    from engine.stats.models import FidelityResult
+
+NUMERIC_KINDS = ("continuous", "integer", "time")
+LEVEL_KINDS = ("binary", "categorical", "event")
+BOX_CAPTION = (
+    "After Shen &amp; Tian Figure 14. Blue: real; orange: synthetic. Boxes span the 25th to 75th "
+    "percentile with the median; whiskers reach the 5th and 95th percentiles (or the 10th "
+    "smallest and largest value, where fewer than 10 rows lie beyond a percentile). Drawn "
+    "from these percentiles only: no individual value is plotted."
+)
+
+
+def nothing_to_compare(verdict: str) -> str:
+    """The sentence printed when no synthetic table was made."""
+    refused = " (the release was refused)" if verdict == "refused" else ""
+    return f"No synthetic table was made{refused}, so there is nothing to compare."
+
+
+def utility_section(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
+    """Box plots, level shares, marginals, Kaplan-Meier, correlations, regression + forest plot."""
+    out: list[Any] = [paragraph("3. Does the synthetic table give the same answers?", sheet, "h1")]
+    real, synth = result.prepared.real, result.synthetic
+    if synth is None:
+        return out + [paragraph(nothing_to_compare(result.verdict), sheet)]
+    kinds = _kinds(result) or {str(c): "continuous" for c in real.columns}
+    numeric = [c for c, k in kinds.items() if k in NUMERIC_KINDS and c in real.columns]
+    levels = [c for c, k in kinds.items() if k in LEVEL_KINDS and c in real.columns]
+    fidelity = result.fidelity.result
+    out += _box_block(real, synth, numeric, sheet, width)
+    out += _level_block(real, synth, levels, sheet, width)
+    if fidelity is not None:
+        out += _marginal_block(fidelity, sheet, width)
+    out += _km_block(result, fidelity, sheet, width)
+    if fidelity is not None:
+        out += _correlation_block(fidelity, sheet, width)
+    out += regression_block(result.fidelity, real, sheet, width)
+    return out
+
+
+def _kinds(result: RunResult) -> dict[str, str]:
+    """Kind of each synthesized column, by name."""
+    columns = result.prepared.schema.columns
+    return {str(c.name): str(c.kind) for c in columns if c.action == "synthesize"}
+
+
+def _box_block(
+    real: pd.DataFrame, synth: pd.DataFrame, numeric: list[str], sheet: dict[str, Any], width: float
+) -> list[Any]:
+    if not numeric:
+        return []
+    boxes = [
+        (c, box_stats(real[c], "real"), box_stats(synth[c] if c in synth.columns else [], "synth"))
+        for c in numeric
+    ]
+    return [
+        paragraph("Distributions, real vs synthetic", sheet, "h2"),
+        figure_or_note(lambda: figs.boxplots_png(boxes), width, sheet),
+        paragraph(BOX_CAPTION, sheet, "caption"),
+    ]
+
+
+def _level_block(
+    real: pd.DataFrame, synth: pd.DataFrame, levels: list[str], sheet: dict[str, Any], width: float
+) -> list[Any]:
+    if not levels:
+        return []
+    rows = [["column", "level", "real", "synthetic"]]
+    for c in levels:
+        shares = level_shares(real[c], synth[c] if c in synth.columns else None)
+        rows += [[text(c), text(level), r_share, s_share] for level, r_share, s_share in shares]
+    return [
+        paragraph("Categories: share of rows per level", sheet, "h2"),
+        table(rows, [0.3 * width, 0.3 * width, 0.2 * width, 0.2 * width]),
+    ]
+
+
+def _marginal_block(fidelity: FidelityResult, sheet: dict[str, Any], width: float) -> list[Any]:
+    if not fidelity.marginal:
+        return []
+    rows = [["column", "real mean (SD)", "synthetic mean (SD)", "difference in real SDs"]]
+    for m in fidelity.marginal:
+        rows.append(
+            [
+                text(m.get("column")),
+                f"{_short(m.get('real_mean'))} ({_short(m.get('real_sd'))})",
+                f"{_short(m.get('synth_mean'))} ({_short(m.get('synth_sd'))})",
+                decimals(m.get("std_mean_difference"), 3),
+            ]
+        )
+    return [
+        paragraph("Means and spreads", sheet, "h2"),
+        table(rows, [0.28 * width, 0.26 * width, 0.26 * width, 0.2 * width]),
+    ]
+
+
+def _short(value: Any) -> str:
+    """Three significant digits, or thousands with separators."""
+    x = finite(value)
+    if x is None:
+        return NOT_AVAILABLE
+    return f"{x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"
+
+
+def _km_block(
+    result: RunResult, fidelity: FidelityResult | None, sheet: dict[str, Any], width: float
+) -> list[Any]:
+    schema, real, synth = result.prepared.schema, result.prepared.real, result.synthetic
+    time_col, event_col = schema.time, schema.event
+    if not time_col or not event_col:
+        return []
+    km = km_curves(real, synth, time_col, event_col)
+    heading = paragraph("Survival (Kaplan-Meier)", sheet, "h2")
+    if km is None:
+        return [
+            heading,
+            paragraph(
+                f"Not shown: too few records or events to draw steps of at least {THRESHOLD}.",
+                sheet,
+            ),
+        ]
+    gaps = np.abs(np.asarray(km.real, dtype=float) - np.asarray(km.synthetic, dtype=float))
+    gap = f"Largest gap between the curves at the plotted times: {decimals(np.nanmax(gaps), 3)}."
+    logrank = finite(fidelity.km.logrank_p) if fidelity is not None and fidelity.km else None
+    if logrank is not None:
+        gap += (
+            f" Log-rank p-value real vs synthetic (whole follow-up), descriptive only: "
+            f"{decimals(logrank, 3)}. The synthetic rows are derived from the real ones, not an "
+            "independent sample, so this is a measure of the gap, not a test."
+        )
+    words = [
+        heading,
+        paragraph(
+            f"Share of people still without the event ({text(event_col)}) over follow-up time "
+            f"({text(time_col)}), real (solid) and synthetic (dashed).",
+            sheet,
+        ),
+        paragraph(text(km.note), sheet, "small"),
+        paragraph(gap, sheet),
+    ]
+    figure = figure_or_note(lambda: figs.km_png(km, str(time_col)), 0.52 * width - 10, sheet)
+    return [side_by_side(figure, words, width)]
+
+
+def _correlation_block(fidelity: FidelityResult, sheet: dict[str, Any], width: float) -> list[Any]:
+    corr = fidelity.correlation
+    columns, diff = list(corr.columns), corr.difference
+    if len(columns) < 2:
+        return []
+    explain = [
+        paragraph("Correlations", sheet, "h2"),
+        paragraph(
+            "Each cell is the synthetic table's Pearson correlation minus the real table's for that pair of "
+            "columns. White means the same; the stronger the colour, the larger the difference.",
+            sheet,
+        ),
+        paragraph(f"Largest absolute difference: {decimals(corr.max_abs_difference, 3)}.", sheet),
+    ]
+    figure = figure_or_note(lambda: figs.corr_diff_png(columns, diff), 0.52 * width - 10, sheet)
+    return [side_by_side(figure, explain, width)]
