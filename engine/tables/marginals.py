@@ -8,24 +8,29 @@ does to the margin of its latent.
 How ``F`` is built (and why it does not leak individual values):
 
 * the sorted values are cut into consecutive bins of at least ``MIN_BIN`` = 10 rows (more when
-  the column is long: at most ``MAX_KNOTS`` bins); each bin gives one knot at (the *mean* of
-  its values, the share of rows up to its middle). A knot is an average of >= 10 real values,
-  never one person's value;
+  the column is long: at most ``MAX_KNOTS`` bins); each bin gives one knot at (its *median*,
+  the share of rows up to its middle). A knot is a quantile with >= 5 real rows on each side
+  inside its bin (for an even bin, the mean of its two middle values), the same rule as the
+  report's quartiles (:func:`engine.disclosure.safe_quantile`); a run of fewer than 10 rows
+  between two point masses gives no knot at all (its share is spread over the segment);
 * the two end knots are the column's bounds (``ColumnSpec.lower`` / ``upper``: by default the
   10th smallest and 10th largest value, :func:`engine.disclosure.safe_bounds`, or the user's
-  clinical range) at shares 0 and 1, so synthetic values stay inside the range and the real
-  minimum and maximum are never shown. Real values beyond a bound map to that bound;
-* point masses are kept: a value held by a whole bin or more (administrative censoring at
-  exactly week 52, a zero count, a lab floor) gives knots with equal ``x``, a vertical step in
-  ``F``. A real value on such a step is drawn uniformly inside the step (randomized probability
-  integral transform), and every ``Phi(y)`` inside the step decodes to exactly that value, so
-  the value's frequency comes back exactly in expectation;
-* discrete codes (binary, event, categorical levels in order, integers) use the step CDF of the
-  code frequencies themselves: code ``k`` is drawn uniformly in ``[F(k-), F(k))`` and decodes to
-  ``k`` (an ordered probit), so each level's frequency comes back exactly in expectation. For
-  integers with many values the steps are grouped like bins above, and integer values within a
-  bin are spread linearly (decoded by ``floor``), so a value held by fewer than 10 rows is never
-  a knot.
+  clinical range), so synthetic values stay inside the range and the real minimum and maximum
+  are never shown. The share of real rows beyond a bound stays in ``F`` (a real value there is
+  drawn inside that share and decodes to the bound: the release's clip, counted as before);
+* between knots ``F`` is linear on an ``asinh`` axis centred at the median and scaled by the
+  IQR: linear near the centre, logarithmic in long tails (values near 1e200 still get even
+  normal scores);
+* point masses are kept: a value held by >= 10 rows (administrative censoring at exactly week
+  52, a zero count, a lab floor) is a vertical step of ``F`` of exactly its share. A real
+  value on the step is drawn uniformly inside it (randomized probability integral transform)
+  and every ``Phi(y)`` inside the step decodes to exactly that value, so the value's frequency
+  comes back exactly in expectation;
+* discrete codes (binary, event, categorical levels in order: ``exact``, every level its own
+  step; integers: every value held by >= 10 rows its own step) are dequantized: code ``k``
+  spans ``[k, k + 1)``, is drawn uniformly in its step ``[F(k-), F(k))`` and decodes by
+  ``floor`` (an ordered probit), so its frequency comes back exactly in expectation. Integer
+  values held by fewer than 10 rows are pooled into bins as above (never a knot of their own).
 
 References: issue 13 item 1; Kaufman et al. / the "normal scores" of copula models (a Gaussian
 copula is this map followed by a linear, not a flow, dependence model); Uria et al. (2013) and
@@ -43,6 +48,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,7 +109,7 @@ class NormalScores:
         xs = np.concatenate([[lo], xs, [top]])
         ps = np.concatenate([[float(np.mean(v < lo))], ps, [1.0 - float(np.mean(v > hi))]])
         q1, med, q3 = np.percentile(v, [25, 50, 75])
-        scale = float(q3 - q1) / 1.349 or max(abs(float(med)), 1.0) * 1e-3
+        scale = float(q3 - q1) / 1.349 or float(np.std(v)) or 1.0
         return cls(
             *_monotone(xs, ps), discrete=discrete, center=float(med),
             scale=scale,
@@ -167,7 +173,10 @@ def _knots(
         seg = v[s0 : int(first[run[-1]] + counts[run[-1]])]
         if discrete:  # deterministic spread of each code over [c, c+1)
             seg = np.concatenate(
-                [np.full(counts[i], vals[i]) + (np.arange(counts[i]) + 0.5) / counts[i] for i in run]
+                [
+                    np.full(counts[i], vals[i]) + (np.arange(counts[i]) + 0.5) / counts[i]
+                    for i in run
+                ]
             )
         keep = (seg >= lo) & (seg <= (hi + 1.0 if discrete else hi))
         pos = s0 + np.flatnonzero(keep)
@@ -177,7 +186,7 @@ def _knots(
             edges = np.linspace(0, seg.size, bins + 1).round().astype(int)
             widths = np.diff(edges)
             # median of each bin: the mean of its two middle values when the bin is even
-            xs.append(np.array([np.median(seg[a:b]) for a, b in zip(edges[:-1], edges[1:])]))
+            xs.append(np.array([np.median(seg[a:b]) for a, b in itertools.pairwise(edges)]))
             ps.append((pos[edges[:-1]] + widths / 2.0) / n)
         run.clear()
 
@@ -201,7 +210,7 @@ def _step_ends(x: np.ndarray, xs: np.ndarray, ps: np.ndarray) -> tuple[np.ndarra
     last = len(xs) - 1
     out = []
     for side in ("left", "right"):
-        j = np.searchsorted(xs, x, side=side)  # type: ignore[call-overload]
+        j = np.searchsorted(xs, x, side=side)  # type: ignore[call-overload,unused-ignore]
         if side == "right":
             j = j - 1  # last knot with xs <= x
             hit = xs[np.clip(j, 0, last)] == x
