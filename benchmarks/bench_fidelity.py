@@ -200,13 +200,16 @@ def sdv_available() -> bool:
     return True
 
 
-def copula(members: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """SDV GaussianCopulaSynthesizer with default settings, one row per member."""
+def copula(members: pd.DataFrame, seed: int, kinds: dict[str, str]) -> pd.DataFrame:
+    """SDV GaussianCopulaSynthesizer with default settings, one row per member; metadata as a
+    careful user would give it: binary, event and categorical columns categorical (SDV's own
+    detection does the same for 0/1 columns; as numerical, its default beta marginal turns a
+    0/1 event column into all ones), the rest numerical."""
     from sdv.metadata import Metadata
     from sdv.single_table import GaussianCopulaSynthesizer
 
     columns = {
-        c: {"sdtype": "numerical" if pd.api.types.is_numeric_dtype(members[c]) else "categorical"}
+        c: {"sdtype": "categorical" if kinds.get(c) in LABEL_KINDS else "numerical"}
         for c in members.columns
     }
     meta = Metadata.load_from_dict({"tables": {"t": {"columns": columns}}})
@@ -351,7 +354,7 @@ def run_one(table: Table, seed: int, tmp: Path, use_sdv: bool) -> list[dict[str,
 
     if use_sdv:
         t0 = time.perf_counter()
-        synth = _conform(copula(members_u, seed), members_u)
+        synth = _conform(copula(members_u, seed, kinds), members_u)
         row = {**base, "generator": "copula", "w": np.nan, "seconds": time.perf_counter() - t0}
         row.update(fidelity(members_u, synth, table, kinds))
         row["auc"] = distance_auc(enc, members_u, holdout_u, synth)
