@@ -59,6 +59,7 @@ class RunConfig:
     dp_epsilon: float | None = None  # formal DP mode: also release Flow Sampling from a DP-SGD flow
     dp_delta: float | None = None  # default 1 / n^1.1
     input_label: str | None = None  # e.g. "demo cohort, ARIC F"
+    complete_cases: bool = False  # leave out rows with a missing value instead of modelling it
 
     def validate(self) -> None:
         """Raise :class:`InputError` for options that cannot work, before any heavy work."""
@@ -100,9 +101,9 @@ class Prepared:
     config: RunConfig
     table: Any  # engine.tables.read.LoadedTable
     schema: Any  # engine.tables.schema.Schema
-    real: pd.DataFrame  # complete cases of the synthesized columns, input order
+    real: pd.DataFrame  # synthesized columns, input order (missing kept unless complete cases)
     rows_dropped: dict[str, Any]
-    encoder: Any  # engine.tables.encoder.TableEncoder (fitted)
+    encoder: Any  # engine.tables.missing.LayeredEncoder around a fitted TableEncoder
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ def date_or_identifier(
 ) -> tuple[str, str, None] | None:
     """Dates, e-mail/phone values, and per-row unique identifiers (all dropped)."""
     if pd.api.types.is_datetime64_any_dtype(s) or _looks(present, _DATE):
-        return "date", "exact dates identify people; derive an age or interval before import", None
+        return "date", "dates", None  # synthesized or dropped by engine.tables.kinds
     if _looks(present, _EMAIL):
         return "identifier", "values look like e-mail addresses (direct identifier)", None
     if _looks_phone(present):
