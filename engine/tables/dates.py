@@ -98,23 +98,35 @@ class DateColumn:
 
     name: str
     whole_days: bool  # date-only: whole days, back at midnight; else fractional, to the second
-    lower: float | None  # safe range of the days (engine.disclosure.safe_bounds)
+    lower: float | None  # safe range of the modelled number (days, or interval to the anchor)
     upper: float | None
+    day_lower: float | None = None  # safe range of the days from the reference (final clip)
+    day_upper: float | None = None
 
 
 @dataclass(frozen=True)
 class DateLayer:
     """Dates <-> days from a secret reference shared by all date columns of one table.
 
-    ``reference`` is secret: never exported, never recorded (``repr`` hides it).
+    The *anchor* (the date column with the fewest missing values) is modelled as days from the
+    reference; every other date column as days from the anchor in the same row (its interval),
+    so that intervals, which are small beside the spread of the dates, are modelled directly as
+    numbers and come back as the flow learnt them. Where the anchor is missing, its median
+    stands in for it (both ways, so observed cells round-trip exactly). Each column's dates are
+    finally kept within its own safe range (:func:`engine.disclosure.safe_bounds`).
+
+    ``reference`` and ``anchor_center`` are secret: never exported or recorded (``repr`` hides
+    them).
     """
 
     columns: tuple[DateColumn, ...]
     reference: pd.Timestamp = field(repr=False)
+    anchor: str | None = None
+    anchor_center: float = field(default=0.0, repr=False)
 
     @classmethod
     def fit(cls, frame: pd.DataFrame, names: Sequence[str], rng: np.random.Generator) -> DateLayer:
-        """The reference (earliest date minus a secret random offset) and each column's range."""
+        """The reference (earliest date minus a secret random offset), the anchor and ranges."""
         from engine.disclosure import safe_bounds
 
         parsed = {n: parse_dates(frame[n]) for n in names}
@@ -123,45 +135,79 @@ class DateLayer:
             earliest = pd.Timestamp("2000-01-01")
         offset = int(rng.integers(OFFSET_DAYS[0], OFFSET_DAYS[1] + 1))
         reference = pd.Timestamp(earliest).normalize() - offset * DAY
+        days = {n: (p - reference) / DAY for n, p in parsed.items()}
+        anchor = min(names, key=lambda n: int(parsed[n].isna().sum())) if names else None
+        center = float(days[anchor].median()) if anchor and days[anchor].notna().any() else 0.0
+        layer = cls((), reference, anchor, center)
+        modelled = layer._modelled_days(pd.DataFrame(days))
         cols = []
-        for n, p in parsed.items():
-            days = (p - reference) / DAY
-            lower, upper = safe_bounds(days.dropna().to_numpy(dtype="float64"))
-            cols.append(DateColumn(n, date_only(p), lower, upper))
-        return cls(tuple(cols), reference)
+        for n in names:
+            lower, upper = safe_bounds(modelled[n].dropna().to_numpy(dtype="float64"))
+            day_lower, day_upper = safe_bounds(days[n].dropna().to_numpy(dtype="float64"))
+            cols.append(DateColumn(n, date_only(parsed[n]), lower, upper, day_lower, day_upper))
+        return cls(tuple(cols), reference, anchor, center)
 
     @property
     def names(self) -> list[str]:
         """The date columns, in order."""
         return [c.name for c in self.columns]
 
+    def _anchor_days(self, frame: pd.DataFrame) -> pd.Series:
+        assert self.anchor is not None  # only called with date columns
+        return frame[self.anchor].astype("float64").fillna(self.anchor_center)
+
+    def _modelled_days(self, days: pd.DataFrame) -> pd.DataFrame:
+        """Days from the reference -> the anchor's days and the others' intervals to it."""
+        out = days.copy()
+        if self.anchor is None or self.anchor not in days.columns:
+            return out
+        base = self._anchor_days(days)
+        for n in days.columns:
+            if n != self.anchor:
+                out[n] = days[n].astype("float64") - base
+        return out
+
     def to_days(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """A copy with each date column as float days from the reference (missing stays NaN)."""
+        """A copy with the date columns as the flow's numbers (missing stays NaN)."""
         out = frame.copy()
-        for c in self.columns:
-            if c.name in out.columns:
-                out[c.name] = ((parse_dates(out[c.name]) - self.reference) / DAY).astype("float64")
+        names = [c.name for c in self.columns if c.name in out.columns]
+        days = pd.DataFrame(
+            {n: ((parse_dates(out[n]) - self.reference) / DAY).astype("float64") for n in names},
+            index=out.index,
+        )
+        modelled = self._modelled_days(days)
+        for n in names:
+            out[n] = modelled[n]
         return out
 
     def to_dates(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """A copy with each date column's days back as ``datetime64[ns]`` (NaN -> NaT)."""
+        """A copy with each date column back as ``datetime64[ns]`` (NaN -> NaT)."""
         out = frame.copy()
+        names = [c.name for c in self.columns if c.name in out.columns]
+        days = pd.DataFrame(
+            {n: pd.to_numeric(out[n], errors="coerce").astype("float64") for n in names},
+            index=out.index,
+        )
+        if self.anchor in days.columns:
+            base = self._anchor_days(days)
+            for n in names:
+                if n != self.anchor:
+                    days[n] = days[n] + base
         for c in self.columns:
-            if c.name not in out.columns:
+            if c.name not in days.columns:
                 continue
-            days = pd.to_numeric(out[c.name], errors="coerce").astype("float64")
+            d = days[c.name].clip(lower=c.day_lower, upper=c.day_upper)
             if c.whole_days:
-                days = np.round(days)
-                out[c.name] = self.reference + pd.to_timedelta(days, unit="D")
+                stamps = self.reference + pd.to_timedelta(np.round(d), unit="D")
             else:
-                stamps = self.reference + pd.to_timedelta(days * 86_400.0, unit="s")
-                out[c.name] = stamps.dt.round("s")
-            out[c.name] = out[c.name].astype("datetime64[ns]")
+                stamps = (self.reference + pd.to_timedelta(d * 86_400.0, unit="s")).dt.round("s")
+            out[c.name] = stamps.astype("datetime64[ns]")
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """What may be recorded: the columns and whether each is date-only (no reference)."""
+        """What may be recorded: the columns, the anchor and which are date-only (no reference)."""
         return {
             "columns": [c.name for c in self.columns],
+            "anchor": self.anchor,
             "date_only": [c.whole_days for c in self.columns],
         }
