@@ -355,6 +355,7 @@ def _fidelity(prep: Prepared, released: tuple[pd.DataFrame, ...]) -> dict[str, A
         analysis = cfg.analysis or "cox"
         covariates = cfg.covariates or tuple(
             c for c in columns if c not in (schema.time, schema.event, cfg.outcome)
+            and schema.by_name(c).kind != "date"  # a date is no covariate (issue 13)
         )
         spec = ModelSpec(
             analysis=cast(Analysis, analysis),  # checked in RunConfig.__post_init__
