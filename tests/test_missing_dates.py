@@ -65,8 +65,9 @@ def test_twenty_columns_with_five_percent_missing_keep_all_rows_and_their_missin
     assert _co_missing(syn, "x0", "x1") >= 0.5 * _co_missing(real, "x0", "x1")
     assert _co_missing(syn, "x4", "x5") <= 0.01
     # the audit's distance space holds the indicators: one extra coordinate per column
-    assert prep.encoder.distance_space(prep.real).shape[1] == (
-        prep.encoder.inner.distance_space(prep.encoder.modelled(prep.real, None)).shape[1]
+    assert (
+        prep.encoder.distance_space(prep.real).shape[1]
+        == (prep.encoder.inner.distance_space(prep.encoder.modelled(prep.real, None)).shape[1])
     )
     assert len(prep.encoder.missing.indicators) == 20
 

@@ -119,8 +119,10 @@ def _readme_info(result: RunResult) -> dict[str, Any]:
         "columns": [c.name for c in schema.synthesized()],
         "format": result.config.fmt,
         "exact_copies": result.release.get("exact_copies"),
-        "missing_modelled": bool((result.prepared.rows_dropped or {}).get("missing_modelled")
-                                 and result.prepared.rows_dropped.get("missing_by_column")),
+        "missing_modelled": bool(
+            (result.prepared.rows_dropped or {}).get("missing_modelled")
+            and result.prepared.rows_dropped.get("missing_by_column")
+        ),
     }
 
 

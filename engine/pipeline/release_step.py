@@ -354,7 +354,9 @@ def _fidelity(prep: Prepared, released: tuple[pd.DataFrame, ...]) -> dict[str, A
     if cfg.analysis is not None or (schema.time and schema.event):
         analysis = cfg.analysis or "cox"
         covariates = cfg.covariates or tuple(
-            c for c in columns if c not in (schema.time, schema.event, cfg.outcome)
+            c
+            for c in columns
+            if c not in (schema.time, schema.event, cfg.outcome)
             and schema.by_name(c).kind != "date"  # a date is no covariate (issue 13)
         )
         spec = ModelSpec(

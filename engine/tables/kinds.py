@@ -137,7 +137,11 @@ def _date_action(name: str, model_dates: bool) -> tuple[str, str, str]:
             "an exact date of birth identifies people; derive an age before import",
         )
     if not model_dates:
-        return "date", "drop", "dates are not modelled in this mode; derive an interval before import"
+        return (
+            "date",
+            "drop",
+            "dates are not modelled in this mode; derive an interval before import",
+        )
     return (
         "date",
         "synthesize",

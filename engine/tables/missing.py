@@ -104,7 +104,11 @@ class MissingLayer:
                 center[c] = present.quantile(0.5, interpolation="lower")
             else:
                 center[c] = present.value_counts().index[0]
-        gone = np.column_stack([_gone(frame[c]).to_numpy() for c in indicators]) if indicators else None
+        gone = (
+            np.column_stack([_gone(frame[c]).to_numpy() for c in indicators])
+            if indicators
+            else None
+        )
         return cls(indicators, observed, center, rate, None if gone is None else latent_corr(gone))
 
     @property
@@ -123,7 +127,9 @@ class MissingLayer:
         u = np.where(gone, 1.0 - p + u * p, u * (1.0 - p))
         return np.asarray(norm.ppf(np.clip(u, 1e-12, 1.0 - 1e-12)), dtype="float64")
 
-    def joint_scores(self, gone: np.ndarray, rng: np.random.Generator, sweeps: int = 15) -> np.ndarray:
+    def joint_scores(
+        self, gone: np.ndarray, rng: np.random.Generator, sweeps: int = 15
+    ) -> np.ndarray:
         """Probit scores of all indicators at once (n x k), drawn so that over the table they
         are multivariate normal with the indicators' latent correlation (a multivariate probit
         model; Gibbs sampling of each score truncated to its side of the cut, Albert & Chib
@@ -171,7 +177,9 @@ class MissingLayer:
                 if rng is None:
                     values: Any = [self.center[c]] * int(gone.sum())
                 else:
-                    values = self.observed[c][rng.integers(0, len(self.observed[c]), int(gone.sum()))]
+                    values = self.observed[c][
+                        rng.integers(0, len(self.observed[c]), int(gone.sum()))
+                    ]
                 col = col.copy()
                 col[gone.to_numpy()] = values
                 out[c] = col.astype(frame[c].dtype) if frame[c].dtype != object else col
@@ -245,7 +253,9 @@ def latent_corr(gone: np.ndarray, limit: float = 0.98) -> np.ndarray:
             d = float(((1 - g[:, i]) * (1 - g[:, j])).sum()) + 0.5
             b = float((g[:, i] * (1 - g[:, j])).sum()) + 0.5
             c = float(((1 - g[:, i]) * g[:, j]).sum()) + 0.5
-            r[i, j] = r[j, i] = np.clip(np.cos(np.pi / (1.0 + np.sqrt(a * d / (b * c)))), -limit, limit)
+            r[i, j] = r[j, i] = np.clip(
+                np.cos(np.pi / (1.0 + np.sqrt(a * d / (b * c)))), -limit, limit
+            )
     vals, vecs = np.linalg.eigh(r)
     r = (vecs * np.maximum(vals, 0.02)) @ vecs.T
     scale = np.sqrt(np.diag(r))
