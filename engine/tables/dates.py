@@ -198,9 +198,10 @@ class DateLayer:
                 continue
             d = days[c.name].clip(lower=c.day_lower, upper=c.day_upper)
             if c.whole_days:
-                stamps = self.reference + pd.to_timedelta(np.round(d), unit="D")
+                stamps = pd.Series(self.reference + pd.to_timedelta(np.round(d), unit="D"))
             else:
-                stamps = (self.reference + pd.to_timedelta(d * 86_400.0, unit="s")).dt.round("s")
+                stamps = pd.Series(self.reference + pd.to_timedelta(d * 86_400.0, unit="s"))
+                stamps = stamps.dt.round("s")
             out[c.name] = stamps.astype("datetime64[ns]")
         return out
 

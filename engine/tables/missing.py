@@ -104,12 +104,12 @@ class MissingLayer:
                 center[c] = present.quantile(0.5, interpolation="lower")
             else:
                 center[c] = present.value_counts().index[0]
-        gone = (
-            np.column_stack([_gone(frame[c]).to_numpy() for c in indicators])
+        corr = (
+            latent_corr(np.column_stack([_gone(frame[c]).to_numpy() for c in indicators]))
             if indicators
             else None
         )
-        return cls(indicators, observed, center, rate, None if gone is None else latent_corr(gone))
+        return cls(indicators, observed, center, rate, corr)
 
     @property
     def cut(self) -> dict[str, float]:
