@@ -354,8 +354,11 @@ def prepared_rows(
     """The synthesized columns (dates parsed) and the truthful ``rows_dropped`` record.
 
     With ``complete_cases`` rows with a missing value in a used column are left out (today's
-    behaviour, as in the paper); without it every row is kept and missingness is modelled.
+    behaviour, as in the paper); without it every row is kept and missingness is modelled,
+    except the rows missing a value of a column that is missing in fewer than 10 rows (a
+    count the release would reproduce exactly).
     """
+    from engine.disclosure import THRESHOLD
     from engine.tables.dates import parse_dates
     from engine.tables.encoder import TableEncoder
 
@@ -370,15 +373,26 @@ def prepared_rows(
         real, info = TableEncoder(schema).complete_cases(data)
         info["missing_modelled"] = False
         return real, info
+    # A column missing in 1-9 rows: its missing rate would come back exactly and show a count
+    # under 10 (engine.disclosure.THRESHOLD); those few rows are left out instead.
+    rare = [c for c, k in by_column.items() if k < THRESHOLD]
+    keep = ~gone[rare].any(axis=1) if rare else pd.Series(True, index=data.index)
+    reason = (
+        "no row is left out: missing values are modelled (each column's missingness is "
+        "synthesized together with the values)"
+    )
+    if rare:
+        reason = (
+            "missing values are modelled (each column's missingness is synthesized together "
+            f"with the values), except in columns missing in fewer than {THRESHOLD} rows, "
+            "whose rows with a missing value are left out"
+        )
     info = {
         "rows_in": len(df),
-        "rows_used": len(df),
-        "rows_dropped": 0,
+        "rows_used": int(keep.sum()),
+        "rows_dropped": int((~keep).sum()),
         "missing_by_column": by_column,
-        "reason": (
-            "no row is left out: missing values are modelled (each column's missingness is "
-            "synthesized together with the values)"
-        ),
+        "reason": reason,
         "missing_modelled": True,
     }
-    return data, info
+    return data[keep.to_numpy()].copy(), info
