@@ -261,3 +261,22 @@ def test_layered_encoder_decodes_to_the_person_facing_columns() -> None:
     assert decoded.frame["age"].isna().sum() == real["age"].isna().sum()  # own rows: exact
     gap = (decoded.frame["admission_date"] - real["admission_date"]).abs()
     assert (gap == pd.Timedelta(0)).mean() >= 0.9  # exact but for the clipped extremes
+
+
+def test_complete_cases_command_line_option_sets_the_run_config(tmp_path: Path) -> None:
+    from engine.cli import _config_from_args, build_parser
+
+    parser = build_parser()
+    on = _config_from_args(parser.parse_args(["run", "t.csv", "--complete-cases"]), "t.csv")
+    off = _config_from_args(parser.parse_args(["run", "t.csv"]), "t.csv")
+    assert (on.complete_cases, off.complete_cases) == (True, False)
+
+
+def test_a_column_missing_in_few_rows_leaves_those_rows_out() -> None:
+    df = _missing_table(300)[["x0", "x1", "n2"]].copy()
+    df["n2"] = df["n2"].fillna(1.0)
+    df.loc[:3, "n2"] = np.nan  # 4 missing: a count under 10 would come back exactly
+    schema = infer_schema(df)
+    real, info = prepared_rows(schema, df, complete_cases=False)
+    assert info["rows_dropped"] == 4 and len(real) == 296 and real["n2"].notna().all()
+    assert real["x0"].isna().sum() == df.loc[4:, "x0"].isna().sum()  # the others kept missing
