@@ -64,12 +64,14 @@ def test_twenty_columns_with_five_percent_missing_keep_all_rows_and_their_missin
     # independently (about 0.25 % together) stays under 1 %.
     assert _co_missing(syn, "x0", "x1") >= 0.5 * _co_missing(real, "x0", "x1")
     assert _co_missing(syn, "x4", "x5") <= 0.01
-    # the audit's distance space holds the indicators: one extra coordinate per column
-    assert (
-        prep.encoder.distance_space(prep.real).shape[1]
-        == (prep.encoder.inner.distance_space(prep.encoder.modelled(prep.real, None)).shape[1])
-    )
+    # the audit's distance space holds the indicators: a row and the same row with one value
+    # missing are apart, in the value's and the indicator's coordinates
     assert len(prep.encoder.missing.indicators) == 20
+    row = prep.real.loc[prep.real.notna().all(axis=1)].iloc[[0]]
+    holed = row.copy()
+    holed["x4"] = np.nan
+    a, b = prep.encoder.distance_space(pd.concat([row, holed]))
+    assert np.count_nonzero(a != b) == 2 and np.linalg.norm(a - b) > 1.0
 
 
 def test_complete_cases_option_keeps_todays_behaviour(tmp_path: Path) -> None:
