@@ -1,7 +1,8 @@
-"""Columns that identify people: dates, e-mail addresses, phone numbers and record identifiers.
+"""Columns that identify people: e-mail addresses, phone numbers and record identifiers; and dates.
 
-These are dropped before anything is modelled (METHOD.md section 2: direct identifiers are never
-modelled). A column is an identifier when its values look like e-mail addresses or phone numbers,
+Identifiers are dropped before anything is modelled (METHOD.md section 2: direct identifiers are
+never modelled). Dates are recognised here too; :mod:`engine.tables.kinds` synthesizes them as
+days from a secret reference (:mod:`engine.tables.dates`) and drops exact dates of birth. A column is an identifier when its values look like e-mail addresses or phone numbers,
 or when it is (almost) different in every row and has an ID-like name (whole tokens such as
 ``id``, ``mrn``, ``subject_no``), text values, consecutive row numbers, or long numeric codes; a
 measurement name (age, weight, days, ...) protects a numeric column from the last rule, since a
