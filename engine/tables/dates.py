@@ -76,7 +76,9 @@ def parse_dates(s: pd.Series) -> pd.Series:
         if getattr(out.dt, "tz", None) is not None:
             out = out.dt.tz_localize(None)
         return out.astype("datetime64[ns]")
-    text = s.where(s.map(lambda v: isinstance(v, str)), None).astype(object)
+    if not s.dropna().map(lambda v: isinstance(v, str)).all():  # date objects (Parquet date32)
+        return pd.to_datetime(s, errors="coerce").astype("datetime64[ns]")
+    text = s.astype(object)
     slashed = text.dropna().astype(str).str.extract(_SLASHED).dropna().astype(int)
     if len(slashed):
         dayfirst = not (slashed[1] > 12).any() or (slashed[0] > 12).any()

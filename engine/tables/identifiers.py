@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 
 import numpy as np
@@ -85,7 +86,7 @@ def date_or_identifier(
     s: pd.Series, present: pd.Series, n_distinct: int
 ) -> tuple[str, str, None] | None:
     """Dates, e-mail/phone values, and per-row unique identifiers (all dropped)."""
-    if pd.api.types.is_datetime64_any_dtype(s) or _looks(present, _DATE):
+    if pd.api.types.is_datetime64_any_dtype(s) or _looks(present, _DATE) or _date_objects(present):
         return "date", "dates", None  # synthesized or dropped by engine.tables.kinds
     if _looks(present, _EMAIL):
         return "identifier", "values look like e-mail addresses (direct identifier)", None
@@ -173,6 +174,13 @@ def _looks(present: pd.Series, pattern: re.Pattern[str], share: float = 0.8) -> 
         return False
     text = present[present.map(lambda v: isinstance(v, str))]
     return len(text) == len(present) and text.str.strip().str.match(pattern).mean() >= share
+
+
+def _date_objects(present: pd.Series) -> bool:
+    """Python ``date``/``datetime`` objects (a Parquet ``date32`` column read by pandas)."""
+    if present.dtype != object or len(present) == 0:
+        return False
+    return bool(present.map(lambda v: isinstance(v, (_dt.date, pd.Timestamp))).all())
 
 
 def _looks_phone(present: pd.Series) -> bool:
