@@ -47,7 +47,9 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("audit", "engine.privacy.audit", "run_audit"),
     ("split fit", "engine.privacy.audit", "make_split"),
     ("train flow", "engine.flows.select", "select_flow"),
-    ("repeat", "engine.privacy.audit", "_one_repeat"),
+    ("per w", "engine.privacy.audit", "_audit_w"),
+    ("decode batch", "engine.privacy.audit", "_draw_repeats"),
+    ("repeat", "engine.privacy.audit", "_score_repeat"),
     ("decode latent", "engine.flows.train", "TrainedFlow.from_latent"),
     ("to distance space", "engine.tables.encoder", "TableEncoder.distance_space"),
     ("neighbour search", "engine.privacy.audit", "nearest_distances"),
@@ -87,7 +89,7 @@ class StageClock:
                 self.cpu[path] += cpu
                 self.wall[path] += wall
                 self.calls[path] += 1
-                if label == "repeat":
+                if label == "per w":
                     rec = self.per_w[round(float(args[1]), 6)]
                     rec[0], rec[1], rec[2] = rec[0] + cpu, rec[1] + wall, rec[2] + 1
 
@@ -228,7 +230,7 @@ def _print_case(case: str, rows: int, result: dict[str, Any]) -> None:
             f"  {'  ' * depth}{name:<{28 - 2 * depth}} {cpu:7.2f} s CPU {wall:7.2f} s wall  x{calls}"
         )
     for w, (cpu, wall, calls) in result.get("per_w", {}).items():
-        print(f"    w = {float(w):<8g} {cpu:6.2f} s CPU {wall:6.2f} s wall over {calls} repeats")
+        print(f"    w = {float(w):<8g} {cpu:6.2f} s CPU {wall:6.2f} s wall over {calls} splits")
     if "selected_w" in result:
         print(f"  selected w {result['selected_w']}, rows audited {result['rows_audited']}")
     if "finite_share" in result:

@@ -4,6 +4,8 @@ chunked generation against one pass."""
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
 import torch
 
 from engine.flows.adam import FusedAdam, PlateauSchedule
@@ -49,3 +51,44 @@ def test_fused_adam_skips_frozen_parameters() -> None:
     opt.step()
     assert torch.equal(mask, torch.ones(3))
     assert torch.allclose(w, torch.full((3,), 0.9))
+
+
+def _audit_curve(batch_rows: int) -> tuple[list[tuple[float, ...]], list[int]]:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        return _audit_curve_patched(batch_rows, monkeypatch)
+
+
+def _audit_curve_patched(
+    batch_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[tuple[float, ...]], list[int]]:
+    from engine.flows.train import FlowConfig, train_flow
+    from engine.privacy import audit
+
+    monkeypatch.setattr(audit, "_BATCH_ROWS", batch_rows)
+    batches: list[int] = []
+    draw = audit._draw_repeats
+
+    def counted(split, w, count, *args):  # type: ignore[no-untyped-def]
+        batches.append(count)
+        return draw(split, w, count, *args)
+
+    monkeypatch.setattr(audit, "_draw_repeats", counted)
+    X = np.random.default_rng(0).standard_normal((240, 3))
+    X[:, 2] += X[:, 0] * X[:, 1]
+
+    def fit(rows: np.ndarray) -> object:
+        return train_flow(rows, FlowConfig(flows=2, hidden=8, max_epochs=3), seed=0)
+
+    config = audit.AuditConfig(grid=(0.0, 0.4, 0.8), refine=False, splits=2)
+    result = audit.run_audit(X, X, fit, config=config, rng=np.random.default_rng(5))
+    return [(p.w, p.auc, p.density_auc, p.repeats) for p in result.curve], batches
+
+
+def test_batched_audit_repeats_give_the_same_curve() -> None:
+    """All repeats of a w decoded in one pass (up to 16,384 rows) or one repeat per pass: the
+    same AUCs to the last bit and the same number of repeats at every w (a trained flow)."""
+    batched, sizes = _audit_curve(16_384)
+    one_by_one, ones = _audit_curve(1)
+    assert batched == one_by_one
+    assert set(ones) == {1} and len(sizes) == 6  # one decode per (split, w) when batched
+    assert min(sizes) >= 2 and sum(ones) == sum(p[3] for p in batched)
