@@ -44,6 +44,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from scipy.stats import rankdata
 
+from engine.flows.generate import inject_latent_noise  # noqa: F401  (the one map; used in attacks)
 from engine.privacy.attacks import (  # noqa: F401  (re-exported)
     ATTACK_WORDS,
     ROC_FPR,
