@@ -85,10 +85,10 @@ def _audit_curve_patched(
 
 
 def test_batched_audit_repeats_give_the_same_curve() -> None:
-    """All repeats of a w decoded in one pass (up to 16,384 rows) or one repeat per pass: the
-    same AUCs to the last bit and the same number of repeats at every w (a trained flow)."""
+    """Several repeats of a w decoded in one pass (up to 16,384 rows) or one repeat per pass:
+    the same AUCs to the last bit and the same number of repeats at every w (a trained flow)."""
     batched, sizes = _audit_curve(16_384)
     one_by_one, ones = _audit_curve(1)
     assert batched == one_by_one
-    assert set(ones) == {1} and len(sizes) == 6  # one decode per (split, w) when batched
-    assert min(sizes) >= 2 and sum(ones) == sum(p[3] for p in batched)
+    assert set(ones) == {1} and sum(ones) == sum(p[3] for p in batched)
+    assert len(sizes) < len(ones) and max(sizes) >= 2  # fewer decode passes: batching was used

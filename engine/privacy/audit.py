@@ -327,7 +327,7 @@ def _audit_w(split, w, X_dist, to_dist, config, rng, acc, t0, cancel) -> bool:
     while True:
         cancel.raise_if_cancelled()
         if not pending:
-            count = min(per_batch, maximum - (len(samples.auc) - start))
+            count = _batch_size(samples, start, minimum, maximum, per_batch)
             pending = _draw_repeats(split, w, count, to_dist, config, local)
         _score_repeat(split, pending.pop(0), X_dist, config, samples)
         done = len(samples.auc) - start
@@ -341,6 +341,18 @@ def _audit_w(split, w, X_dist, to_dist, config, rng, acc, t0, cancel) -> bool:
             )
             if precise < _SE_TARGET:
                 return False
+
+
+def _batch_size(samples: _Samples, start: int, minimum: int, maximum: int, cap: int) -> int:
+    """Repeats to decode next: the minimum at first, then as many as the SE target still needs
+    at the spread seen so far (n = (SD / 0.01)^2), at least one, at most ``cap``."""
+    done = len(samples.auc) - start
+    if done < minimum:
+        need = minimum - done
+    else:
+        sd = max(_mean_sd_se(samples.auc[start:])[1], _mean_sd_se(samples.density[start:])[1])
+        need = math.ceil((sd / _SE_TARGET) ** 2) - done
+    return max(1, min(need, maximum - done, cap))
 
 
 def epsilon_for_copies(statement: EpsilonStatement, copies: int) -> EpsilonStatement:
