@@ -1,7 +1,7 @@
 """Training of one MAF and the trained model's numpy interface (see ``engine/flows/select.py``).
 
 * ``FlowConfig``: architecture and schedule.
-* ``train_flow``: Adam (fused), 80/20 seeded split, ReduceLROnPlateau down to ``min_lr``,
+* ``train_flow``: Adam (fused kernel, :mod:`engine.flows.adam`), 80/20 seeded split, a plateau schedule down to ``min_lr``,
   early stopping on the validation NLL of an exponential moving average of the weights,
   best (averaged) weights restored, spectral-norm vectors made exact at the end; each epoch
   is also reported as an :class:`engine.progress.EpochDone` partial result.
@@ -36,6 +36,7 @@ import torch
 from engine.device import is_out_of_memory, seeded_determinism
 from engine.device import resolve_device as resolve_device_choice
 from engine.errors import InputError
+from engine.flows.adam import FusedAdam, PlateauSchedule
 from engine.flows.maf import MAF
 from engine.progress import (
     NEVER_CANCELLED,
@@ -204,12 +205,11 @@ def _mean_nll(model: MAF, X: torch.Tensor) -> float:
     return total / max(len(X), 1)
 
 
-def _make_optimizer(model: MAF, config: FlowConfig) -> torch.optim.Optimizer:
+def _make_optimizer(model: MAF, config: FlowConfig) -> FusedAdam:
+    """Adam on the non-empty parameters (the fused kernel, without ``torch.optim``'s
+    one-off 1.3 s import of the compiler: :mod:`engine.flows.adam`)."""
     params = [p for p in model.parameters() if p.numel() > 0]
-    try:
-        return torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay, fused=True)
-    except (RuntimeError, TypeError):  # fused not supported for this device / build
-        return torch.optim.Adam(params, lr=config.lr, weight_decay=config.weight_decay)
+    return FusedAdam(params, lr=config.lr, weight_decay=config.weight_decay)
 
 
 def _split(n: int, val_fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -220,7 +220,7 @@ def _split(n: int, val_fraction: float, rng: np.random.Generator) -> tuple[np.nd
 
 def _train_epoch(
     model: MAF,
-    opt: torch.optim.Optimizer,
+    opt: FusedAdam,
     Xtr: torch.Tensor,
     batch: int,
     gen: torch.Generator,
@@ -269,7 +269,7 @@ def _fit(
     """The epoch loop; leaves the best weights in ``model``. Returns (history, seconds)."""
     gen = torch.Generator().manual_seed(seed)
     opt = _make_optimizer(model, config)
-    sched = torch.optim.lr_scheduler.ReduceLROnPlateau(
+    sched = PlateauSchedule(
         opt, factor=0.5, patience=max(1, config.patience // 3), min_lr=config.min_lr
     )
     batch = config.effective_batch(len(Xtr))

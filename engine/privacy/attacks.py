@@ -4,7 +4,8 @@ The audit (:mod:`engine.privacy.audit`) scores two membership attacks at every w
 rule tests each attack's mean AUC + one standard error against the limit. This module names the
 attack that decides (the *binding* attack) at one curve point or at the first failing w, and
 turns member / non-member scores into ROC points. :func:`make_split` draws one train/holdout
-split with its fitted map and the holdout's density reference.
+split with its fitted map and the holdout's density reference; :func:`_draw_repeats` draws
+and decodes several repeats of one w in one pass.
 
 References: METHOD.md section 5; van Breugel et al. (2023) DOMIAS; Fawcett (2006) ROC analysis.
 
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.flows.generate import inject_latent_noise
 from engine.privacy.density import GaussianKDE, principal_basis
 
 if TYPE_CHECKING:
@@ -140,3 +142,33 @@ def make_split(X_model, X_dist, fit_map, config, rng) -> Split:
     ref_hold = kde.leave_one_out_log_density()  # no holdout row scored by a KDE holding it
     ref_members = kde.log_density(X_dist[train])
     return Split(train, hold, latent, lmap, ref_members, ref_hold, basis)
+
+
+@dataclass(frozen=True)
+class _Draw:
+    """One repeat's synthetic set (distance space) and its density-attack samples."""
+
+    synth_dist: np.ndarray
+    members: np.ndarray  # indices into split.train scored by the density attack
+    holdout: np.ndarray  # indices into split.hold scored by the density attack
+
+
+def _draw_repeats(split: Split, w: float, count: int, to_dist, config, rng) -> list[_Draw]:
+    """``count`` repeats at w: each repeat's noise, then its density samples, drawn in turn from
+    ``rng`` (as one repeat at a time would), and all synthetic sets decoded and mapped to the
+    distance space in one pass (the decode's per-call overhead dominates small tables)."""
+    m = min(config.density_max_eval, len(split.train))
+    h = min(config.density_max_eval, len(split.hold))
+    noise, picks = [], []
+    for _ in range(count):
+        noise.append(rng.standard_normal(split.latent.shape))
+        picks.append(
+            (
+                rng.choice(len(split.train), size=m, replace=False),
+                rng.choice(len(split.hold), size=h, replace=False),
+            )
+        )
+    latent = inject_latent_noise(np.tile(split.latent, (count, 1)), w, np.concatenate(noise))
+    synth = np.asarray(to_dist(np.asarray(split.lmap.from_latent(latent))), dtype=np.float64)
+    parts = np.split(synth, count)
+    return [_Draw(part, mi, hi) for part, (mi, hi) in zip(parts, picks, strict=True)]

@@ -44,12 +44,14 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from scipy.stats import rankdata
 
-from engine.flows.generate import inject_latent_noise
+from engine.flows.generate import inject_latent_noise  # noqa: F401  (the one map; used in attacks)
 from engine.privacy.attacks import (  # noqa: F401  (re-exported)
     ATTACK_WORDS,
     ROC_FPR,
     BindingAttack,
     Split,
+    _Draw,
+    _draw_repeats,
     binding_attack,
     first_failure,
     make_split,
@@ -88,6 +90,7 @@ from engine.progress import (
 
 FitMap = Callable[[np.ndarray], LatentMap]
 _make_split, _Split = make_split, Split  # the names the mutation guards use
+_BATCH_ROWS = 16_384  # synthetic rows decoded in one pass: the repeats of a w share a decode
 
 
 @dataclass(frozen=True)
@@ -158,25 +161,24 @@ class _Samples:
     tpr: list[np.ndarray] = field(default_factory=list)
 
 
-def _one_repeat(split: Split, w: float, X_dist, to_dist, config, rng, acc: _Samples) -> None:
-    """Perturb the train part once at w and score both attacks."""
-    noise = rng.standard_normal(split.latent.shape)
-    synth = split.lmap.from_latent(inject_latent_noise(split.latent, w, noise))
-    synth_dist = np.asarray(to_dist(np.asarray(synth)), dtype=np.float64)
-    score = -nearest_distances(X_dist, synth_dist, method=config.nn_method)
+def _score_repeat(split: Split, draw: _Draw, X_dist, config, acc: _Samples) -> None:
+    """Score both attacks on one repeat's synthetic set."""
+    score = -nearest_distances(X_dist, draw.synth_dist, method=config.nn_method)
     members, nonmembers = score[split.train], score[split.hold]
     acc.auc.append(membership_auc(members, nonmembers))
     fpr, tpr = roc_curve(members, nonmembers)
     acc.tpr.append(np.interp(ROC_FPR, fpr, tpr))
-    m = min(config.density_max_eval, len(split.train))
-    h = min(config.density_max_eval, len(split.hold))
-    mi = rng.choice(len(split.train), size=m, replace=False)
-    hi = rng.choice(len(split.hold), size=h, replace=False)
+    mi, hi = draw.members, draw.holdout
     rows = np.concatenate([split.train[mi], split.hold[hi]])
-    log_synth = GaussianKDE(basis=split.basis).fit(synth_dist).log_density(X_dist[rows])
+    log_synth = GaussianKDE(basis=split.basis).fit(draw.synth_dist).log_density(X_dist[rows])
     ref = np.concatenate([split.ref_log_members[mi], split.ref_log_hold[hi]])
     ratio = log_synth - ref
-    acc.density.append(membership_auc(ratio[:m], ratio[m:]))
+    acc.density.append(membership_auc(ratio[: len(mi)], ratio[len(mi) :]))
+
+
+def _one_repeat(split: Split, w: float, X_dist, to_dist, config, rng, acc: _Samples) -> None:
+    """Perturb the train part once at w and score both attacks."""
+    _score_repeat(split, _draw_repeats(split, w, 1, to_dist, config, rng)[0], X_dist, config, acc)
 
 
 def _summarise(w: float, acc: _Samples, refined: bool) -> CurvePoint:
@@ -316,9 +318,18 @@ def _audit_w(split, w, X_dist, to_dist, config, rng, acc, t0, cancel) -> bool:
     minimum = fixed if fixed is not None else max(2, -(-_MIN_REPEATS // config.splits))
     maximum = fixed if fixed is not None else max(minimum, _MAX_REPEATS // config.splits)
     start = len(samples.auc)
+    # Each (split, w) draws from its own generator, seeded from ``rng`` once per call, so the
+    # repeats decoded ahead in a batch and never scored (the SE target was met first) leave
+    # every other w's draws unchanged: the curve does not depend on the batch size.
+    local = np.random.default_rng(rng.integers(2**63))
+    per_batch = max(1, _BATCH_ROWS // max(1, len(split.latent)))
+    pending: list[_Draw] = []
     while True:
         cancel.raise_if_cancelled()
-        _one_repeat(split, w, X_dist, to_dist, config, rng, samples)
+        if not pending:
+            count = _batch_size(samples, start, minimum, maximum, per_batch)
+            pending = _draw_repeats(split, w, count, to_dist, config, local)
+        _score_repeat(split, pending.pop(0), X_dist, config, samples)
         done = len(samples.auc) - start
         if done >= maximum:
             return False
@@ -330,6 +341,18 @@ def _audit_w(split, w, X_dist, to_dist, config, rng, acc, t0, cancel) -> bool:
             )
             if precise < _SE_TARGET:
                 return False
+
+
+def _batch_size(samples: _Samples, start: int, minimum: int, maximum: int, cap: int) -> int:
+    """Repeats to decode next: the minimum at first, then as many as the SE target still needs
+    at the spread seen so far (n = (SD / 0.01)^2), at least one, at most ``cap``."""
+    done = len(samples.auc) - start
+    if done < minimum:
+        need = minimum - done
+    else:
+        sd = max(_mean_sd_se(samples.auc[start:])[1], _mean_sd_se(samples.density[start:])[1])
+        need = math.ceil((sd / _SE_TARGET) ** 2) - done
+    return max(1, min(need, maximum - done, cap))
 
 
 def epsilon_for_copies(statement: EpsilonStatement, copies: int) -> EpsilonStatement:

@@ -1,0 +1,119 @@
+"""Speed-ups that must not change what is computed: the hand-held fused Adam and plateau
+schedule against torch.optim's, the batched audit repeats against one-at-a-time repeats, and
+chunked generation against one pass."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from engine.flows.adam import FusedAdam, PlateauSchedule
+
+
+def _net(seed: int) -> torch.nn.Module:
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+
+
+def test_fused_adam_and_plateau_match_torch_optim_bit_for_bit() -> None:
+    """40 steps with weight decay and a loss that plateaus (the rate is halved twice): every
+    weight equals torch.optim.Adam(fused=True) + ReduceLROnPlateau's exactly."""
+    x = torch.randn(64, 3, generator=torch.Generator().manual_seed(0))
+    y = x.sum(1, keepdim=True)
+    ours, theirs = _net(1), _net(1)
+    opt_a = FusedAdam(list(ours.parameters()), lr=0.01, weight_decay=1e-3)
+    opt_b = torch.optim.Adam(theirs.parameters(), lr=0.01, weight_decay=1e-3, fused=True)
+    sched_a = PlateauSchedule(opt_a, factor=0.5, patience=2, min_lr=1e-4)
+    sched_b = torch.optim.lr_scheduler.ReduceLROnPlateau(opt_b, factor=0.5, patience=2, min_lr=1e-4)
+    lrs = []
+    for step in range(40):
+        for net, opt in ((ours, opt_a), (theirs, opt_b)):
+            opt.zero_grad(set_to_none=True)
+            ((net(x) - y) ** 2).mean().backward()
+            opt.step()
+        plateau = 1.0 if step > 10 else 1.0 / (step + 1)  # stops improving after step 10
+        sched_a.step(plateau)
+        sched_b.step(plateau)
+        assert opt_a.lr == opt_b.param_groups[0]["lr"]
+        lrs.append(opt_a.lr)
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
+        assert torch.equal(a, b)
+    assert lrs[-1] <= 0.01 / 4  # the schedule did act (halved at least twice)
+
+
+def test_fused_adam_skips_frozen_parameters() -> None:
+    """A parameter without gradient (a MADE mask) is never moved."""
+    mask = torch.nn.Parameter(torch.ones(3), requires_grad=False)
+    w = torch.nn.Parameter(torch.ones(3))
+    opt = FusedAdam([mask, w], lr=0.1)
+    (w * mask).sum().backward()
+    opt.step()
+    assert torch.equal(mask, torch.ones(3))
+    assert torch.allclose(w, torch.full((3,), 0.9))
+
+
+def _audit_curve(batch_rows: int) -> tuple[list[tuple[float, ...]], list[int]]:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        return _audit_curve_patched(batch_rows, monkeypatch)
+
+
+def _audit_curve_patched(
+    batch_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[tuple[float, ...]], list[int]]:
+    from engine.flows.train import FlowConfig, train_flow
+    from engine.privacy import audit
+
+    monkeypatch.setattr(audit, "_BATCH_ROWS", batch_rows)
+    batches: list[int] = []
+    draw = audit._draw_repeats
+
+    def counted(split, w, count, *args):  # type: ignore[no-untyped-def]
+        batches.append(count)
+        return draw(split, w, count, *args)
+
+    monkeypatch.setattr(audit, "_draw_repeats", counted)
+    X = np.random.default_rng(0).standard_normal((240, 3))
+    X[:, 2] += X[:, 0] * X[:, 1]
+
+    def fit(rows: np.ndarray) -> object:
+        return train_flow(rows, FlowConfig(flows=2, hidden=8, max_epochs=3), seed=0)
+
+    config = audit.AuditConfig(grid=(0.0, 0.4, 0.8), refine=False, splits=2)
+    result = audit.run_audit(X, X, fit, config=config, rng=np.random.default_rng(5))
+    return [(p.w, p.auc, p.density_auc, p.repeats) for p in result.curve], batches
+
+
+def test_batched_audit_repeats_give_the_same_curve() -> None:
+    """Several repeats of a w decoded in one pass (up to 16,384 rows) or one repeat per pass:
+    the same AUCs to the last bit and the same number of repeats at every w (a trained flow)."""
+    batched, sizes = _audit_curve(16_384)
+    one_by_one, ones = _audit_curve(1)
+    assert batched == one_by_one
+    assert set(ones) == {1} and sum(ones) == sum(p[3] for p in batched)
+    assert len(sizes) < len(ones) and max(sizes) >= 2  # fewer decode passes: batching was used
+
+
+@pytest.mark.parametrize("per_row_w", [False, True])
+def test_chunked_generation_equals_one_pass(
+    monkeypatch: pytest.MonkeyPatch, per_row_w: bool
+) -> None:
+    """2,500 rows through a trained flow in blocks of 1,024 (with the flow decoding 512 rows at a
+    time) give bit-identical rows to one pass, and the non-finite count covers every block."""
+    from engine.flows import generate, train
+    from engine.flows.train import FlowConfig, train_flow
+
+    monkeypatch.setattr(train, "CHUNK_ROWS", 512)
+    X = np.random.default_rng(0).standard_normal((2_500, 4))
+    flow = train_flow(X, FlowConfig(flows=2, hidden=8, max_epochs=2), seed=0)
+    w = np.random.default_rng(1).uniform(0.2, 0.9, len(X)) if per_row_w else 0.6
+    one_pass = generate.latent_noise_injection(flow, X, w, np.random.default_rng(3))
+    monkeypatch.setattr(generate, "GENERATE_CHUNK_ROWS", 1_024)
+    blocks: list[int] = []
+    encode = flow.to_latent
+    monkeypatch.setattr(flow, "to_latent", lambda rows: blocks.append(len(rows)) or encode(rows))
+    chunked = generate.latent_noise_injection(flow, X, w, np.random.default_rng(3))
+    assert blocks == [1_024, 1_024, 452]
+    np.testing.assert_array_equal(chunked, one_pass)
+    assert not np.allclose(chunked, X, atol=0.05)  # noise was injected
+    assert flow.last_nonfinite == int((~np.isfinite(one_pass).all(axis=1)).sum())
