@@ -210,3 +210,40 @@ def test_kth_neighbour_distances_of_the_five_row_line() -> None:
     for k, dist in expect.items():
         assert kth_neighbour_distances(REAL, k).tolist() == dist
     assert kth_neighbour_distances(REAL.astype(np.float32), 2).dtype == np.float64
+
+
+# --- epsilon_statement --------------------------------------------------------------------------
+
+
+def test_epsilon_statement_sentence_and_refusal_word_for_word() -> None:
+    """C = 2 (two codes 2 apart), w = 0.5, delta = 0.01: eps = 2 + 2 sqrt(2 ln 100) = 8.07."""
+    s = release.epsilon_statement(np.array([[0.0], [2.0]]), 0.5, 0.01)
+    assert s.sentence == (
+        "At w = 0.5 the injected noise gives local (8.07, 0.01)-differential privacy per record "
+        "if the flow's latent codes of any two records lie at most C = 2 apart (exact, from the "
+        f"data); this is {release.NATURE}."
+    )
+    for w, delta in [(-0.1, 0.01), (1.1, 0.01), (0.5, 0.0), (0.5, 1.0)]:
+        with pytest.raises(ValueError, match=r"^w must lie in \[0, 1\] and delta in \(0, 1\)$"):
+            release.epsilon_statement(np.array([[0.0], [2.0]]), w, delta)
+
+
+# --- the GDP dual and the weight check ---------------------------------------------------------
+
+
+def test_a_mechanism_with_mu_zero_has_delta_zero_at_every_epsilon() -> None:
+    """mu = 0 (no noisy step) leaks nothing: delta(epsilon) = 0, also at epsilon = 0, where a
+    mu of 0.5 gives delta(0) = 2 Phi(0.25) - 1 = 0.1974."""
+    from engine.privacy.dp.accountant import delta_for_epsilon
+
+    assert [delta_for_epsilon(e, 0.0) for e in (0.0, 0.5, 3.0)] == [0.0, 0.0, 0.0]
+    assert delta_for_epsilon(0.0, 0.5) == pytest.approx(0.19741, abs=1e-5)
+
+
+@pytest.mark.parametrize("w", [None, float("nan"), -0.5, 1.5])
+def test_a_missing_or_impossible_weight_gets_the_one_line_input_error(w: object) -> None:
+    from engine.errors import InputError
+    from engine.flows.generate import inject_latent_noise
+
+    with pytest.raises(InputError, match=rf"^perturbation weight w={w} is outside 0\.\.1; choose"):
+        inject_latent_noise(np.zeros((2, 1)), w, np.zeros((2, 1)))  # type: ignore[arg-type]
