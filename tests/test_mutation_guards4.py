@@ -191,7 +191,8 @@ def test_ranks_of_records_closer_than_one() -> None:
 def test_count_closer_excludes_a_point_exactly_on_a_radius_below_or_at_one(radius: float) -> None:
     pts = np.array([[0.0], [radius], [-radius / 2], [radius * 2]])
     # the centre itself and -radius/2 lie strictly inside; +radius lies on the sphere
-    assert count_closer(pts, np.array([[0.0]]), np.array([radius])).tolist() == [2]
+    counts = count_closer(pts, np.array([[0.0], [9.0]]), np.array([radius, 0.0]))
+    assert counts.tolist() == [2, 0] and counts.dtype == np.int64  # counts, not floats
 
 
 def test_count_closer_with_float32_radii_is_exact_in_float64() -> None:
