@@ -28,6 +28,8 @@ k-th neighbour is exact and can be checked by eye:
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -248,3 +250,24 @@ def test_a_missing_or_impossible_weight_gets_the_one_line_input_error(w: object)
 
     with pytest.raises(InputError, match=rf"^perturbation weight w={w} is outside 0\.\.1; choose"):
         inject_latent_noise(np.zeros((2, 1)), w, np.zeros((2, 1)))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("where", ["point", "centre", "radius"])
+def test_count_closer_with_a_huge_value_in_16_columns_is_exact_and_silent(where: str) -> None:
+    """A 1e20 coordinate (or radius) would overflow float32 squares: the float32 tiles are not
+    used for it (no overflow warning reaches the user) and the count stays exact."""
+    pts = np.zeros((6, 16))
+    pts[:, 0] = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    centres, radii = pts[:2].copy(), np.array([2.5, 2.0])
+    expect = [3, 3]  # 0: rows 0, 1, 2 (row 3 at 3); 1: rows 0, 1, 2 (row 3 at exactly 2)
+    if where == "point":
+        pts[5, 1] = 1e20  # the row at 5 moves far away: not counted anyway
+    elif where == "centre":
+        centres[1, 1] = 1e20  # nothing is near it
+        expect = [3, 0]
+    else:
+        radii[0] = 1e20  # every row is closer
+        expect = [6, 3]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert count_closer(pts, centres, radii).tolist() == expect
