@@ -15,7 +15,7 @@ TORCH_INDEX ?= $(if $(LOCAL_TORCH),,--index-url https://download.pytorch.org/whl
 LOCK        := installer/requirements.lock
 CONSTRAINTS := $(VENV)/constraints.txt
 
-.PHONY: demo test venv lint bench clean mutate
+.PHONY: demo test venv lint bench clean mutate mutate-check
 
 venv: $(STAMP)
 
@@ -67,6 +67,15 @@ mutate: $(STAMP)
 	timeout $(MUTATE_BUDGET_S) $(VENV)/bin/mutmut run --max-children 1 \
 		$(if $(filter all,$(MUTATE_SCOPE)),,$(foreach g,$(MUTATE_SCOPE),"$(g)")) || test $$? = 124
 	$(VENV)/bin/mutmut results
+
+# Re-check one mutant (MUTANT=<name> from `mutmut results`) with mutmut's own switch, against the
+# current tests (copied into mutants/ first): fast, no statistics or clean run (docs/mutation.md).
+MUTATE_TESTS ?= tests/test_mutation_guards4.py
+mutate-check:
+	test -d mutants && test -n "$(MUTANT)"
+	cp tests/*.py mutants/tests/
+	cd mutants && MUTANT_UNDER_TEST="$(MUTANT)" MPLBACKEND=Agg $(abspath $(PY)) -m pytest -x -q \
+		-p no:cacheprovider -o addopts= $(MUTATE_TESTS)
 
 clean:
 	rm -rf $(VENV) demo-output build dist *.egg-info mutants
