@@ -105,8 +105,7 @@ def release_at(result: Any, w: float, acknowledged: bool, progress: Any, cancel:
     from engine import pipeline
     from engine.errors import PrivacyRefused
 
-    selected = result.audit.selected_w
-    raising = selected is None or w > float(selected) + 1e-9
+    raising = result.above_choice(w)
     if raising and not acknowledged:
         raise PrivacyRefused(
             f"w = {w:.2f} is above the audited choice; tick the risk acknowledgement to use it"

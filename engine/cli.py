@@ -273,7 +273,7 @@ def _run(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> i
     config = _config_from_args(ns, ns.input)
     result = run_pipeline(config, progress, cancel)
     print_summary(result, ns.out)
-    if result.verdict != "refused":
+    if result.released is not None:
         print(f"Wrote the synthetic copy to {ns.out.resolve()}")
     return 0
 

@@ -119,7 +119,7 @@ def test_acknowledgement_stays_ticked_with_its_warning_after_apply(
     qtbot.waitUntil(
         lambda: window.session.result is not released and not privacy.is_busy(), timeout=110000
     )
-    assert window.session.result.release["w"] == pytest.approx(raised)
+    assert window.session.result.release.w == pytest.approx(raised)
     # the box and the sentence beside it agree: ticked, and the risk was accepted
     assert privacy.ack.isChecked() and privacy.ack.isEnabled()
     assert f"Released at w = {raised:.2f} with your acceptance" in privacy.ack_label.text()

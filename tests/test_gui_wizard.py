@@ -137,7 +137,7 @@ def test_whole_wizard_from_import_to_export_with_a_raised_w(
         lambda: window.session.result is not result and not privacy.is_busy(), timeout=110000
     )
     released = window.session.result
-    assert released.release["w"] == pytest.approx(raised)
+    assert released.release.w == pytest.approx(raised)
     assert released.config.risk_acknowledged and released.verdict == "released with override"
     assert "acknowledged" in privacy.summary.text()
     window.next()  # -> Fidelity

@@ -105,7 +105,7 @@ class ExportPage(Page):
             )
         else:
             self.summary.setText(
-                f"Ready: {result.release['rows']:,} synthetic rows at w = {result.release['w']:.2f} "
+                f"Ready: {result.release.rows:,} synthetic rows at w = {result.release.w:.2f} "
                 f"({result.verdict})."
             )
         ready = result is not None and result.synthetic is not None

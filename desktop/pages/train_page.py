@@ -206,7 +206,7 @@ class TrainPage(Page):
         self.bar.setValue(1000)
         self.eta.setText("")
         self.render(result)
-        if result.verdict == "refused":
+        if result.refusal is not None:
             self.stage.setText("Finished: no w met the privacy limit. See the next page.")
             QMessageBox.information(
                 self,
@@ -217,7 +217,7 @@ class TrainPage(Page):
             )
         else:
             self.stage.setText(
-                f"Finished: w = {result.release['w']:.2f} chosen ({result.verdict}). "
+                f"Finished: w = {result.release.w:.2f} chosen ({result.verdict}). "
                 "Press Next to review the privacy audit."
             )
 
@@ -236,7 +236,7 @@ class TrainPage(Page):
         self.loss_plot.draw(loss_curve(self.losses))
         self.loss_note.setText(rising_validation_note(self.losses))
         if result.audit is not None:
-            chosen = result.release.get("w")
+            chosen = result.release.w
             self.auc_plot.draw(
                 privacy_curve(
                     result.audit, result.config.auc_max, chosen, chosen_label="released w"

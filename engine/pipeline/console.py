@@ -10,9 +10,12 @@ import sys
 import time
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import LatentSynthError
+
+if TYPE_CHECKING:
+    from engine.pipeline.results import RunResult
 
 
 class TerminalProgress:
@@ -64,16 +67,18 @@ class TerminalProgress:
             sys.stderr.write("\n")
 
 
-def print_summary(result: Any, out: Path) -> None:
-    rel = result.release
-    if result.verdict == "refused":
+def print_summary(result: RunResult, out: Path) -> None:
+    """One line on stdout: the verdict, rows, w, the deciding attack and the release metrics
+    (nothing for a refused run)."""
+    rel = result.released
+    if rel is None or result.audit is None:
         return
-    binding = result.audit.binding(rel["w"])
+    binding = result.audit.binding(rel.w)
     print(
-        f"{result.verdict}: {rel['rows']} synthetic rows at w = {rel['w']:.2f} "
+        f"{result.verdict}: {rel.rows} synthetic rows at w = {rel.w:.2f} "
         f"({binding.quote(result.config.auc_max)}); "
-        f"closer probability {rel.get('closer_probability', float('nan')):.3f}, "
-        f"median rank {rel.get('median_rank', float('nan')):.0f}. Files in {out}"
+        f"closer probability {rel.metrics.closer_probability:.3f}, "
+        f"median rank {rel.metrics.median_rank:.0f}. Files in {out}"
     )
 
 
