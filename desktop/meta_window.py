@@ -231,7 +231,7 @@ class MetaWindow(QtWidgets.QMainWindow):
         if not path:
             return
         try:
-            from engine.stats.meta import read_summary
+            from engine import read_summary
 
             table = read_summary(path)
         except Exception as err:  # noqa: BLE001 - shown to the user
@@ -244,7 +244,7 @@ class MetaWindow(QtWidgets.QMainWindow):
     # -- pooling ------------------------------------------------------------------------
     def config(self) -> Any:
         """The MetaConfig for the current inputs; raises ValueError with a readable message."""
-        from engine.pipeline.meta import MetaConfig
+        from engine import MetaConfig
 
         out = self._workdir / "latest"
         method = self.method.currentData()
@@ -305,7 +305,7 @@ class MetaWindow(QtWidgets.QMainWindow):
         except Exception as err:  # noqa: BLE001 - ValueError / InputError: shown
             _warn(self, err)
             return
-        from engine.pipeline.meta import run_meta
+        from engine import run_meta
 
         self.bar.setValue(0)
         self.bar.setVisible(True)
@@ -331,8 +331,7 @@ class MetaWindow(QtWidgets.QMainWindow):
     def show_result(self, run: Any) -> None:
         from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
 
-        from engine.pipeline.meta import effect_label
-        from engine.report.forest import forest_figure
+        from engine import effect_label, forest_figure
 
         self.run = run
         res = run.primary
@@ -378,7 +377,7 @@ class MetaWindow(QtWidgets.QMainWindow):
             if not folder:
                 return None
             settings.setValue("meta/folder", folder)
-        from engine.tables.write import atomic_write_bytes
+        from engine import atomic_write_bytes
 
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)

@@ -49,7 +49,7 @@ class Session:
 
     def config(self, **changes: Any) -> Any:
         """A validated :class:`engine.pipeline.RunConfig` from the collected fields."""
-        from engine.pipeline import RunConfig
+        from engine import RunConfig
 
         values = {**self.fields, **changes}
         values.setdefault("input", Path("."))
@@ -80,7 +80,7 @@ class Inspected:
 
 def inspect_table(config: Any, progress: Any = None, cancel: Any = None) -> Inspected:
     """Read the file, keep the chosen rows and infer column kinds (no model fitting)."""
-    from engine.pipeline import load_table, schema_for
+    from engine import load_table, schema_for
 
     if progress:
         progress(0.1, "reading the file")
@@ -102,8 +102,7 @@ def release_at(result: Any, w: float, acknowledged: bool, progress: Any, cancel:
     ``w`` and ``risk_acknowledged=True`` (audit.json ``settings``) and the verdict is
     "released with override".
     """
-    from engine import pipeline
-    from engine.errors import PrivacyRefused
+    from engine import PrivacyRefused, release
 
     raising = result.above_choice(w)
     if raising and not acknowledged:
@@ -113,14 +112,14 @@ def release_at(result: Any, w: float, acknowledged: bool, progress: Any, cancel:
     cfg = replace(result.config, w=float(w), risk_acknowledged=bool(raising))
     prep = replace(result.prepared, config=cfg)
     timings = {"audit_seconds": float(result.timings.get("audit_seconds", 0.0))}
-    return pipeline.release(
+    return release(
         prep, result.audit, progress=progress, cancel=cancel, flow=result.flow, timings=timings
     )
 
 
 def demo_input() -> Path:
     """The embedded demo cohort CSV."""
-    from engine.pipeline.demo import demo_input as engine_demo_input
+    from engine import demo_input as engine_demo_input
 
     return engine_demo_input()
 

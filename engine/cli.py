@@ -369,9 +369,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except LatentSynthError as err:
         progress.close()
-        print(
-            f"latent-synth: {'refused' if err.exit_code == 3 else 'error'}: {err}", file=sys.stderr
-        )
+        from engine.pipeline.console import command_line_message
+
+        word = "refused" if err.exit_code == 3 else "error"
+        message = command_line_message(str(err), ns.command)
+        print(f"latent-synth: {word}: {message}", file=sys.stderr)
         return err.exit_code
     except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
         progress.close()

@@ -202,6 +202,25 @@ def test_bad_arguments_exit_2(args: list[str], expected: str, tmp_path: Path) ->
     assert not (tmp_path / "o" / "synthetic.csv").exists()
 
 
+def test_cli_errors_add_the_option_to_the_plain_engine_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The engine names the setting in words (the wizard shows them as they are); the command
+    line adds the option that sets it, once, at the end of its one line."""
+    good = tmp_path / "good.csv"
+    _cohort(100).to_csv(good, index=False)
+    assert main(["run", str(good), "--event", "age", "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and "'age'" in line and "the event column must be binary" in line
+    assert line.endswith("(command line: --event COL)") and line.count("--") == 1
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert main(["run", str(good), "--out", str(afile), "--quiet"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "not a folder" in line and line.endswith("(command line: --out DIR)")
+    assert not (tmp_path / "o").exists()
+
+
 def test_inf_and_empty_column_are_handled(tmp_path: Path) -> None:
     data = _cohort(300, seed=4)
     data["sbp"] = data["sbp"].astype(float)

@@ -78,7 +78,7 @@ class Page(QtWidgets.QWidget):
 
     def show_error(self, err: BaseException) -> None:
         """A readable message box for any failure; never a traceback."""
-        from engine.errors import LatentSynthError
+        from engine import LatentSynthError
 
         if isinstance(err, (LatentSynthError, OSError)):
             text = plain_message(str(err))

@@ -259,7 +259,7 @@ class ColumnsPage(Page):
         config = replace(self.session.config(), analysis=None, outcome=None, covariates=(), per=())
         if self.session.prepared is not None and self.session.prepared.config == config:
             return True
-        from engine.pipeline import prepare
+        from engine import prepare
 
         self.status.setVisible(True)
         self.run_task(

@@ -129,7 +129,7 @@ class ExportPage(Page):
             self.folder.setText(path)
 
     def export(self) -> None:
-        from engine.pipeline import write_outputs
+        from engine import write_outputs
 
         result = self.session.result
         text = self.folder.text().strip()

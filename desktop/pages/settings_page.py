@@ -269,7 +269,7 @@ class SettingsPage(Page):
 
     def analysis_problems(self) -> list[str]:
         """Why the chosen analysis cannot be fitted on this table (the engine's own check)."""
-        from engine.pipeline.config import check_analysis
+        from engine import check_analysis
 
         prepared = self.session.prepared
         if prepared is None:
@@ -332,7 +332,7 @@ class SettingsPage(Page):
         }
 
     def choices(self) -> dict[str, Any]:
-        from engine.pipeline import DEFAULT_GRID
+        from engine import DEFAULT_GRID
 
         return {
             "auc_max": round(self.auc.value(), 3),

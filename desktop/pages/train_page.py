@@ -121,7 +121,7 @@ class TrainPage(Page):
         return self.session.result is not None and not self.is_busy()
 
     def start(self) -> None:
-        from engine.pipeline import synthesize
+        from engine import synthesize
 
         if self.is_busy() or self.session.prepared is None:
             return

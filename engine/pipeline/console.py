@@ -5,6 +5,8 @@ are named, and the one-line summary of a release.
 References: CONTRACTS.md (``latent-synth run`` without ``--out``; exit codes and messages).
 """
 
+from __future__ import annotations
+
 import shutil
 import sys
 import time
@@ -126,3 +128,37 @@ def recognise_roles(ns: Any) -> None:
             f"recognised survival columns: time '{roles.time}', event '{roles.event}' "
             "(give --time and --event to choose others)"
         )
+
+
+# The settings engine messages name in plain words (the wizard shows them as they are), and the
+# command-line option that sets each: the command line adds the option to its one-line error.
+COMMAND_LINE_OPTIONS = {
+    "the time column": "--time COL",
+    "the event column": "--event COL",
+    "the columns to drop": "--drop COL",
+    "the columns to keep": "--keep COL",
+    "the column kinds": "--kind COL=KIND",
+    "the bounds setting": "--bounds COL=LO:HI",
+    "the outcome column": "--outcome COL",
+    "the covariates": "--covariates COL,COL",
+    "the effect-per-units setting": "--per COL=UNITS",
+    "the number of copies": "--copies N",
+    "the output folder": "--out DIR",
+}
+META_OPTIONS = {"the covariates": "--exposure COL --adjust COL,COL"}
+
+
+def command_line_message(text: str, command: str = "run") -> str:
+    """An engine message with the command-line options for the settings it names appended.
+
+    Example:
+        >>> command_line_message("the event column must be binary (0/1).")
+        'the event column must be binary (0/1). (command line: --event COL)'
+        >>> command_line_message("no covariates given: list them in the covariates", "meta")
+        'no covariates given: list them in the covariates (command line: --exposure COL --adjust COL,COL)'
+        >>> command_line_message("AUC limit 0.4: the limit must be above 0.5")
+        'AUC limit 0.4: the limit must be above 0.5'
+    """
+    options = {**COMMAND_LINE_OPTIONS, **(META_OPTIONS if command == "meta" else {})}
+    named = [option for setting, option in options.items() if setting in text]
+    return f"{text} (command line: {', '.join(named)})" if named else text
