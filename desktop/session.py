@@ -122,9 +122,3 @@ def demo_input() -> Path:
     from engine import demo_input as engine_demo_input
 
     return engine_demo_input()
-
-
-def column_values_binary(frame: Any, name: str) -> bool:
-    """Whether a column holds exactly two distinct non-missing values (an event must)."""
-    values = frame[name].dropna().unique()
-    return len(values) == 2

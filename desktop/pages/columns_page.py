@@ -169,8 +169,13 @@ class ColumnsPage(Page):
         raise KeyError(name)
 
     def choices(self) -> dict[str, Any]:
-        """The RunConfig fields implied by the table; raises ValueError with a readable message."""
-        frame = self.session.inspected.frame
+        """The RunConfig fields implied by the table; raises ValueError with a readable message.
+
+        Only what the table's controls allow but a config cannot hold is checked here (two time
+        columns, a time without an event); the rules on the columns' values (an event has two
+        values, times are numbers of 0 or more, a lower bound below the upper) are the engine's
+        (``engine.infer_schema``), which ``prepare`` applies when Next is pressed.
+        """
         roles = self.roles()
         times = [n for n, r in roles.items() if r == "time"]
         events = [n for n, r in roles.items() if r == "event"]
@@ -182,18 +187,6 @@ class ColumnsPage(Page):
             )
         time = times[0] if times else None
         event = events[0] if events else None
-        if event is not None and frame[event].dropna().nunique() != 2:
-            values = ", ".join(map(str, frame[event].dropna().unique()[:6]))
-            raise ValueError(
-                f"The event column '{event}' must have exactly two values "
-                f"(e.g. 0 = no event, 1 = event); it has: {values}."
-            )
-        if time is not None:
-            import pandas as pd
-
-            values = pd.to_numeric(frame[time], errors="coerce")
-            if values.notna().sum() < frame[time].notna().sum() or (values.dropna() < 0).any():
-                raise ValueError(f"The time column '{time}' must hold numbers of 0 or more.")
         drop, keep, kinds, bounds = [], [], [], []
         for row in range(self.table.rowCount()):
             name = self.table.item(row, COL_NAME).text()
@@ -216,10 +209,6 @@ class ColumnsPage(Page):
                 for c in (COL_LOW, COL_HIGH)
             )
             if edited:
-                if low is not None and high is not None and not low < high:
-                    raise ValueError(
-                        f"Column '{name}': the lower bound must be below the upper bound."
-                    )
                 bounds.append((name, low, high))
         return {
             "time": time,
