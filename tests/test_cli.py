@@ -487,3 +487,38 @@ def test_run_without_roles_uses_recognised_survival_columns(
     kinds = {c["name"]: c["kind"] for c in audit["columns"]}
     assert (kinds["futime"], kinds["death"]) == ("time", "event")
     assert audit["fidelity"]["km"]["logrank_p_descriptive"] is not None
+
+
+def test_audit_json_values_are_made_json_safe_by_the_one_helper() -> None:
+    """audit.json goes through ``engine.stats.fits.json_safe`` (no second copy in the pipeline):
+    numpy booleans stay booleans (not 1/0, not a crash), paths become text, NaN/inf null."""
+    from pathlib import PurePosixPath
+
+    from engine.pipeline import record
+    from engine.stats.fits import json_safe
+
+    assert record.json_safe is json_safe and not hasattr(record, "_jsonable")
+    raw = {
+        "exact": np.bool_(True),
+        "flags": (np.bool_(False), True),
+        "out": Path("/tmp/run") / "audit.json",
+        "name": PurePosixPath("data/cohort.csv"),
+        "rows": np.int64(600),
+        "auc": np.float32(0.5),
+        "bad": [float("nan"), np.inf, -np.inf],
+        "grid": np.array([[0.0, 0.5], [1.0, np.nan]]),
+        3: "key made text",
+    }
+    safe = json_safe(raw)
+    assert json.loads(json.dumps(safe, allow_nan=False)) == {
+        "exact": True,
+        "flags": [False, True],
+        "out": str(Path("/tmp/run") / "audit.json"),
+        "name": "data/cohort.csv",
+        "rows": 600,
+        "auc": 0.5,
+        "bad": [None, None, None],
+        "grid": [[0.0, 0.5], [1.0, None]],
+        "3": "key made text",
+    }
+    assert safe["exact"] is True and type(safe["rows"]) is int
