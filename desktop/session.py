@@ -99,7 +99,7 @@ def release_at(result: Any, w: float, acknowledged: bool, progress: Any, cancel:
     final model already trained (``engine.pipeline.release_step``).
 
     Raising w above the audit's choice needs ``acknowledged``; the config then records
-    ``w`` and ``risk_acknowledged=True`` (audit.json ``settings``) and the verdict is
+    ``forced_w`` and ``risk_acknowledged=True`` (audit.json ``settings``) and the verdict is
     "released with override".
     """
     from engine import PrivacyRefused, release
@@ -109,7 +109,7 @@ def release_at(result: Any, w: float, acknowledged: bool, progress: Any, cancel:
         raise PrivacyRefused(
             f"w = {w:.2f} is above the audited choice; tick the risk acknowledgement to use it"
         )
-    cfg = replace(result.config, w=float(w), risk_acknowledged=bool(raising))
+    cfg = replace(result.config, forced_w=float(w), risk_acknowledged=bool(raising))
     prep = replace(result.prepared, config=cfg)
     timings = {"audit_seconds": float(result.timings.get("audit_seconds", 0.0))}
     return release(

@@ -101,7 +101,11 @@ def _add_run_options(p: argparse.ArgumentParser, out_required: bool = True) -> N
         "--auc-max", type=float, default=0.55, help="membership-AUC limit (default 0.55)"
     )
     priv.add_argument(
-        "--w", type=float, help="force this perturbation weight (the audit still runs)"
+        "--w",
+        dest="forced_w",
+        metavar="W",
+        type=float,
+        help="force this perturbation weight (the audit still runs)",
     )
     priv.add_argument("--w-grid", type=_float_list, help="candidate w values, e.g. 0,0.25,0.5,0.75")
     priv.add_argument(
@@ -153,7 +157,10 @@ def _add_run_options(p: argparse.ArgumentParser, out_required: bool = True) -> N
         help="model search effort",
     )
     model.add_argument(
-        "--format", dest="fmt", default="csv", choices=("csv", "xlsx", "parquet", "sav", "dta")
+        "--format",
+        dest="file_format",
+        default="csv",
+        choices=("csv", "xlsx", "parquet", "sav", "dta"),
     )
     model.add_argument(
         "--copies", type=int, default=1, help="number of independent synthetic tables"
@@ -240,8 +247,8 @@ def _config_from_args(ns: argparse.Namespace, input_path: Path | str, **extra: A
         kinds.append((name, kind))
     per = tuple((name or (ns.covariates[0] if ns.covariates else ""), v) for name, v in ns.per)
     same = (
-        "out", "time", "event", "auc_max", "w", "repeats", "audit_max_rows", "seed", "device",
-        "fmt", "budget", "analysis", "outcome", "allow_risky", "protect_outliers", "copies",
+        "out", "time", "event", "auc_max", "forced_w", "repeats", "audit_max_rows", "seed",
+        "device", "file_format", "budget", "analysis", "outcome", "allow_risky", "protect_outliers", "copies",
         "dp_epsilon", "dp_delta",
     )  # fmt: skip
     values: dict[str, Any] = {name: getattr(ns, name) for name in same}

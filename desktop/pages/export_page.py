@@ -152,7 +152,7 @@ class ExportPage(Page):
             if answer != QMessageBox.StandardButton.Yes:
                 return
         fmt = self.fmt.currentData()
-        result = replace(result, config=replace(result.config, fmt=fmt, out=out))
+        result = replace(result, config=replace(result.config, file_format=fmt, out=out))
         settings = QSettings()
         settings.setValue("export/folder", str(out))
         settings.setValue("export/format", fmt)
