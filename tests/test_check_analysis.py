@@ -90,7 +90,7 @@ def test_exposure_that_is_dropped_is_named():
     "fields, words",
     [
         ({"auc_max": 0.4}, "AUC limit 0.4"),
-        ({"w": 1.5}, "w = 1.5"),
+        ({"forced_w": 1.5}, "w = 1.5"),
         ({"w_grid": (0.2, 1.0)}, "candidate w values (0.2, 1)"),
         ({"file_format": "pdf"}, "file format 'pdf'"),
         ({"budget": "huge"}, "model search effort 'huge'"),
