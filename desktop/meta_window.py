@@ -8,12 +8,13 @@ folder the user picks.
 
 from __future__ import annotations
 
+import math
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from desktop.pages.base import heading, note, number, plain_message
+from desktop.pages.base import estimate_text, heading, note, number, p_value_text, plain_message
 from desktop.qt import QMessageBox, QSettings, QtWidgets
 from desktop.worker import Task
 
@@ -336,13 +337,13 @@ class MetaWindow(QtWidgets.QMainWindow):
         self.run = run
         res = run.primary
         exp = run.config.shows_ratio()
-        f = (lambda v: __import__("math").exp(v)) if exp else (lambda v: v)
+        f = math.exp if exp else float
         self.result_label.setText(
-            f"<b>Pooled ({res.method.upper()}, k = {res.k}): {_est(f(res.estimate))} "
-            f"(95% CI {_est(f(res.ci_low))} to {_est(f(res.ci_high))})</b>, "
-            f"p = {_p(res.p)}<br>"
+            f"<b>Pooled ({res.method.upper()}, k = {res.k}): {estimate_text(f(res.estimate))} "
+            f"(95% CI {estimate_text(f(res.ci_low))} to {estimate_text(f(res.ci_high))})</b>, "
+            f"p = {p_value_text(res.p)}<br>"
             f"Between-site variance τ² = {number(res.tau2, 4)}; I² = {res.I2:.1f}%; "
-            f"Q = {res.Q:.2f} on {res.Q_df} df (p = {_p(res.Q_p)})."
+            f"Q = {res.Q:.2f} on {res.Q_df} df (p = {p_value_text(res.Q_p)})."
             + ("<br>" + "<br>".join(run.notes) if run.notes else "")
         )
         figure = forest_figure(run.sets, exponentiate=exp, xlabel=effect_label(run.config))
@@ -399,16 +400,6 @@ def _line(placeholder: str, name: str) -> QtWidgets.QLineEdit:
     edit.setAccessibleName(name)
     edit.setToolTip(placeholder[0].upper() + placeholder[1:])
     return edit
-
-
-def _est(value: float) -> str:
-    """An estimate with three decimals; large ones with thousands separators, no exponent."""
-    return f"{value:.3f}" if abs(value) < 10_000 else number(value)
-
-
-def _p(p: float) -> str:
-    """A p-value for people: 'below 0.001' rather than an exponent."""
-    return "below 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _warn(parent: QtWidgets.QWidget, err: BaseException) -> None:
