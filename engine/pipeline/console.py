@@ -76,9 +76,9 @@ def print_summary(result: RunResult, out: Path) -> None:
     if rel is None or result.audit is None:
         return
     binding = result.audit.binding(rel.w)
+    attack = "" if binding is None else f" ({binding.quote(result.config.auc_max)})"
     print(
-        f"{result.verdict}: {rel.rows} synthetic rows at w = {rel.w:.2f} "
-        f"({binding.quote(result.config.auc_max)}); "
+        f"{result.verdict}: {rel.rows} synthetic rows at w = {rel.w:.2f}{attack}; "
         f"closer probability {rel.metrics.closer_probability:.3f}, "
         f"median rank {rel.metrics.median_rank:.0f}. Files in {out}"
     )
