@@ -185,3 +185,24 @@ def test_fidelity_page_says_why_a_coefficient_is_withheld_and_marks_the_log_rank
     assert "descriptive only" in page.notes.text()
     means = [page.marginals.item(r, 1).text() for r in range(page.marginals.rowCount())]
     assert any("," in m for m in means) and not any("e+" in m for m in means)
+
+
+def test_km_plot_draws_the_typed_comparison_as_its_dict() -> None:
+    """The Fidelity page's Kaplan-Meier plot takes the engine's KMComparison itself (attribute
+    readers) or its audit.json form, and draws the same two step curves from either."""
+    from lifelines.datasets import load_rossi
+    from matplotlib.figure import Figure
+
+    from desktop.plots import km_curves
+    from engine.stats.fidelity import km_comparison
+
+    rossi = load_rossi()
+    km = km_comparison(rossi, rossi.sample(frac=1.0, random_state=1), "week", "arrest")
+    drawn = []
+    for source in (km, km.to_dict()):
+        ax = Figure().add_subplot()
+        km_curves(source)(ax)
+        drawn.append({line.get_label(): line.get_ydata().tolist() for line in ax.get_lines()})
+    assert drawn[0] == drawn[1] and set(drawn[0]) == {"real", "synthetic"}
+    real = [v for v in km.real_survival if v is not None]
+    assert drawn[0]["real"] == pytest.approx(real) and 0.0 < min(real) < max(real) <= 1.0
