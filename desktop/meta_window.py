@@ -1,7 +1,7 @@
 """The meta-analysis window: pool sites' estimates (DL / FE / HKSJ) and draw a forest plot.
 
 Input: several files (one per site), one file with a site column, or a summary table (typed
-in or loaded) with ``study, estimate, se``. ``engine.pipeline.meta.run_meta`` runs on a worker into a
+in or loaded) with ``study, estimate, se``. ``engine.run_meta`` runs on a worker into a
 private temporary folder; *Export* copies ``forest.pdf`` and ``meta.json`` (atomically) to the
 folder the user picks.
 """

@@ -2,13 +2,14 @@
 
 ::
 
-    Import   inspect_table(config)            read_table + row subset + infer_schema
-    Columns  engine.pipeline.prepare(config)  with the user's roles, kinds and bounds
-    Train    engine.pipeline.synthesize(prepared, progress, cancel)
-    Privacy  release_at(result, w, acknowledged, ...)  the release half of synthesize, same audit
-    Export   engine.pipeline.write_outputs(result, folder, progress)
+    Import   inspect_table(config)            engine.load_table + row subset + engine.schema_for
+    Columns  engine.prepare(config)           with the user's roles, kinds and bounds
+    Train    engine.synthesize(prepared, progress, cancel)
+    Privacy  release_at(result, w, acknowledged, ...)  engine.release: same audit, new w
+    Export   engine.write_outputs(result, folder, progress)
 
-Every function here runs on a worker thread; it only composes public engine functions.
+Every function here runs on a worker thread; it only composes the engine's public face
+(``from engine import ...``; an import-linter contract forbids the engine's rooms here).
 Heavy modules (pandas, torch, lifelines, statsmodels) are imported inside the functions so
 the window opens fast.
 """
@@ -37,8 +38,8 @@ class Session:
 
     fields: dict[str, Any] = field(default_factory=dict)  # RunConfig keyword arguments
     inspected: Any = None  # Inspected
-    prepared: Any = None  # engine.pipeline.Prepared
-    result: Any = None  # engine.pipeline.RunResult
+    prepared: Any = None  # the engine's Prepared (``engine.prepare``)
+    result: Any = None  # engine.RunResult
     written: Any = None  # RunResult after write_outputs
     out: Path | None = None
 
@@ -48,7 +49,7 @@ class Session:
         return None if value is None else Path(value)
 
     def config(self, **changes: Any) -> Any:
-        """A validated :class:`engine.pipeline.RunConfig` from the collected fields."""
+        """A validated :class:`engine.RunConfig` from the collected fields."""
         from engine import RunConfig
 
         values = {**self.fields, **changes}
@@ -96,7 +97,7 @@ def inspect_table(config: Any, progress: Any = None, cancel: Any = None) -> Insp
 
 def release_at(result: Any, w: float, acknowledged: bool, progress: Any, cancel: Any) -> Any:
     """Release again at a user-chosen w, keeping the audit the user has just reviewed and the
-    final model already trained (``engine.pipeline.release_step``).
+    final model already trained (``engine.release``).
 
     Raising w above the audit's choice needs ``acknowledged``; the config then records
     ``forced_w`` and ``risk_acknowledged=True`` (audit.json ``settings``) and the verdict is

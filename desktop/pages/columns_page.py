@@ -1,9 +1,11 @@
 """Page 2, Columns: inferred kind, role (time / event / covariate / drop), bounds and reason.
 
-Identifiers, dates, free text and constants come pre-set to *drop*. On Next the choices are
-checked (one time and one event column at most, the event binary, the time numeric and not
-negative, bounds numbers with lower < upper), then ``engine.pipeline.prepare`` runs on a
-worker with the choices as RunConfig fields ``time / event / drop / keep / kinds / bounds``.
+Identifiers, dates, free text and constants come pre-set to *drop*. On Next the page checks
+only what its table allows but a config cannot hold (one time and one event column at most,
+both or neither, bounds that are numbers), then ``engine.prepare`` runs on a worker with the
+choices as RunConfig fields ``time / event / drop / keep / kinds / bounds``: the engine's
+schema check applies every rule on the columns (a binary event, times of 0 or more, a lower
+bound below the upper) and its message is shown as it is.
 """
 
 from __future__ import annotations

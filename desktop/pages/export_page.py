@@ -1,4 +1,4 @@
-"""Page 7, Export: folder and format; ``engine.pipeline.write_outputs`` on a worker.
+"""Page 7, Export: folder and format; ``engine.write_outputs`` on a worker.
 
 Writes the synthetic table, ``report.pdf``, ``audit.json``, ``results.json`` (each file
 atomically) and offers to open the folder (``QDesktopServices``, a local file URL only).

@@ -1,4 +1,4 @@
-"""Page 4, Train and audit: ``engine.pipeline.synthesize`` on a worker thread.
+"""Page 4, Train and audit: ``engine.synthesize`` on a worker thread.
 
 Shows the stage, percentage and time left (measured once the first epochs are done); a live
 loss plot with one line per model and the AUC-vs-w plot filling in as the audit runs, both
