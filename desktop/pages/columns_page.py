@@ -5,7 +5,7 @@ only what its table allows but a config cannot hold (one time and one event colu
 both or neither, bounds that are numbers), then ``engine.prepare`` runs on a worker with the
 choices as RunConfig fields ``time / event / drop / keep / kinds / bounds``: the engine's
 schema check applies every rule on the columns (a binary event, times of 0 or more, a lower
-bound below the upper) and its message is shown as it is.
+bound not above the upper) and its message is shown as it is.
 """
 
 from __future__ import annotations
@@ -175,7 +175,7 @@ class ColumnsPage(Page):
 
         Only what the table's controls allow but a config cannot hold is checked here (two time
         columns, a time without an event); the rules on the columns' values (an event has two
-        values, times are numbers of 0 or more, a lower bound below the upper) are the engine's
+        values, times are numbers of 0 or more, a lower bound not above the upper) are the engine's
         (``engine.infer_schema``), which ``prepare`` applies when Next is pressed.
         """
         roles = self.roles()
