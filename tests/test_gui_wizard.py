@@ -91,6 +91,15 @@ def test_demo_button_previews_and_columns_drop_identifiers(window, qtbot, messag
     assert "column 'age' has values" in text and "the event column must be binary" in text
     assert "--" not in text  # the engine's own words, no command-line option
     assert window.stack.currentIndex() == 1 and window.session.prepared is None
+    columns.set_role("age", "covariate")
+    columns.set_role("cvd", "event")
+    columns.set_bounds("sbp", "200", "90")  # the engine's bounds rule, not the page's
+    shown = len(messages)
+    window.next()
+    qtbot.waitUntil(lambda: len(messages) > shown and not columns.is_busy(), timeout=30000)
+    text = messages[-1][1]
+    assert "'sbp'" in text and "lower bound 200 is above upper bound 90; swap them" in text
+    assert window.stack.currentIndex() == 1
 
 
 @pytest.mark.disable_socket
