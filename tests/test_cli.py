@@ -91,7 +91,7 @@ def test_run_writes_contract_files_and_keys(small_run: tuple[Path, Path, pd.Data
     assert {"flows", "hidden", "layers", "val_nll", "device", "train_seconds"} <= set(
         audit["model"]
     )
-    assert [p["w"] for p in audit["audit"]["curve"]][:3] == [0.0, 0.5, 0.8]
+    assert {0.0, 0.5, 0.8} <= {p["w"] for p in audit["audit"]["curve"]}  # grid (+ refinement)
     curve = {p["w"]: p["auc"] for p in audit["audit"]["curve"]}
     assert abs(curve[0.0] - 0.5) < 0.1  # plain flow sampling: no membership leak
     selected = audit["audit"]["selected_w"]

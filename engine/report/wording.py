@@ -272,8 +272,10 @@ def text_escape(value: Any) -> str:
 METHOD_PARAGRAPHS: tuple[str, ...] = (
     "<b>Model.</b> A Masked Autoregressive Flow (a neural network that can be run in both directions) "
     "learns to map each prepared real record to a code of independent standard-normal numbers and back. "
-    "Continuous columns are standardized, follow-up times are mapped with a bounded logit, binary and "
-    "categorical columns are dequantized; every transform is inverted after generation.",
+    "Before the model, each column is mapped to normal scores through a smoothed distribution of its "
+    "values (built from groups of at least 10 people and kept inside the column's released range), "
+    "so each column's distribution, including common exact values and each category's share, "
+    "is reproduced closely; the map is inverted after generation.",
     "<b>Latent Noise Injection.</b> Each real record's code z is blended with fresh standard-normal noise "
     "e: z' = √w · z + √(1 − w) · e, and z' is mapped back to a synthetic record. w = 1 would return the "
     "real record, w = 0 an independent draw from the model. One synthetic row is made per real row and "

@@ -1,28 +1,37 @@
 """Invertible transforms between a patient table and the flow's real-valued space.
 
-One model dimension per synthesized column (``d_model_ == len(schema.synthesized())``):
+One model dimension per synthesized column (``d_model_ == len(schema.synthesized())``). Every
+column goes through a monotone map to normal scores, ``y = Phi^-1(F(x))``, with ``F`` a smoothed
+empirical CDF (:class:`engine.tables.marginals.NormalScores`): knots are means of >= 10 rows,
+the ends are the column's bounds (by default the 10th smallest / largest value, never a real
+extreme), point masses are steps of ``F``. Back: ``x = F^-1(Phi(y))``.
 
 ==============  ====================================================  ==========================
-kind            forward (then z-score)                                back (after un-z-score)
+kind            forward                                               back
 ==============  ====================================================  ==========================
-continuous      x                                                     round, clip to bounds
-time            logit((t - a) / (b - a)), a < min, b > max            a + (b - a) expit(.), clip
-binary, event   label code b in {0, 1}, b + U(0, 1)                   1 if v >= 1 else 0
-integer         k + U(0, 1)                                           floor, clip to bounds
-categorical     ordinal code c in {0..K-1}, c + U(0, 1)               floor, clip to 0..K-1
+continuous      Phi^-1(F(x)); a value on a point mass drawn in its    F^-1(Phi(y)), round
+time            step (randomized probability integral transform)      (decimals), clip to bounds
+binary, event   label code b, drawn uniformly in its step of F        code (1 if >= 1 else 0)
+integer         k + U(0, 1), then Phi^-1(F(.)) on that axis           floor, clip to bounds
+categorical     ordinal code c, drawn uniformly in its step of F      code c, clip to 0..K-1
 ==============  ====================================================  ==========================
 
-Categorical: ordinal code, not one-hot. Reason: one dimension per column keeps d small, and the
-generating pass of a MAF costs d sequential network evaluations per layer (METHOD.md section 3);
-floor always gives a valid level, the same decode as integers. Trade-off: the flow sees the
-(sorted) level order, so noise in the latent space tends to move a row to a neighbouring level;
-for ordered categories (stage I-IV) that is natural, for nominal ones it is an arbitrary but
-harmless order. Distances for the privacy audit use one-hot instead (``distance_space``).
+So every column's marginal, including each level's and each common value's frequency, comes
+back right in expectation whatever the flow does to the latent margins (issue 13 item 1); the
+flow models the dependence. The map needs no random draws to fit.
 
-The dequantized columns are z-scored with their exact moments (mean of codes + 1/2, variance of
-codes + 1/12), so ``fit`` draws no random numbers. Decoding never crashes: NaN / inf values
-are clipped to the bounds (NaN -> the column's mean) and counted in ``clip_counts`` and, separately,
-in ``non_finite``; a release first redraws such rows (:func:`redraw_non_finite`).
+Categorical: ordinal code in an ordered probit, not one-hot. Reason: one dimension per column
+keeps d small, and the generating pass of a MAF costs d sequential network evaluations per layer
+(METHOD.md section 3). Trade-off: the flow sees the (sorted) level order, so noise in the latent
+space tends to move a row to a neighbouring level; for ordered categories (stage I-IV) that is
+natural, for nominal ones an arbitrary but harmless order (each level's frequency is still exact
+in expectation). Distances for the privacy audit use one-hot instead (``distance_space``), on
+the raw scale, so the audit's distance space is unchanged by the map.
+
+Decoding never crashes: NaN / inf values are clipped to the bounds (NaN -> the column's mean)
+and counted in ``clip_counts`` and, separately, in ``non_finite``; a release first redraws such
+rows (:func:`redraw_non_finite`). A synthetic value cannot leave the bounds (``F`` ends there);
+``clip_counts`` therefore counts only non-finite values.
 
 References: METHOD.md section 2 (main paper section 4.2; DP-NF paper section 3.3).
 
@@ -50,14 +59,12 @@ from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, logit
 
 from engine.errors import InputError
+from engine.tables.marginals import NormalScores
 from engine.tables.schema import ColumnSpec, Schema
 
-TIME_MARGIN = 0.01
 LABEL_KINDS = frozenset({"binary", "event", "categorical"})
-DEQUANTIZED_KINDS = frozenset({"binary", "event", "categorical", "integer"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,9 +123,8 @@ class ColumnTransform:
     raw_mean: float
     raw_sd: float
     dtype: Any
-    a: float | None = None
-    b: float | None = None
     labels: tuple[Any, ...] | None = None
+    marginal: NormalScores = field(default_factory=lambda: NormalScores.fit(np.zeros(1)))
 
 
 class TableEncoder:
@@ -145,31 +151,19 @@ class TableEncoder:
         return self
 
     def _fit_column(self, spec: ColumnSpec, s: pd.Series) -> ColumnTransform:
-        """Moments of the model-space values, computed exactly (no random draws)."""
-        dtype = s.dtype
+        """The column's normal-score map (:mod:`engine.tables.marginals`; no random draws)."""
         if spec.kind in LABEL_KINDS:
             labels = spec.labels or tuple(sorted(s.unique()))
-            codes = _codes(s, labels).astype("float64")
-            return self._dequantized(spec, codes, dtype, labels=labels)
-        v = s.to_numpy(dtype="float64")
-        raw_mean, raw_sd = float(v.mean()), _sd(v)
-        if spec.kind == "integer":
-            return self._dequantized(spec, v, dtype)
-        if spec.kind == "time":
-            a, b = _time_window(v)
-            y = logit((v - a) / (b - a))
-            return ColumnTransform(spec, float(y.mean()), _sd(y), raw_mean, raw_sd, dtype, a=a, b=b)
-        return ColumnTransform(spec, raw_mean, raw_sd, raw_mean, raw_sd, dtype)
-
-    def _dequantized(
-        self, spec: ColumnSpec, codes: np.ndarray, dtype: Any, labels: tuple[Any, ...] | None = None
-    ) -> ColumnTransform:
-        """k + U(0,1) has mean mean(k) + 1/2 and variance var(k) + 1/12."""
-        mean = float(codes.mean()) + 0.5
-        sd = float(np.hypot(_std(codes), np.sqrt(1.0 / 12.0)))
-        return ColumnTransform(
-            spec, mean, sd, float(codes.mean()), _sd(codes), dtype, labels=labels
-        )
+            v = _codes(s, labels).astype("float64")
+            top = len(labels) - 1
+            marginal = NormalScores.fit(v, lower=0, upper=top, discrete=True, exact=True)
+        else:
+            labels, v = None, s.to_numpy(dtype="float64")
+            marginal = NormalScores.fit(
+                v, lower=spec.lower, upper=spec.upper, discrete=spec.kind == "integer"
+            )
+        raw = (float(v.mean()), _sd(v))
+        return ColumnTransform(spec, 0.0, 1.0, *raw, s.dtype, labels=labels, marginal=marginal)
 
     # ------------------------------------------------------------------ forward
     def transform(self, df: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
@@ -178,19 +172,9 @@ class TableEncoder:
         out = np.empty((len(df), self.d_model_), dtype="float64")
         for j, col in enumerate(self.columns_):
             s = _present(df, col.spec.name)
-            if col.spec.kind in DEQUANTIZED_KINDS:
-                base = (
-                    _codes(s, col.labels) if col.labels is not None else s.to_numpy(dtype="float64")
-                )
-                y = base + rng.uniform(0.0, 1.0, size=len(s))
-            elif col.spec.kind == "time":
-                assert col.a is not None and col.b is not None  # set by fit for time columns
-                eps = 1e-9 * (col.b - col.a)
-                t = np.clip(s.to_numpy(dtype="float64"), col.a + eps, col.b - eps)
-                y = logit((t - col.a) / (col.b - col.a))
-            else:
-                y = s.to_numpy(dtype="float64")
-            out[:, j] = (y - col.mean) / col.sd
+            labels = col.labels
+            v = _codes(s, labels) if labels is not None else s.to_numpy(dtype="float64")
+            out[:, j] = (col.marginal.forward(v, rng) - col.mean) / col.sd
         return out
 
     # ------------------------------------------------------------------ backward
@@ -212,29 +196,26 @@ class TableEncoder:
     def _decode_column(self, col: ColumnTransform, y: np.ndarray) -> tuple[pd.Series, int]:
         """One column back to its original type; returns (values, number clipped)."""
         kind = col.spec.kind
+        x = col.marginal.inverse(y)  # codes for label kinds, whole numbers for integers
+        tail = col.marginal.beyond(y)  # beyond the fitted range: decoded at a bound (a clip)
         if kind in ("binary", "event"):
-            bad = ~np.isfinite(y)
-            codes = np.where(np.nan_to_num(y, nan=col.mean) >= 1.0, 1, 0)
-            return _restore_labels(codes, col), int(bad.sum())
+            codes = np.where(np.nan_to_num(x, nan=col.raw_mean) >= 0.5, 1, 0)
+            return _restore_labels(codes, col), int((~np.isfinite(y)).sum())
         if kind == "categorical":
             assert col.labels is not None  # set by fit for label kinds
             top = len(col.labels) - 1
-            codes, clipped = _clip(np.floor(np.nan_to_num(y, nan=col.mean)), 0.0, float(top), y)
-            return _restore_labels(codes.astype("int64"), col), clipped
+            codes, clipped = _clip(np.floor(_fill_nan(x, 0.0)), 0.0, float(top), y)
+            return _restore_labels(codes.astype("int64"), col), clipped + int(tail.sum())
         if kind == "integer":
             lower = None if col.spec.lower is None else float(np.ceil(col.spec.lower))
             upper = None if col.spec.upper is None else float(np.floor(col.spec.upper))
-            v, clipped = _clip(np.floor(_fill_nan(y, col.mean)), lower, upper, y)
-            return _restore_number(v, col, whole=True), clipped
-        if kind == "time":
-            assert col.a is not None and col.b is not None  # set by fit for time columns
-            v = col.a + (col.b - col.a) * expit(_fill_nan(y, col.mean))
-        else:
-            v = _fill_nan(y, col.mean)
+            v, clipped = _clip(np.floor(_fill_nan(x, np.floor(col.raw_mean))), lower, upper, y)
+            return _restore_number(v, col, whole=True), clipped + int(tail.sum())
+        v = _fill_nan(x, col.raw_mean)
         if col.spec.decimals is not None:  # round first: a round-off hair above max is not a clip
             v = np.round(v, col.spec.decimals)
         v, clipped = _clip(v, col.spec.lower, col.spec.upper, y)
-        return _restore_number(v, col, whole=False), clipped
+        return _restore_number(v, col, whole=False), clipped + int(tail.sum())
 
     # ------------------------------------------------------------------ distances
     def distance_space(self, df: pd.DataFrame) -> np.ndarray:
@@ -317,16 +298,6 @@ def _std(v: np.ndarray) -> float:
     if not (np.isfinite(scale) and scale > 0):
         return 0.0
     return float(np.std(v / scale)) * scale
-
-
-def _time_window(v: np.ndarray) -> tuple[float, float]:
-    """(a, b) with a < min and b > max by 1 % of the range; a stays >= 0 when min > 0."""
-    lo, hi = float(v.min()), float(v.max())
-    margin = TIME_MARGIN * (hi - lo) if hi > lo else max(abs(hi), 1.0) * TIME_MARGIN
-    a = lo - margin
-    if lo > 0 and a < 0:
-        a = lo / 2.0
-    return a, hi + margin
 
 
 def _present(df: pd.DataFrame, name: str) -> pd.Series:
