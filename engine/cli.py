@@ -96,6 +96,11 @@ def _add_run_options(p: argparse.ArgumentParser, out_required: bool = True) -> N
             option, action="append", default=[], metavar=metavar, type=kind, help=text
         )
     roles.add_argument("--sheet", help="Excel sheet name or number (default: the first)")
+    roles.add_argument(
+        "--complete-cases",
+        action="store_true",
+        help="leave out rows with a missing value instead of modelling the missing values",
+    )
     priv = p.add_argument_group("privacy")
     priv.add_argument(
         "--auc-max", type=float, default=0.55, help="membership-AUC limit (default 0.55)"
@@ -248,8 +253,8 @@ def _config_from_args(ns: argparse.Namespace, input_path: Path | str, **extra: A
     per = tuple((name or (ns.covariates[0] if ns.covariates else ""), v) for name, v in ns.per)
     same = (
         "out", "time", "event", "auc_max", "forced_w", "repeats", "audit_max_rows", "seed",
-        "device", "file_format", "budget", "analysis", "outcome", "allow_risky", "protect_outliers", "copies",
-        "dp_epsilon", "dp_delta",
+        "device", "file_format", "budget", "analysis", "outcome", "allow_risky",
+        "protect_outliers", "copies", "dp_epsilon", "dp_delta", "complete_cases",
     )  # fmt: skip
     values: dict[str, Any] = {name: getattr(ns, name) for name in same}
     values.update(

@@ -270,3 +270,32 @@ def test_stata_value_labels(tmp_path: Path) -> None:
     assert table.column_meta["smoke"].value_labels == {0: "no", 1: "yes"}
     assert table.column_meta["bmi"].variable_label == "Body mass index"
     assert table.frame["smoke"].dtype == np.int64
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".xlsx", ".dta"])
+def test_dates_arrive_as_dates_in_every_format_and_are_synthesized(
+    tmp_path: Path, suffix: str
+) -> None:
+    """CSV ISO text, Parquet date32, Excel date cells and Stata dates all become a date column
+    that is modelled (as days) and parse to the same days."""
+    import datetime as dt
+
+    from engine.tables.dates import parse_dates
+    from engine.tables.schema import infer_schema
+
+    days = [dt.date(2020, 1, 1) + dt.timedelta(days=int(k)) for k in np.arange(60) * 3]
+    df = pd.DataFrame({"seen": days, "x": np.arange(60) % 7})
+    path = tmp_path / f"d{suffix}"
+    if suffix == ".csv":
+        df.assign(seen=[d.isoformat() for d in days]).to_csv(path, index=False)
+    elif suffix == ".parquet":
+        df.to_parquet(path)  # pyarrow stores date objects as date32
+    elif suffix == ".xlsx":
+        df.assign(seen=pd.to_datetime(df["seen"])).to_excel(path, index=False)
+    else:
+        pyreadstat.write_dta(df.assign(seen=pd.to_datetime(df["seen"])), str(path))
+    frame = read_table(path).frame
+    spec = infer_schema(frame).by_name("seen")
+    assert (spec.kind, spec.action) == ("date", "synthesize"), (suffix, frame["seen"].dtype)
+    got = parse_dates(frame["seen"])
+    assert got.dt.date.tolist() == days

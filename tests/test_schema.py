@@ -49,7 +49,7 @@ def test_kinds_and_reasons_on_a_mixed_frame() -> None:
         "patient_id": ("identifier", "drop"),
         "name": ("identifier", "drop"),
         "email": ("identifier", "drop"),
-        "visit_date": ("date", "drop"),
+        "visit_date": ("date", "synthesize"),  # days from a secret reference (issue 13)
         "notes": ("text", "drop"),
         "sex": ("binary", "synthesize"),
         "smoker": ("binary", "synthesize"),
@@ -63,7 +63,7 @@ def test_kinds_and_reasons_on_a_mixed_frame() -> None:
     }
     assert all(c.reason for c in schema.columns)
     assert "e-mail" in schema.by_name("email").reason
-    assert "exact dates identify people" in schema.by_name("visit_date").reason
+    assert "days from a secret reference date" in schema.by_name("visit_date").reason
     assert "value labels" in schema.by_name("stage").reason
     assert schema.by_name("sex").labels == ("F", "M")
     assert schema.by_name("smoker").labels == ("no", "yes")
@@ -72,6 +72,7 @@ def test_kinds_and_reasons_on_a_mixed_frame() -> None:
     assert schema.by_name("age").decimals == 1 and schema.by_name("chol").decimals == 2
     assert set(c.kind for c in schema.columns) <= set(KINDS)
     assert [c.name for c in schema.synthesized()] == [
+        "visit_date",
         "sex",
         "smoker",
         "stage",
@@ -81,7 +82,7 @@ def test_kinds_and_reasons_on_a_mixed_frame() -> None:
         "time",
         "event",
     ]
-    assert len(schema.dropped()) == 6
+    assert len(schema.dropped()) == 5  # visit_date is synthesized now
     assert schema.to_dict()[0] == {
         "name": "patient_id",
         "kind": "identifier",
@@ -185,10 +186,12 @@ def test_unknown_columns_and_too_few_complete_rows(tmp_path: Path) -> None:
     assert "no column 'nope' (named in the columns to drop)" in message and "--" not in message
     sparse = mixed_frame()
     sparse.loc[37:, "chol"] = np.nan
-    message = _raises(sparse)
+    message = _raises(sparse, complete_cases=True)
     assert (
         "only 37 rows have no missing values in the used columns; at least 50 are needed" in message
     )
+    # missing values modelled (the default): all 80 rows are used, nothing to refuse
+    assert infer_schema(sparse).by_name("chol").action == "synthesize"
     path = tmp_path / "small.csv"
     mixed_frame(n=20).to_csv(path, index=False)
     assert _raises(read_table(path)).startswith("small.csv: only 20 rows")

@@ -173,14 +173,8 @@ def _parsimonious(
         lo = i / len(configs)
         inner = sub_progress(progress, lo, lo + 1.0 / len(configs))
         label = f"choosing flow, candidate {i + 1}/{len(configs)} ({cfg.label()})"
-        flows.append(
-            train_flow(
-                X,
-                cfg,
-                progress=cast(ProgressFn, lambda f, t, s=label, p=inner: p(f, f"{s}: {t}")),
-                **kw,
-            )
-        )
+        named = labelled(inner, f"{label}: ", model=f"candidate {i + 1} of {len(configs)}")
+        flows.append(train_flow(X, cfg, progress=named, **kw))
     _, val = _split(len(X), configs[0].val_fraction, np.random.default_rng(kw["seed"]))
     nll = np.stack([_row_nll(f, X[val]) for f in flows])
     best = int(np.argmin(nll.mean(axis=1)))

@@ -29,7 +29,10 @@ def model_spec(prep: Prepared) -> ModelSpec | None:
         return None
     columns = [c.name for c in schema.synthesized()]
     covariates = cfg.covariates or tuple(
-        c for c in columns if c not in (schema.time, schema.event, cfg.outcome)
+        c
+        for c in columns
+        if c not in (schema.time, schema.event, cfg.outcome)
+        and schema.by_name(c).kind != "date"  # a date is no covariate: one dummy per day
     )
     return ModelSpec(
         analysis=cast(Analysis, cfg.analysis or "cox"),  # checked in RunConfig.validate

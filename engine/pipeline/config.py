@@ -18,7 +18,7 @@ import pandas as pd
 from engine.errors import InputError
 
 if TYPE_CHECKING:
-    from engine.tables.encoder import TableEncoder
+    from engine.tables.missing import LayeredEncoder
     from engine.tables.read import LoadedTable
     from engine.tables.schema import Schema
 
@@ -67,6 +67,7 @@ class RunConfig:
     dp_epsilon: float | None = None  # formal DP mode: also release Flow Sampling from a DP-SGD flow
     dp_delta: float | None = None  # default 1 / n^1.1
     input_label: str | None = None  # e.g. "demo cohort, ARIC F"
+    complete_cases: bool = False  # leave out rows with a missing value instead of modelling it
 
     @property
     def w(self) -> float | None:
@@ -242,9 +243,9 @@ class Prepared:
     config: RunConfig
     table: LoadedTable
     schema: Schema
-    real: pd.DataFrame  # complete cases of the synthesized columns, input order
+    real: pd.DataFrame  # synthesized columns, input order (missing kept unless complete cases)
     rows_dropped: dict[str, Any]
-    encoder: TableEncoder  # fitted
+    encoder: LayeredEncoder  # missing values and dates around a fitted TableEncoder
 
 
 def make_rng(seed: int | None) -> np.random.Generator:

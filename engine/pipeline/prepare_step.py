@@ -40,12 +40,22 @@ def schema_for(config: RunConfig, table: Any) -> Any:
         keep=config.keep,
         kinds=dict(config.kinds) or None,
         bounds={name: (lo, hi) for name, lo, hi in config.bounds} or None,
+        model_dates=config.dp_epsilon is None,  # the DP encoder has no date bounds
+        complete_cases=_complete_cases(config),
     )
 
 
+def _complete_cases(config: RunConfig) -> bool:
+    """Rows with a missing value left out: when asked, and in formal DP mode (its bounded
+    encoder has no missingness indicators)."""
+    return config.complete_cases or config.dp_epsilon is not None
+
+
 def prepare(config: RunConfig, progress: ProgressFn = no_progress) -> Prepared:
-    """Read the file, infer the schema, keep complete cases and fit the encoder."""
-    from engine.tables.encoder import TableEncoder
+    """Read the file, infer the schema and fit the encoder: missing values modelled as
+    indicators and dates as days (:mod:`engine.tables.missing`), or complete cases when asked."""
+    from engine.pipeline.config import make_rng
+    from engine.tables.missing import LayeredEncoder, prepared_rows
 
     config.validate()
     progress(0.0, "reading the file")
@@ -56,11 +66,12 @@ def prepare(config: RunConfig, progress: ProgressFn = no_progress) -> Prepared:
         from engine.privacy.dp.bounds import resolve_bounds
 
         resolve_bounds(schema, {name: (lo, hi) for name, lo, hi in config.bounds})
-    encoder = TableEncoder(schema)
-    real, rows_dropped = encoder.complete_cases(table.frame)
+    complete = _complete_cases(config)
+    real, rows_dropped = prepared_rows(schema, table.frame, complete_cases=complete)
+    rows_dropped["complete_cases"] = complete
+    encoder = LayeredEncoder(schema, real, make_rng(config.seed), model_missing=not complete)
     problems = check_analysis(config, schema, real)  # refuse before any training
     if problems:
         raise InputError(f"{table.path.name}: {problems[0]}")
-    encoder.fit(real)
     progress(1.0, "data ready")
     return Prepared(config, table, schema, real, rows_dropped, encoder)

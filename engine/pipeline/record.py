@@ -102,6 +102,10 @@ def readme_info(result: RunResult) -> dict[str, Any]:
         "columns": [c.name for c in schema.synthesized()],
         "format": result.config.fmt,
         "exact_copies": None if result.released is None else result.released.exact_copies.to_dict(),
+        "missing_modelled": bool(
+            (result.prepared.rows_dropped or {}).get("missing_modelled")
+            and result.prepared.rows_dropped.get("missing_by_column")
+        ),
     }
 
 

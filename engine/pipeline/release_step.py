@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from engine.flows.train import TrainedFlow
     from engine.privacy.audit import AuditResult
     from engine.privacy.release import EpsilonStatement, ProtectResult, ReleaseMetrics
-    from engine.tables.encoder import Decoded, TableEncoder
+    from engine.tables.encoder import Decoded
+    from engine.tables.missing import LayeredEncoder
 
 
 class _Refusal(PrivacyRefused):
@@ -369,7 +370,7 @@ def release_without_unique_copies(
     synth_model: np.ndarray,
     w: float | np.ndarray,
     rng: np.random.Generator,
-    encoder: TableEncoder,
+    encoder: LayeredEncoder,
     real: pd.DataFrame,
 ) -> tuple[np.ndarray, CopyCheck]:
     """:func:`engine.disclosure.redraw_unique_copies` for a Latent Noise Injection release: the affected rows'

@@ -1,7 +1,8 @@
-"""Columns that identify people: dates, e-mail addresses, phone numbers and record identifiers.
+"""Columns that identify people: e-mail addresses, phone numbers and record identifiers; and dates.
 
-These are dropped before anything is modelled (METHOD.md section 2: direct identifiers are never
-modelled). A column is an identifier when its values look like e-mail addresses or phone numbers,
+Identifiers are dropped before anything is modelled (METHOD.md section 2: direct identifiers are
+never modelled). Dates are recognised here too; :mod:`engine.tables.kinds` synthesizes them as
+days from a secret reference (:mod:`engine.tables.dates`) and drops exact dates of birth. A column is an identifier when its values look like e-mail addresses or phone numbers,
 or when it is (almost) different in every row and has an ID-like name (whole tokens such as
 ``id``, ``mrn``, ``subject_no``), text values, consecutive row numbers, or long numeric codes; a
 measurement name (age, weight, days, ...) protects a numeric column from the last rule, since a
@@ -18,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 
 import numpy as np
@@ -84,8 +86,8 @@ def date_or_identifier(
     s: pd.Series, present: pd.Series, n_distinct: int
 ) -> tuple[str, str, None] | None:
     """Dates, e-mail/phone values, and per-row unique identifiers (all dropped)."""
-    if pd.api.types.is_datetime64_any_dtype(s) or _looks(present, _DATE):
-        return "date", "exact dates identify people; derive an age or interval before import", None
+    if pd.api.types.is_datetime64_any_dtype(s) or _looks(present, _DATE) or _date_objects(present):
+        return "date", "dates", None  # synthesized or dropped by engine.tables.kinds
     if _looks(present, _EMAIL):
         return "identifier", "values look like e-mail addresses (direct identifier)", None
     if _looks_phone(present):
@@ -172,6 +174,13 @@ def _looks(present: pd.Series, pattern: re.Pattern[str], share: float = 0.8) -> 
         return False
     text = present[present.map(lambda v: isinstance(v, str))]
     return len(text) == len(present) and text.str.strip().str.match(pattern).mean() >= share
+
+
+def _date_objects(present: pd.Series) -> bool:
+    """Python ``date``/``datetime`` objects (a Parquet ``date32`` column read by pandas)."""
+    if present.dtype != object or len(present) == 0:
+        return False
+    return bool(present.map(lambda v: isinstance(v, (_dt.date, pd.Timestamp))).all())
 
 
 def _looks_phone(present: pd.Series) -> bool:

@@ -24,6 +24,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
+from engine.tables.dates import is_birth_date_name
 from engine.tables.identifiers import date_or_identifier
 from engine.tables.read_binary import ColumnMeta
 from engine.tables.values import all_whole, decimal_places, sorted_values
@@ -104,10 +105,16 @@ def binary_labels(values: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(sorted_values(vals))
 
 
-def infer_column(s: pd.Series, meta: ColumnMeta | None) -> ColumnSpec:
-    """One column's spec by the automatic rules, in the order of the table in :mod:`engine.tables.schema`."""
+def infer_column(s: pd.Series, meta: ColumnMeta | None, *, model_dates: bool = True) -> ColumnSpec:
+    """One column's spec by the automatic rules, in the order of the table in :mod:`engine.tables.schema`.
+
+    Dates are synthesized as days from a secret reference (:mod:`engine.tables.dates`) when
+    ``model_dates``, except exact dates of birth, which identify people and stay dropped.
+    """
     kind, reason, labels = _classify(s, meta)
     action = "synthesize" if kind in SYNTHESIZABLE else "drop"
+    if kind == "date":
+        kind, action, reason = _date_action(str(s.name), model_dates)
     decimals = decimal_places(s) if kind in NUMERIC_KINDS else None
     return ColumnSpec(
         cast(str, s.name),  # column names are text (pandas types them as Hashable)
@@ -118,6 +125,27 @@ def infer_column(s: pd.Series, meta: ColumnMeta | None) -> ColumnSpec:
         decimals=decimals,
         n_missing=int(s.isna().sum()),
         dtype=str(s.dtype),
+    )
+
+
+def _date_action(name: str, model_dates: bool) -> tuple[str, str, str]:
+    """(kind, action, reason) of a date column."""
+    if is_birth_date_name(name):
+        return (
+            "date",
+            "drop",
+            "an exact date of birth identifies people; derive an age before import",
+        )
+    if not model_dates:
+        return (
+            "date",
+            "drop",
+            "dates are not modelled in this mode; derive an interval before import",
+        )
+    return (
+        "date",
+        "synthesize",
+        "dates, modelled as days from a secret reference date and written back as dates",
     )
 
 

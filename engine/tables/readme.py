@@ -93,7 +93,7 @@ def _readme_text(info: Mapping[str, Any]) -> str:
         f"w = {info.get('perturbation_weight')} from a model of the real table.",
         "- Rows are in random order; row numbers mean nothing.",
         f"- Rows: {info.get('rows', 'not recorded')}.",
-        "- Columns of the real table left out (identifiers, free text, exact dates, and "
+        "- Columns of the real table left out (identifiers, free text, exact dates of birth, and "
         "columns with one value only): "
         + (", ".join(map(str, dropped)) if dropped else "none")
         + ".",
@@ -105,9 +105,10 @@ def _readme_text(info: Mapping[str, Any]) -> str:
         "- It is not suitable for linking to any other data set, and no row can be traced back.",
         "- Rare categories and extreme values may be distorted or missing; do not report counts",
         "  of rare groups from this file as if they were real.",
-        "- Each number column is kept between its 10th smallest and 10th largest real value (or a",
-        "  range set by the data holder), so no real extreme value held by fewer than 10 people",
-        "  appears in the file.",
+        *_missing_lines(info.get("missing_modelled")),
+        "- Each number or date column is kept between its 10th smallest and 10th largest real",
+        "  value (or a range set by the data holder), so no real extreme value held by fewer than",
+        "  10 people appears in the file.",
         "- Results should be confirmed on the real data before publication.",
         "",
         "HOW IT WAS CHECKED",
@@ -119,6 +120,17 @@ def _readme_text(info: Mapping[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _missing_lines(modelled: Any) -> list[str]:
+    """A bullet on empty cells when missing values were modelled (``info["missing_modelled"]``)."""
+    if not modelled:
+        return []
+    return _wrap_bullet(
+        "Empty cells are synthetic too: how often each column is empty, and which columns are "
+        "empty together, was learnt from the real table; an empty cell here is not a real "
+        "person's empty cell."
+    )
 
 
 def write_recipient_readme(folder: PathLike, info: Mapping[str, Any]) -> Path:

@@ -6,7 +6,8 @@ Rules, applied in this order (the first that fits wins; user ``kinds`` override 
 kind            rule                                                             action
 ==============  ===============================================================  ==========
 constant        every value missing, or one distinct value                       drop
-date            datetime dtype, or text that reads as dates                       drop
+date            datetime dtype, or text that reads as dates; modelled as days      synthesize
+                from a secret reference (an exact date of birth: drop)
 identifier      e-mail / phone-looking text; or >= 90 % different values with an  drop
                 ID-like name (id, mrn, nhs, ssn, patient, email, phone, name,
                 address, postcode, zip, or subject/record/case + no/number/code:
@@ -142,10 +143,16 @@ def infer_schema(
     kinds: Mapping[str, str] | None = None,
     bounds: Mapping[str, tuple[float | None, float | None]] | None = None,
     column_meta: Mapping[str, ColumnMeta] | None = None,
+    model_dates: bool = True,
+    complete_cases: bool = False,
 ) -> Schema:
     """Give every column a kind, an action and a reason; check the survival roles.
 
-    References: METHOD.md section 2 (identifiers never modelled; complete cases).
+    ``model_dates``: synthesize date columns (as days, :mod:`engine.tables.dates`) or drop them.
+    ``complete_cases``: at least 50 rows must then have no missing value in the used columns;
+    otherwise (missing values modelled, :mod:`engine.tables.missing`) at least 50 rows in all.
+
+    References: METHOD.md section 2 (identifiers never modelled); issue 13 items 4 and 5.
     """
     frame, source, meta = _unpack(table, column_meta)
     kinds, bounds = dict(kinds or {}), dict(bounds or {})
@@ -153,11 +160,13 @@ def infer_schema(
     specs = []
     for name in frame.columns:
         s = frame[name]
-        spec = role_spec(s, source, name, time, event) or infer_column(s, meta.get(name))
+        spec = role_spec(s, source, name, time, event) or infer_column(
+            s, meta.get(name), model_dates=model_dates
+        )
         spec = _apply_user(spec, s, source, name, drop, keep, kinds)
         specs.append(_with_bounds(spec, s, source, bounds.get(name)))
     schema = Schema(tuple(specs), time, event)
-    _check_complete_rows(frame, schema, source)
+    _check_complete_rows(frame, schema, source, complete_cases)
     return schema
 
 
@@ -322,13 +331,22 @@ def _with_bounds(
     return replace(spec, lower=lower, upper=upper)
 
 
-def _check_complete_rows(frame: pd.DataFrame, schema: Schema, source: str) -> None:
-    """At least 50 rows must have no missing value in the synthesized columns."""
+def _check_complete_rows(
+    frame: pd.DataFrame, schema: Schema, source: str, complete_cases: bool = True
+) -> None:
+    """At least 50 rows (with ``complete_cases``: 50 rows with no missing value in the
+    synthesized columns)."""
     used = [c.name for c in schema.synthesized()]
     if not used:
         raise InputError(
             f"{source}: no column is left to synthesize (all were dropped); check the column kinds."
         )
+    if not complete_cases:
+        if len(frame) < MIN_COMPLETE_ROWS:
+            raise InputError(
+                f"{source}: only {len(frame)} rows; at least {MIN_COMPLETE_ROWS} are needed."
+            )
+        return
     complete = int(frame[used].notna().all(axis=1).sum())
     if complete < MIN_COMPLETE_ROWS:
         worst = frame[used].isna().sum().sort_values(ascending=False)
