@@ -105,13 +105,8 @@ def _add_run_options(p: argparse.ArgumentParser, out_required: bool = True) -> N
     priv.add_argument(
         "--auc-max", type=float, default=0.55, help="membership-AUC limit (default 0.55)"
     )
-    priv.add_argument(
-        "--w",
-        dest="forced_w",
-        metavar="W",
-        type=float,
-        help="force this perturbation weight (the audit still runs)",
-    )
+    force = "force this perturbation weight (the audit still runs)"
+    priv.add_argument("--w", dest="forced_w", metavar="W", type=float, help=force)
     priv.add_argument("--w-grid", type=_float_list, help="candidate w values, e.g. 0,0.25,0.5,0.75")
     priv.add_argument(
         "--repeats", type=int, help="audit repeats per w (default: until the AUC's SE < 0.01)"
@@ -381,11 +376,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except LatentSynthError as err:
         progress.close()
-        from engine.pipeline.console import command_line_message
+        from engine.pipeline.console import command_line_message as with_option
 
         word = "refused" if err.exit_code == 3 else "error"
-        message = command_line_message(str(err), ns.command)
-        print(f"latent-synth: {word}: {message}", file=sys.stderr)
+        print(f"latent-synth: {word}: {with_option(str(err), ns.command)}", file=sys.stderr)
         return err.exit_code
     except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
         progress.close()
