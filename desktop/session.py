@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine import Prepared, RunConfig, RunResult
 
 DEMO_STUDY = "Framingham M"
 DEMO_DEFAULTS: dict[str, Any] = {
@@ -37,10 +40,10 @@ class Session:
     """The wizard's state: the config fields chosen so far and what the engine returned."""
 
     fields: dict[str, Any] = field(default_factory=dict)  # RunConfig keyword arguments
-    inspected: Any = None  # Inspected
-    prepared: Any = None  # the engine's Prepared (``engine.prepare``)
-    result: Any = None  # engine.RunResult
-    written: Any = None  # RunResult after write_outputs
+    inspected: Inspected | None = None
+    prepared: Prepared | None = None
+    result: RunResult | None = None
+    written: RunResult | None = None  # the result after write_outputs
     out: Path | None = None
 
     @property
@@ -48,7 +51,7 @@ class Session:
         value = self.fields.get("input")
         return None if value is None else Path(value)
 
-    def config(self, **changes: Any) -> Any:
+    def config(self, **changes: Any) -> RunConfig:
         """A validated :class:`engine.RunConfig` from the collected fields."""
         from engine import RunConfig
 
@@ -79,7 +82,7 @@ class Inspected:
     schema: Any  # engine.tables.schema.Schema
 
 
-def inspect_table(config: Any, progress: Any = None, cancel: Any = None) -> Inspected:
+def inspect_table(config: RunConfig, progress: Any = None, cancel: Any = None) -> Inspected:
     """Read the file, keep the chosen rows and infer column kinds (no model fitting)."""
     from engine import load_table, schema_for
 
@@ -95,7 +98,9 @@ def inspect_table(config: Any, progress: Any = None, cancel: Any = None) -> Insp
     return Inspected(table, frame, schema)
 
 
-def release_at(result: Any, w: float, acknowledged: bool, progress: Any, cancel: Any) -> Any:
+def release_at(
+    result: RunResult, w: float, acknowledged: bool, progress: Any, cancel: Any
+) -> RunResult:
     """Release again at a user-chosen w, keeping the audit the user has just reviewed and the
     final model already trained (``engine.release``).
 
@@ -103,8 +108,10 @@ def release_at(result: Any, w: float, acknowledged: bool, progress: Any, cancel:
     ``forced_w`` and ``risk_acknowledged=True`` (audit.json ``settings``) and the verdict is
     "released with override".
     """
-    from engine import PrivacyRefused, release
+    from engine import InputError, PrivacyRefused, release
 
+    if result.audit is None:
+        raise InputError("this run has no privacy audit to release from: train and audit first")
     raising = result.above_choice(w)
     if raising and not acknowledged:
         raise PrivacyRefused(

@@ -24,6 +24,7 @@ _PUBLIC = {
     "run_pipeline": "engine.pipeline",
     "RunConfig": "engine.pipeline",
     "RunResult": "engine.pipeline",
+    "Prepared": "engine.pipeline",
     "Verdict": "engine.pipeline",
     "prepare": "engine.pipeline",
     "synthesize": "engine.pipeline",
@@ -64,6 +65,7 @@ __all__ = [
     "run_pipeline",
     "RunConfig",
     "RunResult",
+    "Prepared",
     "Verdict",
     "prepare",
     "synthesize",
@@ -101,6 +103,7 @@ if TYPE_CHECKING:
     from engine.errors import Cancelled, InputError, LatentSynthError, PrivacyRefused
     from engine.pipeline import (
         DEFAULT_GRID,
+        Prepared,
         RunConfig,
         RunResult,
         Verdict,

@@ -37,6 +37,7 @@ PUBLIC_HOMES = {
     "run_pipeline": "engine.pipeline.run",
     "RunConfig": "engine.pipeline.config",
     "RunResult": "engine.pipeline.results",
+    "Prepared": "engine.pipeline.config",
     "Verdict": "engine.pipeline.results",
     "prepare": "engine.pipeline.prepare_step",
     "synthesize": "engine.pipeline.synthesize_step",
