@@ -77,6 +77,16 @@ def test_cox_without_time_and_event_is_stopped_on_settings_before_training(
     settings.analysis.setCurrentIndex(settings.analysis.findData("logistic"))
     assert settings.problems.text() == ""
     assert settings.analysis_problems() == []
+    # the page re-checks no rule of the engine: its own words come back, before training
+    settings.outcome.setCurrentText("sbp")  # also the exposure
+    assert "'sbp' is both the outcome and the exposure" in settings.problems.text()
+    settings.outcome.setCurrentText("cvd")
+    settings.grid_edit.setText("0.2, 1.5")
+    shown = len(messages)
+    window.next()
+    assert window.stack.currentIndex() == 2 and len(messages) == shown + 1
+    assert "candidate w values (0.2, 1.5): each must lie between 0 and 1" in messages[-1][1]
+    assert window.session.result is None
 
 
 def test_a_new_table_clears_the_export_folder_and_the_written_files(
