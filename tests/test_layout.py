@@ -141,3 +141,19 @@ def test_no_flat_module_left_in_engine() -> None:
     ]
     assert (ROOT / "engine" / "disclosure" / "__init__.py").is_file()  # a room of its own
     assert not (ROOT / "engine" / "io.py").exists()  # no shadowing of the standard library's io
+
+
+def test_the_desktop_lists_of_formats_match_the_engine() -> None:
+    """The desktop keeps its own copies only to open fast (no pandas at start): the files it
+    offers to open are the ones the engine reads, the formats it offers to write the ones a
+    RunConfig accepts, in the same order."""
+    import pytest
+
+    pytest.importorskip("PySide6")
+    from desktop.launch import TABLE_SUFFIXES
+    from desktop.pages.export_page import FORMATS as EXPORT_CHOICES
+    from engine.pipeline.config import FORMATS as WRITTEN
+    from engine.tables.read import FORMATS as READ
+
+    assert sorted(TABLE_SUFFIXES) == sorted(READ) and len(READ) >= 14
+    assert tuple(key for key, _ in EXPORT_CHOICES) == WRITTEN
