@@ -1,19 +1,20 @@
 """The meta-analysis window: pool sites' estimates (DL / FE / HKSJ) and draw a forest plot.
 
 Input: several files (one per site), one file with a site column, or a summary table (typed
-in or loaded) with ``study, estimate, se``. ``engine.pipeline.meta.run_meta`` runs on a worker into a
+in or loaded) with ``study, estimate, se``. ``engine.run_meta`` runs on a worker into a
 private temporary folder; *Export* copies ``forest.pdf`` and ``meta.json`` (atomically) to the
 folder the user picks.
 """
 
 from __future__ import annotations
 
+import math
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from desktop.pages.base import heading, note, number, plain_message
+from desktop.pages.base import estimate_text, heading, note, number, p_value_text, plain_message
 from desktop.qt import QMessageBox, QSettings, QtWidgets
 from desktop.worker import Task
 
@@ -231,7 +232,7 @@ class MetaWindow(QtWidgets.QMainWindow):
         if not path:
             return
         try:
-            from engine.stats.meta import read_summary
+            from engine import read_summary
 
             table = read_summary(path)
         except Exception as err:  # noqa: BLE001 - shown to the user
@@ -244,7 +245,7 @@ class MetaWindow(QtWidgets.QMainWindow):
     # -- pooling ------------------------------------------------------------------------
     def config(self) -> Any:
         """The MetaConfig for the current inputs; raises ValueError with a readable message."""
-        from engine.pipeline.meta import MetaConfig
+        from engine import MetaConfig
 
         out = self._workdir / "latest"
         method = self.method.currentData()
@@ -305,7 +306,7 @@ class MetaWindow(QtWidgets.QMainWindow):
         except Exception as err:  # noqa: BLE001 - ValueError / InputError: shown
             _warn(self, err)
             return
-        from engine.pipeline.meta import run_meta
+        from engine import run_meta
 
         self.bar.setValue(0)
         self.bar.setVisible(True)
@@ -331,19 +332,18 @@ class MetaWindow(QtWidgets.QMainWindow):
     def show_result(self, run: Any) -> None:
         from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
 
-        from engine.pipeline.meta import effect_label
-        from engine.report.forest import forest_figure
+        from engine import effect_label, forest_figure
 
         self.run = run
         res = run.primary
         exp = run.config.shows_ratio()
-        f = (lambda v: __import__("math").exp(v)) if exp else (lambda v: v)
+        f = math.exp if exp else float
         self.result_label.setText(
-            f"<b>Pooled ({res.method.upper()}, k = {res.k}): {_est(f(res.estimate))} "
-            f"(95% CI {_est(f(res.ci_low))} to {_est(f(res.ci_high))})</b>, "
-            f"p = {_p(res.p)}<br>"
+            f"<b>Pooled ({res.method.upper()}, k = {res.k}): {estimate_text(f(res.estimate))} "
+            f"(95% CI {estimate_text(f(res.ci_low))} to {estimate_text(f(res.ci_high))})</b>, "
+            f"p = {p_value_text(res.p)}<br>"
             f"Between-site variance τ² = {number(res.tau2, 4)}; I² = {res.I2:.1f}%; "
-            f"Q = {res.Q:.2f} on {res.Q_df} df (p = {_p(res.Q_p)})."
+            f"Q = {res.Q:.2f} on {res.Q_df} df (p = {p_value_text(res.Q_p)})."
             + ("<br>" + "<br>".join(run.notes) if run.notes else "")
         )
         figure = forest_figure(run.sets, exponentiate=exp, xlabel=effect_label(run.config))
@@ -378,7 +378,7 @@ class MetaWindow(QtWidgets.QMainWindow):
             if not folder:
                 return None
             settings.setValue("meta/folder", folder)
-        from engine.tables.write import atomic_write_bytes
+        from engine import atomic_write_bytes
 
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
@@ -400,16 +400,6 @@ def _line(placeholder: str, name: str) -> QtWidgets.QLineEdit:
     edit.setAccessibleName(name)
     edit.setToolTip(placeholder[0].upper() + placeholder[1:])
     return edit
-
-
-def _est(value: float) -> str:
-    """An estimate with three decimals; large ones with thousands separators, no exponent."""
-    return f"{value:.3f}" if abs(value) < 10_000 else number(value)
-
-
-def _p(p: float) -> str:
-    """A p-value for people: 'below 0.001' rather than an exponent."""
-    return "below 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _warn(parent: QtWidgets.QWidget, err: BaseException) -> None:

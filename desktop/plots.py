@@ -127,8 +127,9 @@ def privacy_curve(
     return draw
 
 
-def km_curves(km: dict[str, Any]) -> Drawer:
-    """Kaplan-Meier survival, real vs synthetic, from ``fidelity['km']``-like data."""
+def km_curves(km: Any) -> Drawer:
+    """Kaplan-Meier survival, real vs synthetic, from the fidelity result's Kaplan-Meier
+    comparison (``engine.stats.models.KMComparison``, or its ``to_dict()``)."""
 
     def draw(ax: Any) -> None:
         ax.set_title("Kaplan-Meier survival: real vs synthetic", fontsize=9)
@@ -148,7 +149,9 @@ def km_curves(km: dict[str, Any]) -> Drawer:
 
 
 def _km_series(km: Any) -> dict[str, tuple[list[float], list[float]]]:
-    """(times, survival) for real and synthetic from ``fidelity['km']`` (engine.stats.models KMComparison)."""
+    """(times, survival) for real and synthetic from a KMComparison or its ``to_dict()``."""
+    if hasattr(km, "to_dict"):
+        km = km.to_dict()
     if not isinstance(km, dict):
         return {}
     grid = km.get("grid") or km.get("time") or []

@@ -2,13 +2,14 @@
 
 ::
 
-    Import   inspect_table(config)            read_table + row subset + infer_schema
-    Columns  engine.pipeline.prepare(config)  with the user's roles, kinds and bounds
-    Train    engine.pipeline.synthesize(prepared, progress, cancel)
-    Privacy  release_at(result, w, acknowledged, ...)  the release half of synthesize, same audit
-    Export   engine.pipeline.write_outputs(result, folder, progress)
+    Import   inspect_table(config)            engine.load_table + row subset + engine.schema_for
+    Columns  engine.prepare(config)           with the user's roles, kinds and bounds
+    Train    engine.synthesize(prepared, progress, cancel)
+    Privacy  release_at(result, w, acknowledged, ...)  engine.release: same audit, new w
+    Export   engine.write_outputs(result, folder, progress)
 
-Every function here runs on a worker thread; it only composes public engine functions.
+Every function here runs on a worker thread; it only composes the engine's public face
+(``from engine import ...``; an import-linter contract forbids the engine's rooms here).
 Heavy modules (pandas, torch, lifelines, statsmodels) are imported inside the functions so
 the window opens fast.
 """
@@ -17,7 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine import Prepared, RunConfig, RunResult
 
 DEMO_STUDY = "Framingham M"
 DEMO_DEFAULTS: dict[str, Any] = {
@@ -36,10 +40,10 @@ class Session:
     """The wizard's state: the config fields chosen so far and what the engine returned."""
 
     fields: dict[str, Any] = field(default_factory=dict)  # RunConfig keyword arguments
-    inspected: Any = None  # Inspected
-    prepared: Any = None  # engine.pipeline.Prepared
-    result: Any = None  # engine.pipeline.RunResult
-    written: Any = None  # RunResult after write_outputs
+    inspected: Inspected | None = None
+    prepared: Prepared | None = None
+    result: RunResult | None = None
+    written: RunResult | None = None  # the result after write_outputs
     out: Path | None = None
 
     @property
@@ -47,9 +51,9 @@ class Session:
         value = self.fields.get("input")
         return None if value is None else Path(value)
 
-    def config(self, **changes: Any) -> Any:
-        """A validated :class:`engine.pipeline.RunConfig` from the collected fields."""
-        from engine.pipeline import RunConfig
+    def config(self, **changes: Any) -> RunConfig:
+        """A validated :class:`engine.RunConfig` from the collected fields."""
+        from engine import RunConfig
 
         values = {**self.fields, **changes}
         values.setdefault("input", Path("."))
@@ -78,9 +82,9 @@ class Inspected:
     schema: Any  # engine.tables.schema.Schema
 
 
-def inspect_table(config: Any, progress: Any = None, cancel: Any = None) -> Inspected:
+def inspect_table(config: RunConfig, progress: Any = None, cancel: Any = None) -> Inspected:
     """Read the file, keep the chosen rows and infer column kinds (no model fitting)."""
-    from engine.pipeline import load_table, schema_for
+    from engine import load_table, schema_for
 
     if progress:
         progress(0.1, "reading the file")
@@ -94,39 +98,35 @@ def inspect_table(config: Any, progress: Any = None, cancel: Any = None) -> Insp
     return Inspected(table, frame, schema)
 
 
-def release_at(result: Any, w: float, acknowledged: bool, progress: Any, cancel: Any) -> Any:
+def release_at(
+    result: RunResult, w: float, acknowledged: bool, progress: Any, cancel: Any
+) -> RunResult:
     """Release again at a user-chosen w, keeping the audit the user has just reviewed and the
-    final model already trained (``engine.pipeline.release_step``).
+    final model already trained (``engine.release``).
 
     Raising w above the audit's choice needs ``acknowledged``; the config then records
-    ``w`` and ``risk_acknowledged=True`` (audit.json ``settings``) and the verdict is
+    ``forced_w`` and ``risk_acknowledged=True`` (audit.json ``settings``) and the verdict is
     "released with override".
     """
-    from engine import pipeline
-    from engine.errors import PrivacyRefused
+    from engine import InputError, PrivacyRefused, release
 
-    selected = result.audit.selected_w
-    raising = selected is None or w > float(selected) + 1e-9
+    if result.audit is None:
+        raise InputError("this run has no privacy audit to release from: train and audit first")
+    raising = result.above_choice(w)
     if raising and not acknowledged:
         raise PrivacyRefused(
             f"w = {w:.2f} is above the audited choice; tick the risk acknowledgement to use it"
         )
-    cfg = replace(result.config, w=float(w), risk_acknowledged=bool(raising))
+    cfg = replace(result.config, forced_w=float(w), risk_acknowledged=bool(raising))
     prep = replace(result.prepared, config=cfg)
     timings = {"audit_seconds": float(result.timings.get("audit_seconds", 0.0))}
-    return pipeline.release(
+    return release(
         prep, result.audit, progress=progress, cancel=cancel, flow=result.flow, timings=timings
     )
 
 
 def demo_input() -> Path:
     """The embedded demo cohort CSV."""
-    from engine.pipeline.demo import demo_input as engine_demo_input
+    from engine import demo_input as engine_demo_input
 
     return engine_demo_input()
-
-
-def column_values_binary(frame: Any, name: str) -> bool:
-    """Whether a column holds exactly two distinct non-missing values (an event must)."""
-    values = frame[name].dropna().unique()
-    return len(values) == 2

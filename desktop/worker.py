@@ -76,7 +76,7 @@ class Task(QObject):
 
     def __init__(self, fn: TaskFn, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        from engine.progress import CancelToken
+        from engine import CancelToken
 
         self._fn = fn
         self.token = CancelToken()
@@ -150,7 +150,7 @@ class Task(QObject):
 
     @Slot(object, object)
     def _on_done(self, result: Any, err: BaseException | None) -> None:
-        from engine.errors import Cancelled
+        from engine import Cancelled
 
         self._timer.stop()
         if self._runner is not None:

@@ -20,23 +20,44 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _PUBLIC = {
+    # the whole job (engine.pipeline)
     "run_pipeline": "engine.pipeline",
     "RunConfig": "engine.pipeline",
     "RunResult": "engine.pipeline",
+    "Prepared": "engine.pipeline",
+    "Verdict": "engine.pipeline",
     "prepare": "engine.pipeline",
     "synthesize": "engine.pipeline",
+    "release": "engine.pipeline",
     "write_outputs": "engine.pipeline",
+    "load_table": "engine.pipeline",
+    "schema_for": "engine.pipeline",
+    "DEFAULT_GRID": "engine.pipeline",
+    "check_analysis": "engine.pipeline.config",
+    "demo_input": "engine.pipeline.demo",
+    "MetaConfig": "engine.pipeline.meta",
+    "run_meta": "engine.pipeline.meta",
+    "effect_label": "engine.pipeline.meta",
+    # tables
     "read_table": "engine.tables.read",
     "infer_schema": "engine.tables.schema",
+    "recognise_survival_roles": "engine.tables.schema",
+    "atomic_write_bytes": "engine.tables.write",
+    # statistics and the report
     "pool": "engine.stats.meta",
+    "read_summary": "engine.stats.meta",
     "build_report": "engine.report.build",
+    "draw_privacy_curve": "engine.report.curve_plot",
+    "forest_figure": "engine.report.forest",
+    # errors and progress
+    "LatentSynthError": "engine.errors",
     "InputError": "engine.errors",
     "PrivacyRefused": "engine.errors",
     "Cancelled": "engine.errors",
     "CancelToken": "engine.progress",
     "EpochDone": "engine.progress",
     "AuditPointDone": "engine.progress",
-    "draw_privacy_curve": "engine.report.curve_plot",
+    "sub_progress": "engine.progress",
 }
 
 __all__ = [
@@ -44,39 +65,67 @@ __all__ = [
     "run_pipeline",
     "RunConfig",
     "RunResult",
+    "Prepared",
+    "Verdict",
     "prepare",
     "synthesize",
+    "release",
     "write_outputs",
+    "load_table",
+    "schema_for",
+    "DEFAULT_GRID",
+    "check_analysis",
+    "demo_input",
+    "MetaConfig",
+    "run_meta",
+    "effect_label",
     "read_table",
     "infer_schema",
+    "recognise_survival_roles",
+    "atomic_write_bytes",
     "pool",
+    "read_summary",
     "build_report",
+    "draw_privacy_curve",
+    "forest_figure",
+    "LatentSynthError",
     "InputError",
     "PrivacyRefused",
     "Cancelled",
     "CancelToken",
     "EpochDone",
     "AuditPointDone",
-    "draw_privacy_curve",
+    "sub_progress",
 ]
 
 
 if TYPE_CHECKING:
-    from engine.errors import Cancelled, InputError, PrivacyRefused
+    from engine.errors import Cancelled, InputError, LatentSynthError, PrivacyRefused
     from engine.pipeline import (
+        DEFAULT_GRID,
+        Prepared,
         RunConfig,
         RunResult,
+        Verdict,
+        load_table,
         prepare,
+        release,
         run_pipeline,
+        schema_for,
         synthesize,
         write_outputs,
     )
-    from engine.progress import AuditPointDone, CancelToken, EpochDone
+    from engine.pipeline.config import check_analysis
+    from engine.pipeline.demo import demo_input
+    from engine.pipeline.meta import MetaConfig, effect_label, run_meta
+    from engine.progress import AuditPointDone, CancelToken, EpochDone, sub_progress
     from engine.report.build import build_report
     from engine.report.curve_plot import draw_privacy_curve
-    from engine.stats.meta import pool
+    from engine.report.forest import forest_figure
+    from engine.stats.meta import pool, read_summary
     from engine.tables.read import read_table
-    from engine.tables.schema import infer_schema
+    from engine.tables.schema import infer_schema, recognise_survival_roles
+    from engine.tables.write import atomic_write_bytes
 
 
 def __getattr__(name: str) -> Any:

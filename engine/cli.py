@@ -105,9 +105,8 @@ def _add_run_options(p: argparse.ArgumentParser, out_required: bool = True) -> N
     priv.add_argument(
         "--auc-max", type=float, default=0.55, help="membership-AUC limit (default 0.55)"
     )
-    priv.add_argument(
-        "--w", type=float, help="force this perturbation weight (the audit still runs)"
-    )
+    force = "force this perturbation weight (the audit still runs)"
+    priv.add_argument("--w", dest="forced_w", metavar="W", type=float, help=force)
     priv.add_argument("--w-grid", type=_float_list, help="candidate w values, e.g. 0,0.25,0.5,0.75")
     priv.add_argument(
         "--repeats", type=int, help="audit repeats per w (default: until the AUC's SE < 0.01)"
@@ -158,7 +157,10 @@ def _add_run_options(p: argparse.ArgumentParser, out_required: bool = True) -> N
         help="model search effort",
     )
     model.add_argument(
-        "--format", dest="fmt", default="csv", choices=("csv", "xlsx", "parquet", "sav", "dta")
+        "--format",
+        dest="file_format",
+        default="csv",
+        choices=("csv", "xlsx", "parquet", "sav", "dta"),
     )
     model.add_argument(
         "--copies", type=int, default=1, help="number of independent synthetic tables"
@@ -245,9 +247,9 @@ def _config_from_args(ns: argparse.Namespace, input_path: Path | str, **extra: A
         kinds.append((name, kind))
     per = tuple((name or (ns.covariates[0] if ns.covariates else ""), v) for name, v in ns.per)
     same = (
-        "out", "time", "event", "auc_max", "w", "repeats", "audit_max_rows", "seed", "device",
-        "fmt", "budget", "analysis", "outcome", "allow_risky", "protect_outliers", "copies",
-        "dp_epsilon", "dp_delta", "complete_cases",
+        "out", "time", "event", "auc_max", "forced_w", "repeats", "audit_max_rows", "seed",
+        "device", "file_format", "budget", "analysis", "outcome", "allow_risky",
+        "protect_outliers", "copies", "dp_epsilon", "dp_delta", "complete_cases",
     )  # fmt: skip
     values: dict[str, Any] = {name: getattr(ns, name) for name in same}
     values.update(
@@ -278,7 +280,7 @@ def _run(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> i
     config = _config_from_args(ns, ns.input)
     result = run_pipeline(config, progress, cancel)
     print_summary(result, ns.out)
-    if result.verdict != "refused":
+    if result.released is not None:
         print(f"Wrote the synthetic copy to {ns.out.resolve()}")
     return 0
 
@@ -374,9 +376,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except LatentSynthError as err:
         progress.close()
-        print(
-            f"latent-synth: {'refused' if err.exit_code == 3 else 'error'}: {err}", file=sys.stderr
-        )
+        from engine.pipeline.console import command_line_message as with_option
+
+        word = "refused" if err.exit_code == 3 else "error"
+        print(f"latent-synth: {word}: {with_option(str(err), ns.command)}", file=sys.stderr)
         return err.exit_code
     except Exception as err:  # noqa: BLE001 - the last line of defence against tracebacks
         progress.close()

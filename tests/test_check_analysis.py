@@ -90,9 +90,9 @@ def test_exposure_that_is_dropped_is_named():
     "fields, words",
     [
         ({"auc_max": 0.4}, "AUC limit 0.4"),
-        ({"w": 1.5}, "w = 1.5"),
+        ({"forced_w": 1.5}, "w = 1.5"),
         ({"w_grid": (0.2, 1.0)}, "candidate w values (0.2, 1)"),
-        ({"fmt": "pdf"}, "file format 'pdf'"),
+        ({"file_format": "pdf"}, "file format 'pdf'"),
         ({"budget": "huge"}, "model search effort 'huge'"),
         ({"device": "tpu"}, "compute device 'tpu'"),
         ({"audit_max_rows": 10}, "largest audited sample 10 rows"),

@@ -202,6 +202,25 @@ def test_bad_arguments_exit_2(args: list[str], expected: str, tmp_path: Path) ->
     assert not (tmp_path / "o" / "synthetic.csv").exists()
 
 
+def test_cli_errors_add_the_option_to_the_plain_engine_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The engine names the setting in words (the wizard shows them as they are); the command
+    line adds the option that sets it, once, at the end of its one line."""
+    good = tmp_path / "good.csv"
+    _cohort(100).to_csv(good, index=False)
+    assert main(["run", str(good), "--event", "age", "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and "'age'" in line and "the event column must be binary" in line
+    assert line.endswith("(command line: --event COL)") and line.count("--") == 1
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert main(["run", str(good), "--out", str(afile), "--quiet"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "not a folder" in line and line.endswith("(command line: --out DIR)")
+    assert not (tmp_path / "o").exists()
+
+
 def test_inf_and_empty_column_are_handled(tmp_path: Path) -> None:
     data = _cohort(300, seed=4)
     data["sbp"] = data["sbp"].astype(float)
@@ -468,3 +487,58 @@ def test_run_without_roles_uses_recognised_survival_columns(
     kinds = {c["name"]: c["kind"] for c in audit["columns"]}
     assert (kinds["futime"], kinds["death"]) == ("time", "event")
     assert audit["fidelity"]["km"]["logrank_p_descriptive"] is not None
+
+
+def test_audit_json_values_are_made_json_safe_by_the_one_helper() -> None:
+    """audit.json goes through ``engine.stats.fits.json_safe`` (no second copy in the pipeline):
+    numpy booleans stay booleans (not 1/0, not a crash), paths become text, NaN/inf null."""
+    from pathlib import PurePosixPath
+
+    from engine.pipeline import record
+    from engine.stats.fits import json_safe
+
+    assert record.json_safe is json_safe and not hasattr(record, "_jsonable")
+    raw = {
+        "exact": np.bool_(True),
+        "flags": (np.bool_(False), True),
+        "out": Path("/tmp/run") / "audit.json",
+        "name": PurePosixPath("data/cohort.csv"),
+        "rows": np.int64(600),
+        "auc": np.float32(0.5),
+        "bad": [float("nan"), np.inf, -np.inf],
+        "grid": np.array([[0.0, 0.5], [1.0, np.nan]]),
+        3: "key made text",
+    }
+    safe = json_safe(raw)
+    assert json.loads(json.dumps(safe, allow_nan=False)) == {
+        "exact": True,
+        "flags": [False, True],
+        "out": str(Path("/tmp/run") / "audit.json"),
+        "name": "data/cohort.csv",
+        "rows": 600,
+        "auc": 0.5,
+        "bad": [None, None, None],
+        "grid": [[0.0, 0.5], [1.0, None]],
+        "3": "key made text",
+    }
+    assert safe["exact"] is True and type(safe["rows"]) is int
+
+
+def test_force_w_and_format_flags_fill_the_renamed_config_fields(tmp_path: Path) -> None:
+    """``--w`` sets ``RunConfig.forced_w`` and ``--format`` ``RunConfig.file_format`` (the flags
+    and the audit.json ``settings`` keys are unchanged; ``w``/``fmt`` remain read-only aliases)."""
+    import dataclasses
+
+    from engine.cli import _config_from_args, build_parser
+
+    src = tmp_path / "t.csv"
+    ns = build_parser().parse_args(["run", str(src), "--w", "0.35", "--format", "xlsx"])
+    config = _config_from_args(ns, src)
+    assert (config.forced_w, config.file_format) == (0.35, "xlsx")
+    assert (config.w, config.fmt) == (0.35, "xlsx")
+    fields = {f.name for f in dataclasses.fields(config)}
+    assert {"forced_w", "file_format"} <= fields and not {"w", "fmt"} & fields
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.w = 0.5  # type: ignore[misc]
+    default = _config_from_args(build_parser().parse_args(["run", str(src)]), src)
+    assert (default.forced_w, default.file_format) == (None, "csv")

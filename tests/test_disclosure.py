@@ -48,7 +48,7 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame
     rare_table().to_csv(src, index=False)
     out = root / "out"
     config = RunConfig(
-        input=src, out=out, time="time", event="event", w=0.5, w_grid=(0.0, 0.5),
+        input=src, out=out, time="time", event="event", forced_w=0.5, w_grid=(0.0, 0.5),
         repeats=2, seed=1, allow_risky=True,
     )  # fmt: skip
     run_pipeline(config)

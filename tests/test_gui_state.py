@@ -77,6 +77,16 @@ def test_cox_without_time_and_event_is_stopped_on_settings_before_training(
     settings.analysis.setCurrentIndex(settings.analysis.findData("logistic"))
     assert settings.problems.text() == ""
     assert settings.analysis_problems() == []
+    # the page re-checks no rule of the engine: its own words come back, before training
+    settings.outcome.setCurrentText("sbp")  # also the exposure
+    assert "'sbp' is both the outcome and the exposure" in settings.problems.text()
+    settings.outcome.setCurrentText("cvd")
+    settings.grid_edit.setText("0.2, 1.5")
+    shown = len(messages)
+    window.next()
+    assert window.stack.currentIndex() == 2 and len(messages) == shown + 1
+    assert "candidate w values (0.2, 1.5): each must lie between 0 and 1" in messages[-1][1]
+    assert window.session.result is None
 
 
 def test_a_new_table_clears_the_export_folder_and_the_written_files(
@@ -119,7 +129,7 @@ def test_acknowledgement_stays_ticked_with_its_warning_after_apply(
     qtbot.waitUntil(
         lambda: window.session.result is not released and not privacy.is_busy(), timeout=110000
     )
-    assert window.session.result.release["w"] == pytest.approx(raised)
+    assert window.session.result.release.w == pytest.approx(raised)
     # the box and the sentence beside it agree: ticked, and the risk was accepted
     assert privacy.ack.isChecked() and privacy.ack.isEnabled()
     assert f"Released at w = {raised:.2f} with your acceptance" in privacy.ack_label.text()
@@ -185,3 +195,24 @@ def test_fidelity_page_says_why_a_coefficient_is_withheld_and_marks_the_log_rank
     assert "descriptive only" in page.notes.text()
     means = [page.marginals.item(r, 1).text() for r in range(page.marginals.rowCount())]
     assert any("," in m for m in means) and not any("e+" in m for m in means)
+
+
+def test_km_plot_draws_the_typed_comparison_as_its_dict() -> None:
+    """The Fidelity page's Kaplan-Meier plot takes the engine's KMComparison itself (attribute
+    readers) or its audit.json form, and draws the same two step curves from either."""
+    from lifelines.datasets import load_rossi
+    from matplotlib.figure import Figure
+
+    from desktop.plots import km_curves
+    from engine.stats.fidelity import km_comparison
+
+    rossi = load_rossi()
+    km = km_comparison(rossi, rossi.sample(frac=1.0, random_state=1), "week", "arrest")
+    drawn = []
+    for source in (km, km.to_dict()):
+        ax = Figure().add_subplot()
+        km_curves(source)(ax)
+        drawn.append({line.get_label(): line.get_ydata().tolist() for line in ax.get_lines()})
+    assert drawn[0] == drawn[1] and set(drawn[0]) == {"real", "synthetic"}
+    real = [v for v in km.real_survival if v is not None]
+    assert drawn[0]["real"] == pytest.approx(real) and 0.0 < min(real) < max(real) <= 1.0

@@ -83,9 +83,22 @@ def test_demo_button_previews_and_columns_drop_identifiers(window, qtbot, messag
     assert roles["participant_id"] == "drop"
     assert roles["time_cvd_years"] == "time" and roles["cvd"] == "event"
     columns.set_role("cvd", "covariate")
-    columns.set_role("age", "event")  # not binary: refused before Next
+    columns.set_role("age", "event")  # not binary: the engine's schema check refuses it
+    shown = len(messages)
     window.next()
-    assert messages and "must have exactly two values" in messages[-1][1]
+    qtbot.waitUntil(lambda: len(messages) > shown and not columns.is_busy(), timeout=30000)
+    text = messages[-1][1]
+    assert "column 'age' has values" in text and "the event column must be binary" in text
+    assert "--" not in text  # the engine's own words, no command-line option
+    assert window.stack.currentIndex() == 1 and window.session.prepared is None
+    columns.set_role("age", "covariate")
+    columns.set_role("cvd", "event")
+    columns.set_bounds("sbp", "200", "90")  # the engine's bounds rule, not the page's
+    shown = len(messages)
+    window.next()
+    qtbot.waitUntil(lambda: len(messages) > shown and not columns.is_busy(), timeout=30000)
+    text = messages[-1][1]
+    assert "'sbp'" in text and "lower bound 200 is above upper bound 90; swap them" in text
     assert window.stack.currentIndex() == 1
 
 
@@ -137,7 +150,7 @@ def test_whole_wizard_from_import_to_export_with_a_raised_w(
         lambda: window.session.result is not result and not privacy.is_busy(), timeout=110000
     )
     released = window.session.result
-    assert released.release["w"] == pytest.approx(raised)
+    assert released.release.w == pytest.approx(raised)
     assert released.config.risk_acknowledged and released.verdict == "released with override"
     assert "acknowledged" in privacy.summary.text()
     window.next()  # -> Fidelity

@@ -32,32 +32,86 @@ def test_import_engine_loads_no_heavy_library() -> None:
     assert loaded == []
 
 
+# Each public name and the module that defines it (what ``engine.<name>.__module__`` says).
+PUBLIC_HOMES = {
+    "run_pipeline": "engine.pipeline.run",
+    "RunConfig": "engine.pipeline.config",
+    "RunResult": "engine.pipeline.results",
+    "Prepared": "engine.pipeline.config",
+    "Verdict": "engine.pipeline.results",
+    "prepare": "engine.pipeline.prepare_step",
+    "synthesize": "engine.pipeline.synthesize_step",
+    "release": "engine.pipeline.release_step",
+    "write_outputs": "engine.pipeline.outputs",
+    "load_table": "engine.pipeline.prepare_step",
+    "schema_for": "engine.pipeline.prepare_step",
+    "check_analysis": "engine.pipeline.config",
+    "demo_input": "engine.pipeline.demo",
+    "MetaConfig": "engine.pipeline.meta",
+    "run_meta": "engine.pipeline.meta",
+    "effect_label": "engine.pipeline.meta",
+    "read_table": "engine.tables.read",
+    "infer_schema": "engine.tables.schema",
+    "recognise_survival_roles": "engine.tables.roles",
+    "atomic_write_bytes": "engine.tables.atomic",
+    "pool": "engine.stats.meta",
+    "read_summary": "engine.stats.meta",
+    "build_report": "engine.report.build",
+    "draw_privacy_curve": "engine.report.curve_plot",
+    "forest_figure": "engine.report.forest",
+    "LatentSynthError": "engine.errors",
+    "InputError": "engine.errors",
+    "PrivacyRefused": "engine.errors",
+    "Cancelled": "engine.errors",
+    "CancelToken": "engine.progress",
+    "EpochDone": "engine.progress",
+    "AuditPointDone": "engine.progress",
+    "sub_progress": "engine.progress",
+}
+
+
 def test_public_names_resolve_to_their_rooms() -> None:
     code = (
         "import json\n"
         "from engine import run_pipeline, RunConfig, read_table, infer_schema, pool, build_report\n"
         "from engine import draw_privacy_curve, EpochDone, AuditPointDone\n"
         "import engine\n"
-        "names = ['run_pipeline', 'RunConfig', 'read_table', 'infer_schema', 'pool', 'build_report',\n"
-        "         'draw_privacy_curve', 'EpochDone', 'AuditPointDone']\n"
-        "print(json.dumps({'modules': [getattr(engine, n).__module__ for n in names],\n"
-        "  'all': sorted(set(names) - set(engine.__all__)),\n"
+        f"names = {sorted(PUBLIC_HOMES)!r}\n"
+        "print(json.dumps({'modules': {n: getattr(engine, n).__module__ for n in names},\n"
+        "  'missing': sorted(set(names) - set(engine.__all__)),\n"
+        "  'unlisted': sorted(set(engine.__all__) - set(names) - {'__version__', 'DEFAULT_GRID'}),\n"
+        "  'grid': [engine.DEFAULT_GRID[0], engine.DEFAULT_GRID[-1], len(engine.DEFAULT_GRID)],\n"
+        "  'refused': engine.Verdict('refused') is engine.Verdict.REFUSED,\n"
         "  'pooled': round(pool([0.1, 0.3, 0.2], [0.1, 0.1, 0.1]).estimate, 6)}))"
     )
     got = _run(code)
-    assert got["modules"] == [
-        "engine.pipeline.run",
-        "engine.pipeline.config",
-        "engine.tables.read",
-        "engine.tables.schema",
-        "engine.stats.meta",
-        "engine.report.build",
-        "engine.report.curve_plot",
-        "engine.progress",
-        "engine.progress",
-    ]
-    assert got["all"] == []
+    assert got["modules"] == PUBLIC_HOMES
+    assert got["missing"] == [] and got["unlisted"] == []
+    assert got["grid"] == [0.0, 0.95, 20] and got["refused"] is True
     assert got["pooled"] == 0.2
+
+
+def test_the_desktop_imports_only_the_public_face() -> None:
+    """Every ``from engine... import`` in desktop/ names ``engine`` itself, except the console
+    script's command-line dispatch (``engine.cli``) and the modules the layering contract still
+    lets through (pyproject.toml, issue 12), each of which imports only public names' rooms."""
+    import ast
+
+    allowed_rooms = {"desktop/launch.py": {"engine.cli"}}
+    ignored = {"desktop/oneclick.py"}  # see the contract's ignore_imports
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "desktop").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("engine."):
+                found.setdefault(rel, set()).add(str(node.module))
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("engine."):
+                        found.setdefault(rel, set()).add(alias.name)
+    rooms = {rel: mods for rel, mods in found.items() if rel not in ignored}
+    assert rooms == allowed_rooms
+    assert len(list((ROOT / "desktop").rglob("*.py"))) >= 15  # the desktop's modules were read
 
 
 def test_engine_has_no_import_cycle() -> None:
@@ -87,3 +141,19 @@ def test_no_flat_module_left_in_engine() -> None:
     ]
     assert (ROOT / "engine" / "disclosure" / "__init__.py").is_file()  # a room of its own
     assert not (ROOT / "engine" / "io.py").exists()  # no shadowing of the standard library's io
+
+
+def test_the_desktop_lists_of_formats_match_the_engine() -> None:
+    """The desktop keeps its own copies only to open fast (no pandas at start): the files it
+    offers to open are the ones the engine reads, the formats it offers to write the ones a
+    RunConfig accepts, in the same order."""
+    import pytest
+
+    pytest.importorskip("PySide6")
+    from desktop.launch import TABLE_SUFFIXES
+    from desktop.pages.export_page import FORMATS as EXPORT_CHOICES
+    from engine.pipeline.config import FORMATS as WRITTEN
+    from engine.tables.read import FORMATS as READ
+
+    assert sorted(TABLE_SUFFIXES) == sorted(READ) and len(READ) >= 14
+    assert tuple(key for key, _ in EXPORT_CHOICES) == WRITTEN

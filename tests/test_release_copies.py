@@ -213,7 +213,7 @@ def test_refusal_quotes_the_density_attack_when_it_decides(tmp_path: Path) -> No
     assert "density attack AUC 0.571 ± 0.004 (mean ± SE" in why, why
     assert "0.502" not in why  # the distance AUC, which passed, is not the headline
     assert "--" not in why  # words a person reads name no command-line option
-    forced = replace(prep, config=replace(prep.config, w=0.5))
+    forced = replace(prep, config=replace(prep.config, forced_w=0.5))
     why_forced = release(forced, _density_bound_audit(), rng=np.random.default_rng(0))
     assert why_forced.refusal is not None
     assert "density attack AUC 0.600 ± 0.004" in why_forced.refusal.reason

@@ -217,8 +217,8 @@ def test_fidelity_report_is_json_safe(rossi: pd.DataFrame) -> None:
             "column 'arrested' not found",
         ),
         (ModelSpec("cox", time="week", event="prio", covariates=("age",)), "must be coded 0/1"),
-        (ModelSpec("cox", time="week", covariates=("age",)), "needs --time and --event"),
-        (ModelSpec("ols", covariates=("age",)), "needs --outcome"),
+        (ModelSpec("cox", time="week", covariates=("age",)), "needs the time column and"),
+        (ModelSpec("ols", covariates=("age",)), "needs the outcome column"),
         (ModelSpec("ols", outcome="prio", covariates=("age",), per={"fin": 2}), "not a covariate"),
     ],
 )

@@ -78,7 +78,7 @@ class Page(QtWidgets.QWidget):
 
     def show_error(self, err: BaseException) -> None:
         """A readable message box for any failure; never a traceback."""
-        from engine.errors import LatentSynthError
+        from engine import LatentSynthError
 
         if isinstance(err, (LatentSynthError, OSError)):
             text = plain_message(str(err))
@@ -204,3 +204,31 @@ def number(value: Any, digits: int = 3) -> str:
     decimals = min(digits - 1 - math.floor(math.log10(a)), 12)
     text = f"{v:.{decimals}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def estimate_text(value: Any) -> str:
+    """An estimate (or a CI end) for people: three decimals, or :func:`number`'s form when it is
+    1,000 or more, infinite or missing.
+
+    Example:
+        >>> [estimate_text(v) for v in (1.10517, -0.5, 12345.678, float("nan"), None)]
+        ['1.105', '-0.500', '12,346', '–', '–']
+    """
+    import math
+
+    if value is None:
+        return "–"
+    v = float(value)
+    return f"{v:.3f}" if math.isfinite(v) and abs(v) < 1000 else number(v)
+
+
+def p_value_text(p: Any) -> str:
+    """A p-value for people: three decimals, 'below 0.001' rather than an exponent.
+
+    Example:
+        >>> [p_value_text(v) for v in (0.04567, 0.0004, None)]
+        ['0.046', 'below 0.001', '–']
+    """
+    if p is None or p != p:
+        return "–"
+    return "below 0.001" if float(p) < 0.001 else f"{float(p):.3f}"

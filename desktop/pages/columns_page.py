@@ -1,9 +1,11 @@
 """Page 2, Columns: inferred kind, role (time / event / covariate / drop), bounds and reason.
 
-Identifiers, dates, free text and constants come pre-set to *drop*. On Next the choices are
-checked (one time and one event column at most, the event binary, the time numeric and not
-negative, bounds numbers with lower < upper), then ``engine.pipeline.prepare`` runs on a
-worker with the choices as RunConfig fields ``time / event / drop / keep / kinds / bounds``.
+Identifiers, dates, free text and constants come pre-set to *drop*. On Next the page checks
+only what its table allows but a config cannot hold (one time and one event column at most,
+both or neither, bounds that are numbers), then ``engine.prepare`` runs on a worker with the
+choices as RunConfig fields ``time / event / drop / keep / kinds / bounds``: the engine's
+schema check applies every rule on the columns (a binary event, times of 0 or more, a lower
+bound not above the upper) and its message is shown as it is.
 """
 
 from __future__ import annotations
@@ -169,8 +171,13 @@ class ColumnsPage(Page):
         raise KeyError(name)
 
     def choices(self) -> dict[str, Any]:
-        """The RunConfig fields implied by the table; raises ValueError with a readable message."""
-        frame = self.session.inspected.frame
+        """The RunConfig fields implied by the table; raises ValueError with a readable message.
+
+        Only what the table's controls allow but a config cannot hold is checked here (two time
+        columns, a time without an event); the rules on the columns' values (an event has two
+        values, times are numbers of 0 or more, a lower bound not above the upper) are the engine's
+        (``engine.infer_schema``), which ``prepare`` applies when Next is pressed.
+        """
         roles = self.roles()
         times = [n for n, r in roles.items() if r == "time"]
         events = [n for n, r in roles.items() if r == "event"]
@@ -182,18 +189,6 @@ class ColumnsPage(Page):
             )
         time = times[0] if times else None
         event = events[0] if events else None
-        if event is not None and frame[event].dropna().nunique() != 2:
-            values = ", ".join(map(str, frame[event].dropna().unique()[:6]))
-            raise ValueError(
-                f"The event column '{event}' must have exactly two values "
-                f"(e.g. 0 = no event, 1 = event); it has: {values}."
-            )
-        if time is not None:
-            import pandas as pd
-
-            values = pd.to_numeric(frame[time], errors="coerce")
-            if values.notna().sum() < frame[time].notna().sum() or (values.dropna() < 0).any():
-                raise ValueError(f"The time column '{time}' must hold numbers of 0 or more.")
         drop, keep, kinds, bounds = [], [], [], []
         for row in range(self.table.rowCount()):
             name = self.table.item(row, COL_NAME).text()
@@ -216,10 +211,6 @@ class ColumnsPage(Page):
                 for c in (COL_LOW, COL_HIGH)
             )
             if edited:
-                if low is not None and high is not None and not low < high:
-                    raise ValueError(
-                        f"Column '{name}': the lower bound must be below the upper bound."
-                    )
                 bounds.append((name, low, high))
         return {
             "time": time,
@@ -259,7 +250,7 @@ class ColumnsPage(Page):
         config = replace(self.session.config(), analysis=None, outcome=None, covariates=(), per=())
         if self.session.prepared is not None and self.session.prepared.config == config:
             return True
-        from engine.pipeline import prepare
+        from engine import prepare
 
         self.status.setVisible(True)
         self.run_task(

@@ -1,4 +1,4 @@
-"""Page 7, Export: folder and format; ``engine.pipeline.write_outputs`` on a worker.
+"""Page 7, Export: folder and format; ``engine.write_outputs`` on a worker.
 
 Writes the synthetic table, ``report.pdf``, ``audit.json``, ``results.json`` (each file
 atomically) and offers to open the folder (``QDesktopServices``, a local file URL only).
@@ -105,7 +105,7 @@ class ExportPage(Page):
             )
         else:
             self.summary.setText(
-                f"Ready: {result.release['rows']:,} synthetic rows at w = {result.release['w']:.2f} "
+                f"Ready: {result.release.rows:,} synthetic rows at w = {result.release.w:.2f} "
                 f"({result.verdict})."
             )
         ready = result is not None and result.synthetic is not None
@@ -129,7 +129,7 @@ class ExportPage(Page):
             self.folder.setText(path)
 
     def export(self) -> None:
-        from engine.pipeline import write_outputs
+        from engine import write_outputs
 
         result = self.session.result
         text = self.folder.text().strip()
@@ -152,7 +152,7 @@ class ExportPage(Page):
             if answer != QMessageBox.StandardButton.Yes:
                 return
         fmt = self.fmt.currentData()
-        result = replace(result, config=replace(result.config, fmt=fmt, out=out))
+        result = replace(result, config=replace(result.config, file_format=fmt, out=out))
         settings = QSettings()
         settings.setValue("export/folder", str(out))
         settings.setValue("export/format", fmt)

@@ -1,7 +1,7 @@
 """Page 1, Import: open a local file (dialog or drag-and-drop) or the demo cohort; preview.
 
-Engine call: :func:`desktop.session.inspect_table` (``engine.tables.read.read_table`` + row subset +
-``engine.tables.schema.infer_schema``) on a worker. A bad file gives a one-line error on the page
+Engine call: :func:`desktop.session.inspect_table` (``engine.load_table`` + row subset +
+``engine.schema_for``) on a worker. A bad file gives a one-line error on the page
 and a message box, never a crash, and keeps the previously loaded file and its preview.
 
 Once a file is loaded, the primary button "Make a safe synthetic copy" asks the window to run

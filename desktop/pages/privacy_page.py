@@ -9,6 +9,7 @@ keeping the audit the user reviewed).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from desktop.pages.base import Page, heading, note, number
@@ -124,7 +125,7 @@ class PrivacyPage(Page):
         return None if result is None else result.audit.selected_w
 
     def render(self, result: Any) -> None:
-        released = result.release.get("w")
+        released = result.release.w
         self.w_spin.blockSignals(True)
         self.w_spin.setValue(released if released is not None else 0.0)
         self.w_spin.blockSignals(False)
@@ -139,11 +140,11 @@ class PrivacyPage(Page):
         if result is None:
             return
         limit = result.config.auc_max
-        chosen = result.release.get("w")
+        chosen = result.release.w
         candidate = self.w_spin.value()
 
         selected = result.audit.selected_w
-        trying = candidate if chosen is None or abs(candidate - chosen) > 1e-9 else None
+        trying = None if result.is_released_w(candidate) else candidate
         # the engine's one privacy-curve drawing (the PDF draws the same), mean ± SE as the rule
         curve_with_choice = privacy_curve(
             result.audit, limit, selected, trying, chosen_label="audited choice w"
@@ -164,8 +165,7 @@ class PrivacyPage(Page):
         w = self.w_spin.value()
         if result is not None:
             self.ack_label.setText(ack_text(result, w))
-        selected = self.selected_w()
-        self.ack.setEnabled(selected is None or w > selected + 1e-9)
+        self.ack.setEnabled(result is None or result.above_choice(w))
         self._draw()
 
     # -- changing w ---------------------------------------------------------------------
@@ -174,10 +174,10 @@ class PrivacyPage(Page):
         if result is None or self.is_busy():
             return
         w = round(self.w_spin.value(), 2)
-        if result.synthetic is not None and abs(w - result.release["w"]) < 1e-9:
+        if result.synthetic is not None and result.is_released_w(w):
             return
         selected = result.audit.selected_w
-        raising = selected is None or w > selected + 1e-9
+        raising = result.above_choice(w)
         if raising:
             if not self.ack.isChecked():
                 QMessageBox.warning(
@@ -251,9 +251,9 @@ EXPLAIN_HTML = (
 def ack_text(result: Any, w: float) -> str:
     """The sentence beside the acknowledgement box, true for this result and this w."""
     selected = result.audit.selected_w
-    released = result.release.get("w") if result.synthetic is not None else None
     red = "<span style='color:#a00'>{}</span>"
-    if released is not None and abs(w - released) < 1e-9 and result.config.risk_acknowledged:
+    released_here = result.synthetic is not None and result.is_released_w(w)
+    if released_here and result.config.risk_acknowledged:
         return red.format(
             f"Released at w = {w:.2f} with your acceptance of the higher risk; the report "
             "records it."
@@ -263,7 +263,7 @@ def ack_text(result: Any, w: float) -> str:
             f"No w passed the audit, so releasing at any w, w = {w:.2f} included, goes beyond "
             "your limit. Tick the box only if you accept that; the report records it."
         )
-    if w > selected + 1e-9:
+    if result.above_choice(w):
         return red.format(
             f"w = {w:.2f} is above the audited choice (w = {selected:.2f}): it makes it easier "
             "to tell who was in the data. Tick the box to use it; the report records that you "
@@ -274,7 +274,7 @@ def ack_text(result: Any, w: float) -> str:
 
 def summary_html(result: Any) -> str:
     """Plain-language summary of the audit and the release, true in each state."""
-    rel = result.release
+    rel = result.released
     audit = result.audit
     lines = []
     limit = result.config.auc_max
@@ -288,7 +288,7 @@ def summary_html(result: Any) -> str:
             f"The program chose <b>w = {audit.selected_w:.2f}</b>, the most faithful w under your "
             f"limit of {limit:.2f}."
         )
-    if result.synthetic is None:
+    if result.synthetic is None or rel is None:
         lines.append(
             "Nothing can be exported yet. A larger table, fewer columns or a higher limit "
             "(agreed with your output checker) can help; or accept the risk below."
@@ -296,37 +296,34 @@ def summary_html(result: Any) -> str:
             else "Nothing can be exported yet."
         )
         return "<br>".join(lines)
-    binding = audit.binding(rel["w"])
-    verdict = str(getattr(result.verdict, "value", result.verdict))
-    lines.append(f"Released: <b>w = {rel['w']:.2f}</b>, {rel['rows']:,} rows ({verdict}).")
+    binding = audit.binding(rel.w)
+    lines.append(f"Released: <b>w = {rel.w:.2f}</b>, {rel.rows:,} rows ({result.verdict}).")
     lines.append(
         f"Deciding attack there: {binding.quote(limit)} (0.5 = attacker guesses at random)."
     )
     copies = getattr(audit, "copies", 1)
     if copies > 1:
         lines.append(f"The audit attacked all {copies} copies of every record together.")
-    if rel.get("closer_probability") is not None:
+    metrics = rel.metrics
+    lines.append(
+        f"Chance a synthetic row is closer to its own real row than another real row "
+        f"is: {metrics.closer_probability:.3f}."
+    )
+    lines.append(
+        f"Median rank of the own real row among the nearest: {number(metrics.median_rank)}."
+    )
+    lines.append(
+        f"Records at risk (own row among the {metrics.k_risk} nearest): <b>{metrics.at_risk}</b>."
+    )
+    protect = rel.protect_outliers
+    if protect is not None:
         lines.append(
-            f"Chance a synthetic row is closer to its own real row than another real row "
-            f"is: {rel['closer_probability']:.3f}."
+            f"Outlier protection: at risk {protect.at_risk_before} → {protect.at_risk_after}."
         )
-    if rel.get("median_rank") is not None:
+    eps = rel.epsilon
+    if math.isfinite(eps.value):
         lines.append(
-            f"Median rank of the own real row among the nearest: {number(rel['median_rank'])}."
-        )
-    at_risk, k = rel.get("at_risk"), rel.get("k_risk")
-    if at_risk is not None:
-        lines.append(f"Records at risk (own row among the {k} nearest): <b>{at_risk}</b>.")
-    protect = rel.get("protect_outliers")
-    if protect:
-        lines.append(
-            f"Outlier protection: at risk {protect.get('at_risk_before')} → "
-            f"{protect.get('at_risk_after')}."
-        )
-    eps = rel.get("epsilon") or {}
-    if eps.get("value") is not None:
-        lines.append(
-            f"Estimated ε = {number(eps['value'])} (δ = {number(eps.get('delta', 0))}); a "
+            f"Estimated ε = {number(eps.value)} (δ = {number(eps.delta)}); a "
             "worst-case estimate, not a proof."
         )
     if result.config.risk_acknowledged:

@@ -269,7 +269,7 @@ class SettingsPage(Page):
 
     def analysis_problems(self) -> list[str]:
         """Why the chosen analysis cannot be fitted on this table (the engine's own check)."""
-        from engine.pipeline.config import check_analysis
+        from engine import check_analysis
 
         prepared = self.session.prepared
         if prepared is None:
@@ -301,12 +301,12 @@ class SettingsPage(Page):
                 sorted({float(v) for v in text.replace(";", ",").split(",") if v.strip()})
             )
         except ValueError:
+            values = ()
+        if not values:
             raise ValueError(
                 f"Candidate w values: '{text}' is not a list of numbers separated by commas."
-            ) from None
-        if not values or any(not 0.0 <= v < 1.0 for v in values):
-            raise ValueError("Candidate w values must lie between 0 and 1 (1 itself excluded).")
-        return values
+            )
+        return values  # their range is the engine's rule (RunConfig.validate), checked on Next
 
     def _analysis_fields(self) -> dict[str, Any]:
         """The RunConfig fields of the analysis box; ValueError when they contradict."""
@@ -319,10 +319,8 @@ class SettingsPage(Page):
             and self.adjust.item(i).text() != exposure
         ]
         outcome = self.outcome.currentText() if key in ("ols", "logistic") else None
-        if outcome is not None:
+        if outcome is not None:  # an outcome that is also the exposure: check_analysis says so
             adjust = [a for a in adjust if a != outcome]
-            if outcome == exposure:
-                raise ValueError("The outcome and the exposure must be different columns.")
         covariates = (exposure, *adjust) if key and exposure else ()
         return {
             "analysis": key,
@@ -332,7 +330,7 @@ class SettingsPage(Page):
         }
 
     def choices(self) -> dict[str, Any]:
-        from engine.pipeline import DEFAULT_GRID
+        from engine import DEFAULT_GRID
 
         return {
             "auc_max": round(self.auc.value(), 3),

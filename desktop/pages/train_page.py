@@ -1,4 +1,4 @@
-"""Page 4, Train and audit: ``engine.pipeline.synthesize`` on a worker thread.
+"""Page 4, Train and audit: ``engine.synthesize`` on a worker thread.
 
 Shows the stage, percentage and time left (measured once the first epochs are done); a live
 loss plot with one line per model and the AUC-vs-w plot filling in as the audit runs, both
@@ -121,7 +121,7 @@ class TrainPage(Page):
         return self.session.result is not None and not self.is_busy()
 
     def start(self) -> None:
-        from engine.pipeline import synthesize
+        from engine import synthesize
 
         if self.is_busy() or self.session.prepared is None:
             return
@@ -206,7 +206,7 @@ class TrainPage(Page):
         self.bar.setValue(1000)
         self.eta.setText("")
         self.render(result)
-        if result.verdict == "refused":
+        if result.refusal is not None:
             self.stage.setText("Finished: no w met the privacy limit. See the next page.")
             QMessageBox.information(
                 self,
@@ -217,7 +217,7 @@ class TrainPage(Page):
             )
         else:
             self.stage.setText(
-                f"Finished: w = {result.release['w']:.2f} chosen ({result.verdict}). "
+                f"Finished: w = {result.release.w:.2f} chosen ({result.verdict}). "
                 "Press Next to review the privacy audit."
             )
 
@@ -236,7 +236,7 @@ class TrainPage(Page):
         self.loss_plot.draw(loss_curve(self.losses))
         self.loss_note.setText(rising_validation_note(self.losses))
         if result.audit is not None:
-            chosen = result.release.get("w")
+            chosen = result.release.w
             self.auc_plot.draw(
                 privacy_curve(
                     result.audit, result.config.auc_max, chosen, chosen_label="released w"

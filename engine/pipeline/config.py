@@ -47,13 +47,13 @@ class RunConfig:
     kinds: tuple[tuple[str, str], ...] = ()
     bounds: tuple[tuple[str, float | None, float | None], ...] = ()
     auc_max: float = 0.55
-    w: float | None = None
+    forced_w: float | None = None  # release at this w (the audit still runs and is reported)
     w_grid: tuple[float, ...] = DEFAULT_GRID
     repeats: int | None = None
     audit_max_rows: int = AUDIT_MAX_ROWS
     seed: int | None = None
     device: str = "auto"
-    fmt: str = "csv"
+    file_format: str = "csv"  # of the synthetic table: csv, xlsx, parquet, sav or dta
     budget: str = "fast"
     analysis: str | None = None
     outcome: str | None = None
@@ -69,6 +69,16 @@ class RunConfig:
     input_label: str | None = None  # e.g. "demo cohort, ARIC F"
     complete_cases: bool = False  # leave out rows with a missing value instead of modelling it
 
+    @property
+    def w(self) -> float | None:
+        """Former name of :attr:`forced_w` (read-only, for callers not yet moved)."""
+        return self.forced_w
+
+    @property
+    def fmt(self) -> str:
+        """Former name of :attr:`file_format` (read-only, for callers not yet moved)."""
+        return self.file_format
+
     def validate(self) -> None:
         """Raise :class:`InputError` for options that cannot work, before any heavy work.
 
@@ -79,9 +89,9 @@ class RunConfig:
             raise InputError(
                 f"AUC limit {self.auc_max:g}: the limit must be above 0.5 (a coin toss) and at most 1"
             )
-        if self.w is not None and not 0.0 <= self.w <= 1.0:
+        if self.forced_w is not None and not 0.0 <= self.forced_w <= 1.0:
             raise InputError(
-                f"chosen perturbation weight w = {self.w:g}: choose a value between 0 and 1"
+                f"chosen perturbation weight w = {self.forced_w:g}: choose a value between 0 and 1"
             )
         bad = [v for v in self.w_grid if not 0.0 <= v < 1.0]
         if bad or not self.w_grid:
@@ -89,8 +99,10 @@ class RunConfig:
             raise InputError(
                 f"candidate w values ({shown}): each must lie between 0 and 1 (1 itself excluded)"
             )
-        if self.fmt not in FORMATS:
-            raise InputError(f"file format '{self.fmt}': choose one of {', '.join(FORMATS)}")
+        if self.file_format not in FORMATS:
+            raise InputError(
+                f"file format '{self.file_format}': choose one of {', '.join(FORMATS)}"
+            )
         if self.budget not in BUDGETS:
             raise InputError(
                 f"model search effort '{self.budget}': choose one of {', '.join(BUDGETS)}"

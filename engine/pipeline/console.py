@@ -5,14 +5,19 @@ are named, and the one-line summary of a release.
 References: CONTRACTS.md (``latent-synth run`` without ``--out``; exit codes and messages).
 """
 
+from __future__ import annotations
+
 import shutil
 import sys
 import time
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import LatentSynthError
+
+if TYPE_CHECKING:
+    from engine.pipeline.results import RunResult
 
 
 class TerminalProgress:
@@ -64,16 +69,18 @@ class TerminalProgress:
             sys.stderr.write("\n")
 
 
-def print_summary(result: Any, out: Path) -> None:
-    rel = result.release
-    if result.verdict == "refused":
+def print_summary(result: RunResult, out: Path) -> None:
+    """One line on stdout: the verdict, rows, w, the deciding attack and the release metrics
+    (nothing for a refused run)."""
+    rel = result.released
+    if rel is None or result.audit is None:
         return
-    binding = result.audit.binding(rel["w"])
+    binding = result.audit.binding(rel.w)
+    attack = "" if binding is None else f" ({binding.quote(result.config.auc_max)})"
     print(
-        f"{result.verdict}: {rel['rows']} synthetic rows at w = {rel['w']:.2f} "
-        f"({binding.quote(result.config.auc_max)}); "
-        f"closer probability {rel.get('closer_probability', float('nan')):.3f}, "
-        f"median rank {rel.get('median_rank', float('nan')):.0f}. Files in {out}"
+        f"{result.verdict}: {rel.rows} synthetic rows at w = {rel.w:.2f}{attack}; "
+        f"closer probability {rel.metrics.closer_probability:.3f}, "
+        f"median rank {rel.metrics.median_rank:.0f}. Files in {out}"
     )
 
 
@@ -121,3 +128,37 @@ def recognise_roles(ns: Any) -> None:
             f"recognised survival columns: time '{roles.time}', event '{roles.event}' "
             "(give --time and --event to choose others)"
         )
+
+
+# The settings engine messages name in plain words (the wizard shows them as they are), and the
+# command-line option that sets each: the command line adds the option to its one-line error.
+COMMAND_LINE_OPTIONS = {
+    "the time column": "--time COL",
+    "the event column": "--event COL",
+    "the columns to drop": "--drop COL",
+    "the columns to keep": "--keep COL",
+    "the column kinds": "--kind COL=KIND",
+    "the bounds setting": "--bounds COL=LO:HI",
+    "the outcome column": "--outcome COL",
+    "the covariates": "--covariates COL,COL",
+    "the effect-per-units setting": "--per COL=UNITS",
+    "the number of copies": "--copies N",
+    "the output folder": "--out DIR",
+}
+META_OPTIONS = {"the covariates": "--exposure COL --adjust COL,COL"}
+
+
+def command_line_message(text: str, command: str = "run") -> str:
+    """An engine message with the command-line options for the settings it names appended.
+
+    Example:
+        >>> command_line_message("the event column must be binary (0/1).")
+        'the event column must be binary (0/1). (command line: --event COL)'
+        >>> command_line_message("no covariates given: list them in the covariates", "meta")
+        'no covariates given: list them in the covariates (command line: --exposure COL --adjust COL,COL)'
+        >>> command_line_message("AUC limit 0.4: the limit must be above 0.5")
+        'AUC limit 0.4: the limit must be above 0.5'
+    """
+    options = {**COMMAND_LINE_OPTIONS, **(META_OPTIONS if command == "meta" else {})}
+    named = [option for setting, option in options.items() if setting in text]
+    return f"{text} (command line: {', '.join(named)})" if named else text

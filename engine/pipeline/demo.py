@@ -124,7 +124,7 @@ def _pool(
 ) -> None:
     from engine.pipeline.meta import MetaConfig, run_meta
 
-    files = [study_folder(out, s, True) / f"synthetic.{base.fmt}" for s in studies]
+    files = [study_folder(out, s, True) / f"synthetic.{base.file_format}" for s in studies]
     meta_cfg = MetaConfig(
         real_files=(Path(base.input),),
         by="study",

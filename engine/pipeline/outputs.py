@@ -27,7 +27,9 @@ def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progre
     cfg = result.config
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise InputError(f"{out}: the output path is a file; give a folder with --out")
+        raise InputError(
+            f"{out}: this is a file, not a folder; choose a folder as the output folder"
+        )
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:

@@ -4,15 +4,12 @@ typed results' ``to_dict()``) and the recipient README's fields.
 References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
 """
 
-import math
-from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from engine import __version__
 from engine.pipeline.config import RunConfig
 from engine.pipeline.results import RunResult
+from engine.stats.fits import json_safe
 
 
 def build_audit_json(result: RunResult) -> dict[str, Any]:
@@ -23,7 +20,7 @@ def build_audit_json(result: RunResult) -> dict[str, Any]:
     table = prep.table
     from engine.disclosure import safe_record
 
-    return safe_record(_jsonable(
+    return safe_record(json_safe(
         {
             "tool": {"name": "latent-synth", "version": __version__},
             "verdict": result.verdict.value,
@@ -83,22 +80,6 @@ def _settings(cfg: RunConfig) -> dict[str, Any]:
         "drop": list(cfg.drop),
         "missing_codes": list(cfg.missing_codes),
     }
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (np.floating, float)):
-        return None if not math.isfinite(float(obj)) else float(obj)
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, Path):
-        return str(obj)
-    return obj
 
 
 def readme_info(result: RunResult) -> dict[str, Any]:

@@ -66,7 +66,8 @@ def combine_synthetic_copies(fits: Sequence[ModelFit], rule: Rule = "partial") -
         raise InputError(f"combining rule '{rule}' is unknown: use partial or full")
     if len(fits) < 2:
         raise InputError(
-            "combining synthetic copies needs at least 2 copies: use --copies 2 or more"
+            "combining synthetic copies needs at least 2 copies: set the number of copies to "
+            "2 or more"
         )
     names = [c.name for c in fits[0].coefficients]
     if any([c.name for c in f.coefficients] != names for f in fits[1:]):

@@ -157,7 +157,10 @@ def km_comparison(
     for name, df in (("real", real), ("synthetic", synth)):
         for c in (time, event):
             if c not in df.columns:
-                raise InputError(f"{name} table: column '{c}' not found: check --time and --event")
+                raise InputError(
+                    f"{name} table: column '{c}' not found: check the time column and the "
+                    "event column"
+                )
         d = df[[time, event]].dropna().astype(float)
         check_binary(d[event], event)
         pairs.append((d[time].to_numpy(), d[event].to_numpy()))

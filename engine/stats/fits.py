@@ -97,13 +97,14 @@ class ModelSpec:
         if self.analysis not in ("cox", "ols", "logistic"):
             raise InputError(f"analysis '{self.analysis}' is unknown: use cox, ols or logistic")
         if self.analysis == "cox" and (not self.time or not self.event):
-            raise InputError("a Cox analysis needs --time and --event columns: give both")
+            raise InputError("a Cox analysis needs the time column and the event column: give both")
         if self.analysis != "cox" and not self.outcome:
             raise InputError(
-                f"a {self.analysis} analysis needs --outcome COL: give the outcome column"
+                f"a {self.analysis} analysis needs the outcome column: give the column the "
+                "model explains"
             )
         if not self.covariates:
-            raise InputError("no covariates given: list them with --covariates COL,COL")
+            raise InputError("no covariates given: list them in the covariates")
         for col in self.used_columns():
             if col not in df.columns:
                 raise InputError(
@@ -112,7 +113,8 @@ class ModelSpec:
         for col in self.per or {}:
             if col not in self.covariates:
                 raise InputError(
-                    f"--per names '{col}', which is not a covariate: add it to the covariates"
+                    f"the effect-per-units setting names '{col}', which is not a covariate: "
+                    "add it to the covariates"
                 )
 
 

@@ -161,7 +161,7 @@ def _time_spec(s: pd.Series, source: str, name: str) -> ColumnSpec:
         example = s.dropna().astype(str).head(3).tolist()
         raise InputError(
             f"{source}: the time column '{name}' is not numeric (values like {example}); "
-            "choose a column of follow-up times with --time."
+            "choose a column of follow-up times as the time column."
         )
     values = s.to_numpy(dtype="float64")
     negative = np.flatnonzero(values < 0)
@@ -170,7 +170,7 @@ def _time_spec(s: pd.Series, source: str, name: str) -> ColumnSpec:
         raise InputError(
             f"{source}: the time column '{name}' has a negative value {values[negative[0]]:g} in "
             f"row {row} ({negative.size} negative in all); follow-up times must be >= 0. "
-            "Fix those rows or choose another column with --time."
+            "Fix those rows or choose another column as the time column."
         )
     return ColumnSpec(
         name,
@@ -209,7 +209,7 @@ def _event_spec(s: pd.Series, source: str, name: str) -> ColumnSpec:
     )
     raise InputError(
         f"{source}: column '{name}' has values {shown}; the event column must be binary (0/1). "
-        "Choose another column with --event."
+        "Choose another column as the event column."
     )
 
 

@@ -191,16 +191,17 @@ def _check_names(
 ) -> None:
     """Every named column must exist; roles and kinds must be coherent."""
     available = ", ".join(f"'{c}'" for c in frame.columns)
-    asked = [("--time", time), ("--event", event)] + [("--drop", d) for d in drop]
+    asked = [("the time column", time), ("the event column", event)]
     asked += (
-        [("--keep", k) for k in keep]
-        + [("--kind", k) for k in kinds]
-        + [("--bounds", b) for b in bounds]
+        [("the columns to drop", d) for d in drop]
+        + [("the columns to keep", k) for k in keep]
+        + [("the column kinds", k) for k in kinds]
+        + [("the bounds setting", b) for b in bounds]
     )
-    for option, name in asked:
+    for setting, name in asked:
         if name is not None and name not in frame.columns:
             raise InputError(
-                f"{source}: no column '{name}' (from {option}); the columns are {available}."
+                f"{source}: no column '{name}' (named in {setting}); the columns are {available}."
             )
     if time is not None and time == event:
         raise InputError(
@@ -209,7 +210,7 @@ def _check_names(
     for name in (time, event):
         if name is not None and name in drop:
             raise InputError(
-                f"{source}: column '{name}' is a survival role and also in --drop; remove one."
+                f"{source}: column '{name}' is a survival role and also in the columns to drop; remove one."
             )
     for name, kind in kinds.items():
         if kind not in KINDS:
@@ -242,7 +243,7 @@ def _kept(spec: ColumnSpec, s: pd.Series, source: str) -> ColumnSpec:
     if spec.kind != "identifier":
         raise InputError(
             f"{source}: column '{spec.name}' is {spec.kind} ({spec.reason}); it cannot be kept. "
-            "Remove it from --keep."
+            "Remove it from the columns to keep."
         )
     present = s.dropna()
     if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
@@ -265,7 +266,7 @@ def _kept(spec: ColumnSpec, s: pd.Series, source: str) -> ColumnSpec:
         )
     raise InputError(
         f"{source}: column '{spec.name}' has {present.nunique()} different text values and cannot "
-        "be modelled; remove it from --keep."
+        "be modelled; remove it from the columns to keep."
     )
 
 
@@ -356,5 +357,5 @@ def _check_complete_rows(
         )
         raise InputError(
             f"{source}: only {complete} rows have no missing values in the used columns; at least "
-            f"{MIN_COMPLETE_ROWS} are needed{hint}. Drop sparse columns with --drop."
+            f"{MIN_COMPLETE_ROWS} are needed{hint}. Add sparse columns to the columns to drop."
         )

@@ -124,7 +124,7 @@ def resolve_bounds(
         raise InputError(
             "DP mode needs ranges that do not come from the data, and these columns have none: "
             + "; ".join(missing)
-            + ". Give them with --bounds COLUMN=LOW:HIGH (otherwise the guarantee would be void)."
+            + ". Give them in the bounds setting (otherwise the guarantee would be void)."
         )
     return out
 
