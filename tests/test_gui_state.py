@@ -216,3 +216,33 @@ def test_km_plot_draws_the_typed_comparison_as_its_dict() -> None:
     assert drawn[0] == drawn[1] and set(drawn[0]) == {"real", "synthetic"}
     real = [v for v in km.real_survival if v is not None]
     assert drawn[0]["real"] == pytest.approx(real) and 0.0 < min(real) < max(real) <= 1.0
+
+
+def test_empty_cells_are_kept_by_default_and_left_out_when_unticked(
+    window, qtbot, messages, small_demo, tmp_path
+):
+    """The Columns page's choice reaches prepare: all 800 rows kept with their empty cells by
+    default; unticked, exactly the rows with an empty cell are left out."""
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.read_csv(small_demo)
+    holes = np.random.default_rng(0).choice(len(frame), 40, replace=False)
+    frame.loc[holes, "sbp"] = np.nan  # 40 rows (5 %) with an empty blood pressure
+    path = tmp_path / "with_holes.csv"
+    frame.to_csv(path, index=False)
+    load(window, qtbot, path)
+    window.go_to(1)
+    columns = window.pages[1]
+    assert columns.model_missing.isChecked()
+    assert columns.choices()["complete_cases"] is False
+
+    def prepared_rows() -> int:
+        window.session.prepared = None
+        assert not columns.leave()  # starts the worker
+        qtbot.waitUntil(lambda: window.session.prepared is not None, timeout=60000)
+        return len(window.session.prepared.real)
+
+    assert prepared_rows() == 800
+    columns.model_missing.setChecked(False)
+    assert prepared_rows() == 760

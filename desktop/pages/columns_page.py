@@ -71,6 +71,17 @@ class ColumnsPage(Page):
         self.table.verticalHeader().setVisible(False)
         layout.addWidget(self.table, 1)
         layout.addWidget(note(BOUNDS_HINT))
+        self.model_missing = QtWidgets.QCheckBox(
+            "&Keep rows with empty cells: the synthetic copy gets empty cells at the same rates "
+            "(recommended)"
+        )
+        self.model_missing.setChecked(True)
+        self.model_missing.setAccessibleName("Keep rows with empty cells")
+        self.model_missing.setToolTip(
+            "On: empty cells are modelled with the values, so no row is left out and the copy "
+            "shows how often each column is empty. Off: rows with an empty cell are left out."
+        )
+        layout.addWidget(self.model_missing)
         self.summary = note("")
         layout.addWidget(self.summary)
         self.status = QtWidgets.QProgressBar()
@@ -219,6 +230,7 @@ class ColumnsPage(Page):
             "keep": tuple(keep),
             "kinds": tuple(kinds),
             "bounds": tuple(bounds),
+            "complete_cases": not self.model_missing.isChecked(),
         }
 
     def _bound(self, row: int, col: int, name: str) -> float | None:

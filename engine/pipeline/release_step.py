@@ -63,12 +63,12 @@ def refusal_reason(cfg: RunConfig, audit: AuditResult) -> tuple[str, str]:
     (at the smallest w that failed), with its mean ± SE."""
     selected = audit.selected_w
     copies = f" with {cfg.copies} copies of every record" if cfg.copies > 1 else ""
-    if cfg.w is not None:
-        binding = audit.binding(cfg.w)
+    if cfg.forced_w is not None:
+        binding = audit.binding(cfg.forced_w)
         meets = "no tested w meets it" if selected is None else f"w = {selected:.2f} meets it"
         attack = "membership attack" if binding is None else binding.quote(cfg.auc_max)
         return (
-            f"at the requested w = {cfg.w:g}{copies} the {attack} is not safely below it ({meets})",
+            f"at the requested w = {cfg.forced_w:g}{copies} the {attack} is not safely below it ({meets})",
             "lower --w or add --allow-risky to override",
         )
     failed = audit.binding(None)
@@ -87,11 +87,11 @@ def refusal_reason(cfg: RunConfig, audit: AuditResult) -> tuple[str, str]:
 def _choose_w(cfg: RunConfig, audit: AuditResult) -> tuple[float, Verdict]:
     """The released w and the verdict; raises PrivacyRefused when nothing is safe."""
     selected = audit.selected_w
-    if cfg.w is not None:
-        risky = above_choice(audit, cfg.w)
+    if cfg.forced_w is not None:
+        risky = above_choice(audit, cfg.forced_w)
         if risky and not (cfg.allow_risky or cfg.risk_acknowledged):
             raise _Refusal(*refusal_reason(cfg, audit))
-        return cfg.w, Verdict.RELEASED_WITH_OVERRIDE if risky else Verdict.RELEASED
+        return cfg.forced_w, Verdict.RELEASED_WITH_OVERRIDE if risky else Verdict.RELEASED
     if selected is None:
         if not cfg.allow_risky:
             raise _Refusal(*refusal_reason(cfg, audit))
@@ -110,7 +110,7 @@ def release(
     started: str | None = None,
     timings: dict[str, float] | None = None,
 ) -> RunResult:
-    """The second half of a run, for an audit already done: choose w (``prep.config.w`` forces
+    """The second half of a run, for an audit already done: choose w (``prep.config.forced_w`` forces
     one; raising it above the audit's choice needs ``allow_risky`` or ``risk_acknowledged``),
     train the final flow on all rows (or reuse ``flow``), inject noise, decode, shuffle,
     measure and compare. The wizard calls this again when the user moves w."""
@@ -329,7 +329,7 @@ def _closest_copy(real: np.ndarray, copies: list[np.ndarray]) -> np.ndarray:
 
 
 def _chosen_by(cfg: RunConfig, audit: AuditResult, w: float) -> str:
-    if cfg.w is None:
+    if cfg.forced_w is None:
         return (
             "the audit: the largest w meeting the AUC limit"
             if audit.selected_w is not None
@@ -353,7 +353,7 @@ def _refused(
         prepared=prep,
         audit=audit,
         model=None,
-        release=Refusal(reason=why, hint=hint, binding=audit.binding(prep.config.w)),
+        release=Refusal(reason=why, hint=hint, binding=audit.binding(prep.config.forced_w)),
         synthetic=None,
         copies=(),
         fidelity=Fidelity(),

@@ -122,7 +122,12 @@ def _audit(
     def to_dist(rows: np.ndarray) -> np.ndarray:
         return enc.distance_space(enc.inverse_transform(rows).frame)
 
-    grid = tuple(sorted(set(cfg.w_grid) | ({cfg.w} if cfg.w is not None and cfg.w < 1 else set())))
+    grid = tuple(
+        sorted(
+            set(cfg.w_grid)
+            | ({cfg.forced_w} if cfg.forced_w is not None and cfg.forced_w < 1 else set())
+        )
+    )
     # Two fresh train/holdout splits (the flow is retrained for each) where that is cheap, so
     # the spread of the AUC reflects the choice of split and not only the noise draws.
     splits = 2 if len(real) <= SPLIT_TWICE_UP_TO else 1
@@ -198,7 +203,7 @@ def with_dp_release(
             repeats=dp_audit.repeats,
         ),
         fidelity=fidelity_of(prep, (dp.synthetic,)),
-        file=f"synthetic_dp.{cfg.fmt}",
+        file=f"synthetic_dp.{cfg.file_format}",
     )  # fmt: skip
     timings = {**result.timings, "dp_seconds": time.perf_counter() - t0}
     release_info = replace(result.release, dp=info)
