@@ -6,6 +6,7 @@ Renders ``RunResult.fidelity`` (``engine.stats.models.FidelityResult.to_dict()``
 from __future__ import annotations
 
 import math
+from html import escape
 from typing import Any
 
 from desktop.pages.base import Page, heading, note, number
@@ -36,6 +37,14 @@ HEADER_TIPS = {
 }
 
 
+VERDICT_TIP = (
+    "The same verdict as on the report's first page. An effect is flagged when the synthetic "
+    "estimate lies more than 2 standard errors from the real one, or when the two 95% "
+    "confidence intervals overlap less than half. A column is flagged when its distribution "
+    "differs from the real one by more than two random halves of the real table differ."
+)
+
+
 class FidelityPage(Page):
     title = "6  Fidelity"
     subtitle = (
@@ -44,7 +53,13 @@ class FidelityPage(Page):
 
     def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(session, parent)
-        layout = QtWidgets.QGridLayout(self)
+        outer = QtWidgets.QVBoxLayout(self)
+        self.verdict = note("")
+        self.verdict.setAccessibleName("Fidelity verdict")
+        self.verdict.setToolTip(VERDICT_TIP)
+        outer.addWidget(self.verdict)
+        layout = QtWidgets.QGridLayout()
+        outer.addLayout(layout, 1)
         layout.addWidget(heading("Each variable: real vs synthetic"), 0, 0)
         self.marginals = _table("Real and synthetic summaries of each variable")
         self.marginals.setToolTip(
@@ -79,7 +94,7 @@ class FidelityPage(Page):
         result = self.session.result
         if result is not None and result is not self._shown:
             self._shown = result
-            self.render(result.fidelity or {})
+            self.render(result.fidelity.to_dict() if result.fidelity is not None else {})
             if result.synthetic is None:
                 self.show_nothing_released()
 
@@ -88,6 +103,7 @@ class FidelityPage(Page):
         why = "Nothing was released, so there is nothing to compare: see the Privacy page."
         self.model_heading.setText("<b>Regression: nothing released to compare</b>")
         self.notes.setText(why)
+        self.verdict.setText("")
 
         def draw(ax: Any) -> None:
             ax.set_axis_off()
@@ -97,6 +113,9 @@ class FidelityPage(Page):
         self.km.draw(draw)
 
     def render(self, fidelity: dict[str, Any]) -> None:
+        """Show ``audit.json["fidelity"]`` (the typed result's ``to_dict()``): the verdict line,
+        the tables, the curves and the notes."""
+        self.verdict.setText(verdict_html(fidelity.get("verdict")))
         rows = fidelity.get("marginal") or []
         _fill(
             self.marginals,
@@ -219,3 +238,18 @@ def _ci(
         return f"{value:.3f}" if math.isfinite(value) and abs(value) < 1000 else number(value)
 
     return f"{g(est)} ({g(low)} to {g(high)})"
+
+
+def verdict_html(verdict: dict[str, Any] | None) -> str:
+    """The fidelity verdict's line (:mod:`engine.stats.verdict`), its headline coloured.
+
+    Example:
+        >>> verdict_html({"same_conclusions": True, "line": "Same conclusions: all close."})
+        "<b><span style='color:#1a7f37'>Same conclusions</span></b>: all close."
+    """
+    if not verdict or not verdict.get("line"):
+        return ""
+    line = str(verdict["line"])
+    head, _, rest = line.partition(":")
+    colour = "#1a7f37" if verdict.get("same_conclusions") else "#c00000"
+    return f"<b><span style='color:{colour}'>{escape(head)}</span></b>:{escape(rest)}"

@@ -143,3 +143,14 @@ def file_summary(name: str, result: RunResult) -> str:
             "counts under 10 shown as '< 10', as in the report)"
         )
     return "explanation for the recipient"
+
+
+def file_properties(name: str, result: RunResult) -> dict[str, Any]:
+    """Structured facts for results.json: the fidelity verdict beside the synthetic table."""
+    verdict = result.fidelity.verdict
+    if not name.startswith("synthetic") or name.startswith("synthetic_dp") or verdict is None:
+        return {}
+    return {
+        "fidelity_same_conclusions": verdict.same_conclusions,
+        "fidelity_verdict": verdict.line,
+    }

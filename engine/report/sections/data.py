@@ -98,9 +98,7 @@ def row_rows(result: RunResult) -> list[list[Any]]:
         rows.append(["Rows selected (one sub-study)", safe_total_text(selected, used)])
     dropped = prep.rows_dropped or {}
     if "rows_dropped" in dropped:
-        rows.append(
-            ["Rows dropped (a missing value in a used column)", safe_count(dropped["rows_dropped"])]
-        )
+        rows.append(["Rows dropped (a missing value in a used column)", dropped_text(selected, used)])
     for column, count in (dropped.get("missing_by_column") or {}).items():
         rows.append([f"Missing values in {text(column)}", safe_count(count)])
     for key, value in dropped.items():
@@ -118,3 +116,19 @@ def row_rows(result: RunResult) -> list[list[Any]]:
         ]
     )
     return rows
+
+
+def dropped_text(selected: int, used: int) -> str:
+    """Rows dropped as shown beside the selected and used counts, consistent with them.
+
+    1-9 dropped rows print as "< 10" and the selected count beside it is coarsened too
+    (:func:`engine.disclosure.safe_total_text`), so no subtraction of two shown counts gives
+    the hidden number; none dropped prints as "none", since the two equal counts beside it say so
+    anyway and "< 10" would hide what they show.
+
+    Example:
+        >>> dropped_text(400, 397), dropped_text(400, 400), dropped_text(420, 400)
+        ('< 10', 'none', '20')
+    """
+    n = int(selected) - int(used)
+    return "none" if n == 0 else safe_count(n)
