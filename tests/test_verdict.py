@@ -115,7 +115,9 @@ def test_one_click_summary_shows_the_verdict_line() -> None:
         "Differences to check: the effect of age (3.3 standard errors apart; confidence "
         "intervals overlap 14 %). Compared: the survival model and each column's distribution."
     )
-    no_model = fidelity_verdict((), [ColumnFlag("c", "KS", 0.01, 0.05, False)], model_compared=False)
+    no_model = fidelity_verdict(
+        (), [ColumnFlag("c", "KS", 0.01, 0.05, False)], model_compared=False
+    )
     result = SimpleNamespace(fidelity=SimpleNamespace(verdict=no_model), config=None)
     assert fidelity_text(result).endswith("(no outcome model was compared).")
     assert "Not measured" in fidelity_text(SimpleNamespace(fidelity=None))

@@ -98,7 +98,9 @@ def row_rows(result: RunResult) -> list[list[Any]]:
         rows.append(["Rows selected (one sub-study)", safe_total_text(selected, used)])
     dropped = prep.rows_dropped or {}
     if "rows_dropped" in dropped:
-        rows.append(["Rows dropped (a missing value in a used column)", dropped_text(selected, used)])
+        rows.append(
+            ["Rows dropped (a missing value in a used column)", dropped_text(selected, used)]
+        )
     for column, count in (dropped.get("missing_by_column") or {}).items():
         rows.append([f"Missing values in {text(column)}", safe_count(count)])
     for key, value in dropped.items():

@@ -109,10 +109,12 @@ def override_text(config: RunConfig, verdict: str | None) -> str:
         >>> override_text(cfg, "released with override")
         'yes: the risk was acknowledged in the wizard; w was set by the user'
         >>> override_text(cfg, "released")
-        'no'
+        'no (an override was allowed but not needed)'
     """
     if str(verdict or "") != "released with override":
-        allowed = bool(getattr(config, "allow_risky", False) or getattr(config, "risk_acknowledged", False))
+        allowed = getattr(config, "allow_risky", False) or getattr(
+            config, "risk_acknowledged", False
+        )
         return "no (an override was allowed but not needed)" if allowed else "no"
     how = []
     if getattr(config, "allow_risky", False):

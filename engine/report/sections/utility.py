@@ -19,10 +19,10 @@ from engine.report import figures as figs
 from engine.report.data import (
     NOT_AVAILABLE,
     THRESHOLD,
+    KMCurves,
     box_stats,
     decimals,
     finite,
-    KMCurves,
     km_curves,
     level_shares,
 )
@@ -152,7 +152,9 @@ def _km_block(
                 sheet,
             ),
         ]
-    gap = f"Largest gap between the curves at the plotted times: {decimals(km_gap(km, fidelity), 3)}."
+    gap = (
+        f"Largest gap between the curves at the plotted times: {decimals(km_gap(km, fidelity), 3)}."
+    )
     logrank = finite(fidelity.km.logrank_p) if fidelity is not None and fidelity.km else None
     if logrank is not None:
         gap += (
