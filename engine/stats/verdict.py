@@ -10,7 +10,7 @@ Flags:
   intervals overlap less than :data:`OVERLAP_LIMIT` (0.5; Karr et al. 2006);
 * **a column** when its distribution differs from the real one by more than two samples of the
   real table differ by chance: the Kolmogorov-Smirnov distance (numeric columns) or the total
-  variation distance (categorical columns) against a *real-holdout reference level*
+  variation distance (categorical and two-valued columns) against a *real-holdout reference level*
   (:func:`column_shifts`).
 
 The reference level is computed honestly from the real table itself: the table is split at
@@ -48,7 +48,7 @@ from engine.stats.regression import is_categorical
 
 Z_GAP_LIMIT = 2.0
 OVERLAP_LIMIT = 0.5
-SPLITS = 20
+SPLITS = 50
 REFERENCE_QUANTILE = 0.95
 INTERCEPTS = ("(intercept)", "intercept", "const")
 REFERENCE_METHOD = (
@@ -251,7 +251,8 @@ def column_shifts(
     rng = np.random.default_rng(seed)
     out = []
     for name in names:
-        categorical = is_categorical(real[name])
+        # a two-valued column (an event, a 0/1 code) is compared by its shares, like a category
+        categorical = is_categorical(real[name]) or real[name].dropna().nunique() <= 2
         distance_fn = _tv if categorical else _ks
         kind = str if categorical else float
         r = real[name].dropna().astype(kind).to_numpy()
