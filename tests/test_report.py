@@ -675,3 +675,18 @@ def test_first_page_shows_the_fidelity_verdict(released: Path) -> None:
     first = " ".join(PdfReader(str(released)).pages[0].extract_text().split())
     assert "Same answers as the real table?" in first
     assert " ".join(verdict.line.split()[:6]) in first
+
+
+def test_km_text_and_figure_use_the_fidelity_grid() -> None:
+    """Issue 14.7: the Kaplan-Meier figure, its note and its gap are read off the run's one
+    comparison (the coarse disclosure-safe grid), so the text cites no time the figure lacks."""
+    from engine.report.sections.utility import km_from_fidelity, km_gap
+
+    fidelity = fake_result().fidelity.result
+    assert fidelity is not None and fidelity.km is not None
+    km = km_from_fidelity(fidelity)
+    assert km is not None
+    assert km.times == fidelity.km.grid and km.synthetic == fidelity.km.synth_survival
+    assert f"to {fidelity.km.grid[-1]:g} " in km.note
+    gaps = np.abs(np.subtract(km.real, km.synthetic))
+    assert km_gap(km, fidelity) == pytest.approx(gaps.max()) == fidelity.km.max_abs_difference

@@ -121,3 +121,35 @@ def test_one_click_summary_shows_the_verdict_line() -> None:
     result = SimpleNamespace(fidelity=SimpleNamespace(verdict=no_model), config=None)
     assert fidelity_text(result).endswith("(no outcome model was compared).")
     assert "Not measured" in fidelity_text(SimpleNamespace(fidelity=None))
+
+
+def test_wizard_fidelity_page_shows_the_reports_numbers(qtbot, tmp_path) -> None:
+    """Issue 14.7: one computation rendered twice. The largest Kaplan-Meier gap and the verdict
+    line read off the Fidelity page equal those printed in the PDF."""
+    import re
+
+    from pypdf import PdfReader
+
+    from desktop.pages.fidelity_page import FidelityPage
+    from engine.report.build import build_report
+    from tests.test_report import fake_result
+
+    result = fake_result()
+    pdf = build_report(result, tmp_path / "r.pdf")
+    text = " ".join(" ".join(p.extract_text() or "" for p in PdfReader(str(pdf)).pages).split())
+    page = FidelityPage(SimpleNamespace(result=result))
+    qtbot.addWidget(page)
+    page.enter()
+    wizard_gap = re.search(r"largest gap between the curves (\d\.\d{3})", page.notes.text())
+    report_gap = re.search(
+        r"Largest gap between the curves at the plotted times: (\d\.\d{3})", text
+    )
+    assert wizard_gap and report_gap
+    assert result.fidelity.result is not None and result.fidelity.result.km is not None
+    expected = f"{result.fidelity.result.km.max_abs_difference:.3f}"
+    assert wizard_gap.group(1) == report_gap.group(1) == expected
+    verdict = result.fidelity.verdict
+    assert verdict is not None
+    shown = " ".join(page.verdict.text().replace("<b>", "").split())
+    assert verdict.headline in shown and verdict.line.split(":", 1)[1].split()[0] in shown
+    assert " ".join(verdict.line.split()[:5]) in text

@@ -274,6 +274,8 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
     cell_font = 8.5 if k <= 6 else 7.5 if k <= 9 else 6.5
     label_len = 18
 
+    from matplotlib.ticker import MaxNLocator
+
     def draw(fig: Any) -> None:
         ax = fig.add_subplot(1, 1, 1)
         lim = max(0.1, float(np.nanmax(np.abs(m))) if m.size else 0.1)
@@ -289,7 +291,7 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
                         ax.text(
                             j,
                             i,
-                            f"{m[i, j]:+.2f}".replace("0.", "."),
+                            _cell(m[i, j]),
                             ha="center",
                             va="center",
                             fontsize=cell_font,
@@ -297,10 +299,13 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
                         )
         longest = max((len(label) for label in labels), default=4)
         margin = 0.25 + 0.055 * longest  # inches for the longest (rotated) label
-        _margins(fig, margin, 0.8, margin, 0.15 if total <= k else 0.45)
+        _margins(fig, margin, 1.05, margin, 0.15 if total <= k else 0.45)
         box = ax.get_position()
         cax = fig.add_axes((box.x1 + 0.03, box.y0, 0.04, box.height))
-        fig.colorbar(image, cax=cax, label="synthetic − real")
+        bar = fig.colorbar(image, cax=cax, label="synthetic − real")
+        bar.locator = MaxNLocator(5)
+        bar.update_ticks()
+        bar.ax.tick_params(labelsize=7)
         if total > k:
             ax.set_title(
                 f"{k} of {total} columns (largest differences);\n"
@@ -311,6 +316,17 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
     longest = max((len(_short(c, label_len)) for c in columns), default=4)
     side = min(4.4, 1.4 + 0.3 * k + 0.055 * longest)
     return _png(draw, side + 0.5, side)
+
+
+def _cell(value: float) -> str:
+    """A heat-map cell: two decimals without the leading zero, a plain 0 for a rounded zero.
+
+    Example:
+        >>> _cell(0.1234), _cell(-0.004), _cell(-0.25)
+        ('+.12', '0', '-.25')
+    """
+    text = f"{value:+.2f}".replace("0.", ".")
+    return "0" if text in ("+.00", "-.00") else text
 
 
 def _margins(
