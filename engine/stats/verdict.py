@@ -75,7 +75,7 @@ class CoefficientFlag:
             "z_gap": _finite(self.z_gap) if self.shown else None,
             "ci_overlap": _finite(self.ci_overlap) if self.shown else None,
             "flagged": self.flagged,
-            "reasons": list(self.reasons),
+            "reasons": list(self.reasons) if self.shown else [],
         }
 
 
@@ -151,9 +151,10 @@ class FidelityVerdict:
         columns = [c.column for c in self.flagged_columns]
         if columns:
             what = "distribution" if len(columns) == 1 else "distributions"
+            each = "" if len(columns) == 1 else "each "
             parts.append(
-                f"the {what} of {_join(columns)} (differs more than two halves of the real "
-                "table do)"
+                f"the {what} of {_join(columns)} ({each}differs more than two halves of the "
+                "real table do)"
             )
         return "Differences to check: " + "; ".join(parts) + "."
 
@@ -188,7 +189,8 @@ def coefficient_flag(
     if z is not None and abs(z) > Z_GAP_LIMIT:
         reasons.append(f"{abs(z):.1f} standard errors apart")
     if o is not None and o < OVERLAP_LIMIT:
-        reasons.append(f"confidence intervals overlap {100 * o:.0f} %")
+        # rounded down, so a flagged overlap never reads as 50 %
+        reasons.append(f"confidence intervals overlap {math.floor(100 * o)} %")
     return CoefficientFlag(name, z, o, bool(reasons), tuple(reasons), shown)
 
 
