@@ -183,11 +183,16 @@ def coefficient_flag(
     Example:
         >>> coefficient_flag("x", 2.5, 0.9).flagged, coefficient_flag("x", 1.5, 0.4).reasons
         (True, ('confidence intervals overlap 40 %',))
+        >>> coefficient_flag("x", -2.03, 0.9).reasons
+        ('2.03 standard errors apart',)
     """
     reasons = []
     z, o = _finite(z_gap), _finite(ci_overlap)
     if z is not None and abs(z) > Z_GAP_LIMIT:
-        reasons.append(f"{abs(z):.1f} standard errors apart")
+        shown = f"{abs(z):.1f}"
+        if float(shown) <= Z_GAP_LIMIT:  # 2.03 reads "2.03", never "2.0" beside a flag at > 2
+            shown = f"{abs(z):.2f}"
+        reasons.append(f"{shown} standard errors apart")
     if o is not None and o < OVERLAP_LIMIT:
         # rounded down, so a flagged overlap never reads as 50 %
         reasons.append(f"confidence intervals overlap {math.floor(100 * o)} %")
