@@ -189,10 +189,10 @@ def coefficient_flag(
     reasons = []
     z, o = _finite(z_gap), _finite(ci_overlap)
     if z is not None and abs(z) > Z_GAP_LIMIT:
-        shown = f"{abs(z):.1f}"
-        if float(shown) <= Z_GAP_LIMIT:  # 2.03 reads "2.03", never "2.0" beside a flag at > 2
-            shown = f"{abs(z):.2f}"
-        reasons.append(f"{shown} standard errors apart")
+        gap = f"{abs(z):.1f}"
+        if float(gap) <= Z_GAP_LIMIT:  # 2.03 reads "2.03", never "2.0" beside a flag at > 2
+            gap = f"{abs(z):.2f}"
+        reasons.append(f"{gap} standard errors apart")
     if o is not None and o < OVERLAP_LIMIT:
         # rounded down, so a flagged overlap never reads as 50 %
         reasons.append(f"confidence intervals overlap {math.floor(100 * o)} %")
