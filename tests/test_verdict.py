@@ -156,3 +156,12 @@ def test_wizard_fidelity_page_shows_the_reports_numbers(qtbot, tmp_path) -> None
     shown = " ".join(page.verdict.text().replace("<b>", "").split())
     assert verdict.headline in shown and verdict.line.split(":", 1)[1].split()[0] in shown
     assert " ".join(verdict.line.split()[:5]) in text
+    # the regression table's "To check" column marks exactly the verdict's flagged terms
+    check = page.model.columnCount() - 1
+    assert page.model.horizontalHeaderItem(check).text() == "To check"
+    marked = {
+        page.model.item(r, 0).text().split(" (per")[0]
+        for r in range(page.model.rowCount())
+        if page.model.item(r, check).text().startswith("yes")
+    }
+    assert marked == {c.name for c in verdict.flagged_coefficients}

@@ -11,7 +11,7 @@ from typing import Any
 
 from desktop.pages.base import Page, heading, note, number
 from desktop.plots import PlotWidget, km_curves
-from desktop.qt import Qt, QtWidgets
+from desktop.qt import Qt, QtGui, QtWidgets
 
 MARGINAL_COLUMNS = (
     ("column", "Column"), ("real_mean", "Real mean"), ("synth_mean", "Synthetic mean"),
@@ -34,6 +34,8 @@ HEADER_TIPS = {
     "Same direction": "Whether both tables show the effect in the same direction.",
     "Same significance": "Whether both tables agree on whether the effect is significant at 5%.",
     "Variable": "The model's term; a term of a group of fewer than 10 people is not shown.",
+    "To check": "Flagged when the synthetic estimate lies more than 2 standard errors from the "
+    "real one, or the two 95% confidence intervals overlap less than half.",
 }
 
 
@@ -137,13 +139,18 @@ class FidelityPage(Page):
                 "CI overlap",
                 "Same direction",
                 "Same significance",
+                "To check",
             ]
+            flags = _coefficient_flags(fidelity.get("verdict"))
             table = []
             for c in model.get("coefficients", []):
                 per = c.get("per") or 1.0
                 name = c["name"] + (f" (per {number(per, 6)})" if per != 1.0 else "")
                 if c.get("not_shown") or c.get("real_estimate") is None:
-                    table.append([name, WITHHELD, WITHHELD, "not shown", "not shown", "not shown"])
+                    check = "yes (numbers not shown)" if c["name"] in flags else "not shown"
+                    table.append(
+                        [name, WITHHELD, WITHHELD, "not shown", "not shown", "not shown", check]
+                    )
                     continue
                 table.append(
                     [
@@ -153,9 +160,15 @@ class FidelityPage(Page):
                         c.get("ci_overlap"),
                         "yes" if c.get("sign_agrees") else "no",
                         "yes" if c.get("significance_agrees") else "no",
+                        flags.get(c["name"], "no"),
                     ]
                 )
             _fill(self.model, headers, table)
+            check = len(headers) - 1
+            for r in range(self.model.rowCount()):
+                item = self.model.item(r, check)
+                if item is not None and item.text().startswith("yes"):
+                    item.setForeground(QtGui.QColor("#c00000"))
         else:
             self.model_heading.setText("<b>Regression: none chosen</b>")
             _fill(self.model, ["Variable"], [])
@@ -253,3 +266,20 @@ def verdict_html(verdict: dict[str, Any] | None) -> str:
     head, _, rest = line.partition(":")
     colour = "#1a7f37" if verdict.get("same_conclusions") else "#c00000"
     return f"<b><span style='color:{colour}'>{escape(head)}</span></b>:{escape(rest)}"
+
+
+def _coefficient_flags(verdict: dict[str, Any] | None) -> dict[str, str]:
+    """Flagged term -> why ("yes: 2.7 standard errors apart"), from the verdict's record.
+
+    Example:
+        >>> _coefficient_flags({"coefficients": [
+        ...     {"name": "age", "flagged": True, "reasons": ["2.7 standard errors apart"]},
+        ...     {"name": "sbp", "flagged": False, "reasons": []}]})
+        {'age': 'yes: 2.7 standard errors apart'}
+    """
+    out = {}
+    for c in (verdict or {}).get("coefficients") or []:
+        if c.get("flagged"):
+            reasons = "; ".join(c.get("reasons") or [])
+            out[str(c["name"])] = f"yes: {reasons}" if reasons else "yes"
+    return out
