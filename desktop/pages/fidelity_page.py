@@ -168,7 +168,11 @@ class FidelityPage(Page):
             for r in range(self.model.rowCount()):
                 item = self.model.item(r, check)
                 if item is not None and item.text().startswith("yes"):
+                    # the short word in the cell, the reasons (also in the line above) on hover
+                    item.setToolTip(item.text()[:1].upper() + item.text()[1:] + ".")
+                    item.setText(item.text().split(":")[0])
                     item.setForeground(QtGui.QColor("#c00000"))
+            self.model.resizeColumnsToContents()
         else:
             self.model_heading.setText("<b>Regression: none chosen</b>")
             _fill(self.model, ["Variable"], [])
