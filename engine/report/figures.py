@@ -271,7 +271,7 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
 
     # readable when the page shrinks the image: few columns get large numbers, labels are
     # kept whole up to 18 characters and the margins fit them
-    cell_font = 8.5 if k <= 6 else 7.5 if k <= 9 else 6.5
+    cell_font = 10.0 if k <= 6 else 8.5 if k <= 9 else 7.0
     label_len = 18
 
     from matplotlib.ticker import MaxNLocator
@@ -281,8 +281,8 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
         lim = max(0.1, float(np.nanmax(np.abs(m))) if m.size else 0.1)
         image = ax.imshow(m, cmap="RdBu_r", vmin=-lim, vmax=lim)
         labels = [_short(c, label_len) for c in columns]
-        ax.set_xticks(range(k), labels, rotation=45, ha="right", fontsize=8)
-        ax.set_yticks(range(k), labels, fontsize=8)
+        ax.set_xticks(range(k), labels, rotation=45, ha="right", fontsize=9)
+        ax.set_yticks(range(k), labels, fontsize=9)
         if k <= 12:
             for i in range(k):
                 for j in range(k):
@@ -298,7 +298,7 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
                             color="white" if light else "black",
                         )
         longest = max((len(label) for label in labels), default=4)
-        margin = 0.25 + 0.055 * longest  # inches for the longest (rotated) label
+        margin = 0.25 + 0.062 * longest  # inches for the longest (rotated) label
         _margins(fig, margin, 1.05, margin, 0.15 if total <= k else 0.45)
         box = ax.get_position()
         cax = fig.add_axes((box.x1 + 0.03, box.y0, 0.04, box.height))
