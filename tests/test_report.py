@@ -690,3 +690,19 @@ def test_km_text_and_figure_use_the_fidelity_grid() -> None:
     assert f"to {fidelity.km.grid[-1]:g} " in km.note
     gaps = np.abs(np.subtract(km.real, km.synthetic))
     assert km_gap(km, fidelity) == pytest.approx(gaps.max()) == fidelity.km.max_abs_difference
+
+
+def test_a_missing_count_under_ten_is_not_revealed_by_the_total_minus_the_others() -> None:
+    """Rows dropped 25 = hdl 20 + sbp 5: with 25 and 20 shown, "sbp < 10" would be 5."""
+    from engine.report.sections.data import row_rows
+
+    r = fake_result()
+    dropped = {**r.prepared.rows_dropped, "rows_dropped": 25}
+    dropped["missing_by_column"] = {"hdl": 20, "sbp": 5, "age": 40}
+    table = replace_ns(r.prepared.table, rows=325, frame=pd.DataFrame(index=range(325)))
+    r = replace(r, prepared=replace_ns(r.prepared, rows_dropped=dropped, table=table))  # type: ignore[arg-type]
+    shown = {row[0]: row[1] for row in row_rows(r)}
+    assert shown["Missing values in sbp"] == "< 10"
+    assert shown["Missing values in hdl"].startswith("not shown")  # the smallest shown one
+    assert shown["Missing values in age"] == "40"
+    assert shown["Rows dropped (a missing value in a used column)"] == "25"
