@@ -276,33 +276,17 @@ REFUSAL_ADVICE = (
 
 
 def fidelity_text(result: Any) -> str:
-    """How close the copy is to the real table, in one line."""
-    fidelity = result.fidelity or {}
-    smd = [
-        abs(r["std_mean_difference"])
-        for r in fidelity.get("marginal") or []
-        if isinstance(r.get("std_mean_difference"), (int, float))
-    ]
-    corr = (fidelity.get("correlation") or {}).get("max_abs_difference")
-    parts = []
-    if smd:
-        parts.append(f"averages differ by at most {max(smd):.2f} standard deviations")
-    if isinstance(corr, (int, float)):
-        parts.append(f"correlations by at most {corr:.2f}")
-    coefficients = (fidelity.get("model") or {}).get("coefficients") or []
-    good = bool(smd) and max(smd) < 0.2 and (corr is None or corr < 0.15)
-    if coefficients:
-        same = sum(bool(c.get("sign_agrees")) for c in coefficients)
-        overlap = sum((c.get("ci_overlap") or 0) > 0 for c in coefficients)
-        good = good and same == len(coefficients)
-        model = "survival model" if result.config.analysis in (None, "cox") else "regression"
-        parts.insert(
-            0,
-            f"the {model} points the same way for {same} of {len(coefficients)} "
-            f"variables, with overlapping confidence intervals for {overlap}",
-        )
-        scope = ""
+    """How close the copy is to the real table, in one line: the run's fidelity verdict
+    (:mod:`engine.stats.verdict`), the same line the report's first page and the Fidelity page
+    show."""
+    fidelity = getattr(result, "fidelity", None)
+    verdict = getattr(fidelity, "verdict", None)
+    if verdict is None:
+        return "Not measured: no synthetic copy was compared with the real table."
+    if not verdict.model_compared:
+        scope = "each column's distribution (no outcome model was compared)"
     else:
-        scope = " (distributions and correlations only: no outcome model was compared)"
-    verdict = "Fidelity looks good" if good else "Fidelity needs a look in the report"
-    return f"{verdict}{scope}: " + "; ".join(parts) + "."
+        config = getattr(result, "config", None)
+        cox = getattr(config, "analysis", None) in (None, "cox")
+        scope = f"the {'survival model' if cox else 'regression'} and each column's distribution"
+    return f"{verdict.line} Compared: {scope}."

@@ -242,26 +242,6 @@ def test_the_question_is_asked_only_when_the_outcome_is_unclear():
     assert "distributions and correlations only" in _outcome_note(NO_OUTCOME)
 
 
-def test_fidelity_line_without_an_outcome_says_what_was_compared():
-    from types import SimpleNamespace
-
-    from desktop.oneclick import fidelity_text
-
-    fidelity = {
-        "marginal": [{"std_mean_difference": 0.031}, {"std_mean_difference": -0.264}],
-        "correlation": {"max_abs_difference": 0.08},
-        "model": None,
-    }
-    result = SimpleNamespace(fidelity=fidelity, config=SimpleNamespace(analysis=None))
-    assert fidelity_text(result) == (
-        "Fidelity needs a look in the report (distributions and correlations only: no outcome "
-        "model was compared): averages differ by at most 0.26 standard deviations; correlations "
-        "by at most 0.08."
-    )
-    fidelity["marginal"][1]["std_mean_difference"] = 0.1
-    assert fidelity_text(result).startswith("Fidelity looks good (distributions")
-
-
 def test_default_output_folder_never_beside_the_input_nor_overwriting(tmp_path):
     from desktop.oneclick import default_output_folder
 

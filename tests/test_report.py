@@ -296,7 +296,8 @@ def test_km_grid_steps_hold_zero_or_ten_events() -> None:
 
 def test_first_page_has_verdict_w_auc_and_hash(released: Path) -> None:
     first = PdfReader(str(released)).pages[0].extract_text()
-    assert "RELEASED" in first and "OVERRIDE" not in first
+    flat = " ".join(first.split())
+    assert "The tool's recommendation: release" in flat and "override" not in flat.lower()
     assert "0.70" in first  # chosen w
     auc_at_w = next(p.auc for p in _curve() if p.w == 0.7)
     assert f"{auc_at_w:.3f}" in first and "limit 0.55" in first
@@ -397,7 +398,8 @@ def test_every_page_renders_and_is_not_blank(released: Path, refused: Path, tmp_
 
 def test_refused_report_states_the_reason(refused: Path) -> None:
     first = PdfReader(str(refused)).pages[0].extract_text()
-    assert "REFUSED" in first and "no perturbation weight kept the membership AUC" in first
+    assert "The tool's recommendation: do not release" in " ".join(first.split())
+    assert "no perturbation weight kept the membership AUC" in first
     text = _text(refused)
     assert "No synthetic table was made" in text and "could not be drawn" not in text
 
@@ -411,7 +413,7 @@ def test_override_is_stated_with_the_acknowledgement(tmp_path: Path) -> None:
         release=replace(r.released, w=0.9),
     )
     first = PdfReader(str(build_report(r, tmp_path / "o.pdf"))).pages[0].extract_text()
-    assert "RELEASED WITH OVERRIDE" in first
+    assert "Released only because the user overrode the privacy limit" in " ".join(first.split())
     assert "acknowledgement" in first and "0.90" in first and "not below the limit" in first
 
 
@@ -419,7 +421,7 @@ def test_missing_pieces_degrade_to_sentences(tmp_path: Path) -> None:
     """No audit, no model, no fidelity: each part says so in a sentence; nothing crashes."""
     r = replace(fake_result(), audit=None, model=None, fidelity=Fidelity())
     text = " ".join(_text(build_report(r, tmp_path / "m.pdf")).split())
-    assert "RELEASED" in text and "not available" in text
+    assert "The tool's recommendation: release" in text and "not available" in text
     assert "The membership audit did not run; no privacy claim can be made." in text
     assert "No regression model was compared in this run" in text
     assert "could not be drawn" not in text and "Model of the release" not in text
@@ -587,3 +589,120 @@ def test_the_report_reads_typed_results_not_dicts() -> None:
     }
     assert [path for path, text in sources.items() if re.search(r"\bpick\(", text)] == []
     assert [path for path, text in sources.items() if 'release["' in text] == []
+
+
+# ------------------------------------------------------------------------------ the checker's page (issue 14.8)
+
+
+def _shown_counts(cells: list[str]) -> list[int]:
+    """Every exact count printed in ``cells`` (a "< 10" or a coarsened total is no count)."""
+    out = []
+    for cell in cells:
+        for m in re.finditer(r"(?<![<\d.,])(\d{1,3}(?:,\d{3})+|\d+)(?![\d.])", cell):
+            if not re.search(r"<\s*$", cell[: m.start()]):
+                out.append(int(m.group(1).replace(",", "")))
+    return out
+
+
+@pytest.mark.parametrize("in_file, used", [(307, 300), (300, 300), (325, 300), (309, 299)])
+def test_no_two_shown_row_counts_reveal_a_suppressed_one(in_file: int, used: int) -> None:
+    """Rows dropped "< 10" must not stand beside exact in-file and used counts whose difference
+    gives it away; the data page and the first page are read together."""
+    from engine.report.sections.data import row_rows
+    from engine.report.sections.summary import key_rows
+
+    r = fake_result()
+    table = replace_ns(r.prepared.table, rows=in_file, frame=pd.DataFrame(index=range(in_file)))
+    dropped = {**r.prepared.rows_dropped, "rows_dropped": in_file - used}
+    dropped["missing_by_column"] = {}
+    prepared = replace_ns(
+        r.prepared, table=table, real=r.prepared.real.iloc[:used], rows_dropped=dropped
+    )
+    assert r.released is not None
+    release = replace(r.released, metrics=replace(r.released.metrics, rows=used))
+    r = replace(r, prepared=prepared, release=release)  # type: ignore[arg-type]
+    cells = [str(v) for row in row_rows(r) for v in row[1:]]
+    cells += [str(row[1]) for row in key_rows(r) if row[0] == "Rows"]
+    counts = sorted(set(_shown_counts(cells)))
+    assert used in counts  # the used count is always exact
+    revealed = [(a, b) for a in counts for b in counts if 0 < a - b < 10]
+    assert revealed == []
+    shown_dropped = dict((row[0], row[1]) for row in row_rows(r))[
+        "Rows dropped (a missing value in a used column)"
+    ]
+    hidden = in_file - used
+    assert shown_dropped == ("none" if hidden == 0 else "< 10" if hidden < 10 else f"{hidden}")
+
+
+def test_first_page_lists_the_files_written_with_their_sha256(tmp_path: Path) -> None:
+    outputs = {
+        "synthetic.csv": "a1" * 32,
+        "README.txt": "b2" * 32,
+        "audit.json": "c3" * 32,  # written after the report: never listed in it
+    }
+    r = replace(fake_result(), outputs=outputs)
+    pages = PdfReader(str(build_report(r, tmp_path / "h.pdf"))).pages
+    first = " ".join((pages[0].extract_text() + pages[1].extract_text()).split())
+    assert "Files written with this report" in first
+    assert "synthetic.csv " + "a1" * 32 in first and "README.txt " + "b2" * 32 in first
+    assert "c3" * 32 not in first
+    assert "The report itself is not listed" in first
+
+
+def test_override_setting_follows_the_verdict(tmp_path: Path) -> None:
+    """Never "overridden: no" beside a release made by override (the wizard's acknowledgement
+    sets no allow_risky flag)."""
+    from engine.report.sections.method import settings_rows
+
+    r = fake_result("released with override")
+    config = replace_ns(r.config, w=0.9, allow_risky=False, risk_acknowledged=True)
+    rows = dict(settings_rows(config, r.verdict))  # type: ignore[arg-type]
+    assert rows["Privacy limit overridden by the user"] == (
+        "yes: the risk was acknowledged in the wizard; w was set by the user"
+    )
+    assert "Allow risky (override)" not in rows
+    assert dict(settings_rows(r.config, "released"))["Privacy limit overridden by the user"] == "no"  # type: ignore[arg-type]
+    pdf = build_report(replace(r, config=config), tmp_path / "o.pdf")  # type: ignore[arg-type]
+    text = " ".join(_text(pdf).split())
+    assert "Privacy limit overridden by the user yes" in text
+    assert "overridden by the user no" not in text
+
+
+def test_first_page_shows_the_fidelity_verdict(released: Path) -> None:
+    r = fake_result()
+    verdict = r.fidelity.verdict
+    assert verdict is not None
+    first = " ".join(PdfReader(str(released)).pages[0].extract_text().split())
+    assert "Same answers as the real table?" in first
+    assert " ".join(verdict.line.split()[:6]) in first
+
+
+def test_km_text_and_figure_use_the_fidelity_grid() -> None:
+    """Issue 14.7: the Kaplan-Meier figure, its note and its gap are read off the run's one
+    comparison (the coarse disclosure-safe grid), so the text cites no time the figure lacks."""
+    from engine.report.sections.utility import km_from_fidelity, km_gap
+
+    fidelity = fake_result().fidelity.result
+    assert fidelity is not None and fidelity.km is not None
+    km = km_from_fidelity(fidelity)
+    assert km is not None
+    assert km.times == fidelity.km.grid and km.synthetic == fidelity.km.synth_survival
+    assert f"to {fidelity.km.grid[-1]:g} " in km.note
+    gaps = np.abs(np.subtract(km.real, km.synthetic))
+    assert km_gap(km, fidelity) == pytest.approx(gaps.max()) == fidelity.km.max_abs_difference
+
+
+def test_a_missing_count_under_ten_is_not_revealed_by_the_total_minus_the_others() -> None:
+    """Rows dropped 25 = hdl 20 + sbp 5: with 25 and 20 shown, "sbp < 10" would be 5."""
+    from engine.report.sections.data import row_rows
+
+    r = fake_result()
+    dropped = {**r.prepared.rows_dropped, "rows_dropped": 25}
+    dropped["missing_by_column"] = {"hdl": 20, "sbp": 5, "age": 40}
+    table = replace_ns(r.prepared.table, rows=325, frame=pd.DataFrame(index=range(325)))
+    r = replace(r, prepared=replace_ns(r.prepared, rows_dropped=dropped, table=table))  # type: ignore[arg-type]
+    shown = {row[0]: row[1] for row in row_rows(r)}
+    assert shown["Missing values in sbp"] == "< 10"
+    assert shown["Missing values in hdl"].startswith("not shown")  # the smallest shown one
+    assert shown["Missing values in age"] == "40"
+    assert shown["Rows dropped (a missing value in a used column)"] == "25"

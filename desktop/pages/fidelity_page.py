@@ -6,11 +6,12 @@ Renders ``RunResult.fidelity`` (``engine.stats.models.FidelityResult.to_dict()``
 from __future__ import annotations
 
 import math
+from html import escape
 from typing import Any
 
 from desktop.pages.base import Page, heading, note, number
 from desktop.plots import PlotWidget, km_curves
-from desktop.qt import Qt, QtWidgets
+from desktop.qt import Qt, QtGui, QtWidgets
 
 MARGINAL_COLUMNS = (
     ("column", "Column"), ("real_mean", "Real mean"), ("synth_mean", "Synthetic mean"),
@@ -33,7 +34,17 @@ HEADER_TIPS = {
     "Same direction": "Whether both tables show the effect in the same direction.",
     "Same significance": "Whether both tables agree on whether the effect is significant at 5%.",
     "Variable": "The model's term; a term of a group of fewer than 10 people is not shown.",
+    "To check": "Flagged when the synthetic estimate lies more than 2 standard errors from the "
+    "real one, or the two 95% confidence intervals overlap less than half.",
 }
+
+
+VERDICT_TIP = (
+    "The same verdict as on the report's first page. An effect is flagged when the synthetic "
+    "estimate lies more than 2 standard errors from the real one, or when the two 95% "
+    "confidence intervals overlap less than half. A column is flagged when its distribution "
+    "differs from the real one by more than two random halves of the real table differ."
+)
 
 
 class FidelityPage(Page):
@@ -44,7 +55,13 @@ class FidelityPage(Page):
 
     def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(session, parent)
-        layout = QtWidgets.QGridLayout(self)
+        outer = QtWidgets.QVBoxLayout(self)
+        self.verdict = note("")
+        self.verdict.setAccessibleName("Fidelity verdict")
+        self.verdict.setToolTip(VERDICT_TIP)
+        outer.addWidget(self.verdict)
+        layout = QtWidgets.QGridLayout()
+        outer.addLayout(layout, 1)
         layout.addWidget(heading("Each variable: real vs synthetic"), 0, 0)
         self.marginals = _table("Real and synthetic summaries of each variable")
         self.marginals.setToolTip(
@@ -79,7 +96,7 @@ class FidelityPage(Page):
         result = self.session.result
         if result is not None and result is not self._shown:
             self._shown = result
-            self.render(result.fidelity or {})
+            self.render(result.fidelity.to_dict() if result.fidelity is not None else {})
             if result.synthetic is None:
                 self.show_nothing_released()
 
@@ -88,6 +105,7 @@ class FidelityPage(Page):
         why = "Nothing was released, so there is nothing to compare: see the Privacy page."
         self.model_heading.setText("<b>Regression: nothing released to compare</b>")
         self.notes.setText(why)
+        self.verdict.setText("")
 
         def draw(ax: Any) -> None:
             ax.set_axis_off()
@@ -97,6 +115,9 @@ class FidelityPage(Page):
         self.km.draw(draw)
 
     def render(self, fidelity: dict[str, Any]) -> None:
+        """Show ``audit.json["fidelity"]`` (the typed result's ``to_dict()``): the verdict line,
+        the tables, the curves and the notes."""
+        self.verdict.setText(verdict_html(fidelity.get("verdict")))
         rows = fidelity.get("marginal") or []
         _fill(
             self.marginals,
@@ -118,13 +139,18 @@ class FidelityPage(Page):
                 "CI overlap",
                 "Same direction",
                 "Same significance",
+                "To check",
             ]
+            flags = _coefficient_flags(fidelity.get("verdict"))
             table = []
             for c in model.get("coefficients", []):
                 per = c.get("per") or 1.0
                 name = c["name"] + (f" (per {number(per, 6)})" if per != 1.0 else "")
                 if c.get("not_shown") or c.get("real_estimate") is None:
-                    table.append([name, WITHHELD, WITHHELD, "not shown", "not shown", "not shown"])
+                    check = "yes (numbers not shown)" if c["name"] in flags else "not shown"
+                    table.append(
+                        [name, WITHHELD, WITHHELD, "not shown", "not shown", "not shown", check]
+                    )
                     continue
                 table.append(
                     [
@@ -134,9 +160,19 @@ class FidelityPage(Page):
                         c.get("ci_overlap"),
                         "yes" if c.get("sign_agrees") else "no",
                         "yes" if c.get("significance_agrees") else "no",
+                        flags.get(c["name"], "no"),
                     ]
                 )
             _fill(self.model, headers, table)
+            check = len(headers) - 1
+            for r in range(self.model.rowCount()):
+                item = self.model.item(r, check)
+                if item is not None and item.text().startswith("yes"):
+                    # the short word in the cell, the reasons (also in the line above) on hover
+                    item.setToolTip(item.text()[:1].upper() + item.text()[1:] + ".")
+                    item.setText(item.text().split(":")[0])
+                    item.setForeground(QtGui.QColor("#c00000"))
+            self.model.resizeColumnsToContents()
         else:
             self.model_heading.setText("<b>Regression: none chosen</b>")
             _fill(self.model, ["Variable"], [])
@@ -219,3 +255,35 @@ def _ci(
         return f"{value:.3f}" if math.isfinite(value) and abs(value) < 1000 else number(value)
 
     return f"{g(est)} ({g(low)} to {g(high)})"
+
+
+def verdict_html(verdict: dict[str, Any] | None) -> str:
+    """The fidelity verdict's line (:mod:`engine.stats.verdict`), its headline coloured.
+
+    Example:
+        >>> verdict_html({"same_conclusions": True, "line": "Same conclusions: all close."})
+        "<b><span style='color:#1a7f37'>Same conclusions</span></b>: all close."
+    """
+    if not verdict or not verdict.get("line"):
+        return ""
+    line = str(verdict["line"])
+    head, _, rest = line.partition(":")
+    colour = "#1a7f37" if verdict.get("same_conclusions") else "#c00000"
+    return f"<b><span style='color:{colour}'>{escape(head)}</span></b>:{escape(rest)}"
+
+
+def _coefficient_flags(verdict: dict[str, Any] | None) -> dict[str, str]:
+    """Flagged term -> why ("yes: 2.7 standard errors apart"), from the verdict's record.
+
+    Example:
+        >>> _coefficient_flags({"coefficients": [
+        ...     {"name": "age", "flagged": True, "reasons": ["2.7 standard errors apart"]},
+        ...     {"name": "sbp", "flagged": False, "reasons": []}]})
+        {'age': 'yes: 2.7 standard errors apart'}
+    """
+    out = {}
+    for c in (verdict or {}).get("coefficients") or []:
+        if c.get("flagged"):
+            reasons = "; ".join(c.get("reasons") or [])
+            out[str(c["name"])] = f"yes: {reasons}" if reasons else "yes"
+    return out

@@ -10,7 +10,10 @@ user sees. Takes one to three minutes (the demo's Framingham M study is trained 
 
 With a second argument ``oneclick`` it takes the one-click path's shots instead (``00-*.png``):
 the Import page with its primary button, the progress view, and the summary after a release and
-after a refusal (the same table under an impossible privacy limit).
+after a refusal (the same table under an impossible privacy limit), then the wizard's Privacy
+page holding that refusal (``05-privacy-refused.png``). The main path ends with the Fidelity page
+after the run is released again at w = 0, where effects wash out and the verdict flags them
+(``06-fidelity-flagged.png``).
 """
 
 from __future__ import annotations
@@ -120,6 +123,25 @@ def main() -> int:
         elif s == 11 and win.meta_window.run is not None and settle(4):
             shot("08-meta-analysis.png")
             win.meta_window.close()
+            # the Fidelity page with a flagged coefficient: the same run released again at
+            # w = 0 (pure noise, below the audited choice), which washes the effects out
+            state["before"] = win.session.result
+            win.go_to(4)
+            page(4).w_spin.setValue(0.0)
+            page(4).apply_w()
+            state["step"] = 12
+        elif (
+            s == 12
+            and win.session.result is not state["before"]
+            and not page(4).is_busy()
+            and settle(2)
+        ):
+            win.go_to(5)
+            state["step"] = 13
+        elif s == 13 and settle(4):
+            verdict = win.session.result.fidelity.verdict
+            print("fidelity verdict at w = 0:", verdict.line if verdict else None, flush=True)
+            shot("06-fidelity-flagged.png")
             win.close()
             app.quit()
 
@@ -173,6 +195,10 @@ def oneclick_main() -> int:
             state["step"] = 4
         elif s == 4 and win.stack.currentWidget() is win.summary_page and settle():
             shot("00-oneclick-refused.png")
+            win.go_to(4)  # the wizard holds the refused run: its Privacy page
+            state["step"] = 5
+        elif s == 5 and settle(4):
+            shot("05-privacy-refused.png")
             win.close()
             app.quit()
 

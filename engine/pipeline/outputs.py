@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from engine.errors import InputError
-from engine.pipeline.record import build_audit_json, file_summary, readme_info
+from engine.pipeline.record import build_audit_json, file_properties, file_summary, readme_info
 from engine.pipeline.results import RunResult
 from engine.progress import ProgressFn, no_progress
 
@@ -58,14 +58,20 @@ def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progre
             progress(0.3, "writing the PDF report")
             from engine.report.build import render_report
 
-            pdf = render_report(result)
+            # the report lists every file staged so far with its SHA-256 (tables, README.txt)
+            pdf = render_report(replace(result, outputs=dict(outputs)))
             outputs["report.pdf"] = sha256_file(batch.stage(out / "report.pdf", pdf))
         result = replace(result, outputs=outputs)
         audit_json = build_audit_json(result)
         data = json.dumps(audit_json, indent=2, ensure_ascii=False).encode("utf-8")
         outputs["audit.json"] = sha256_file(batch.stage(out / "audit.json", data))
         records = [
-            {"name": name, "sha256": digest, "summary": file_summary(name, result)}
+            {
+                "name": name,
+                "sha256": digest,
+                "summary": file_summary(name, result),
+                "properties": file_properties(name, result),
+            }
             for name, digest in outputs.items()
         ]
         batch.stage(out / "results.json", json.dumps(results_json(records), indent=2).encode())

@@ -89,7 +89,9 @@ def readme_info(result: RunResult) -> dict[str, Any]:
     binding = audit.binding(release.w) if audit is not None else None
     return {
         "version": __version__,
-        "date": result.started,
+        # the day only, as the report prints it: two runs with one seed on one day write the
+        # same README, so the report that lists its SHA-256 stays byte-identical too
+        "date": (result.started or "")[:10],
         "w": release.w,
         "rows": release.rows,
         "auc": None if binding is None else binding.auc,
@@ -128,3 +130,14 @@ def file_summary(name: str, result: RunResult) -> str:
             "counts under 10 shown as '< 10', as in the report)"
         )
     return "explanation for the recipient"
+
+
+def file_properties(name: str, result: RunResult) -> dict[str, Any]:
+    """Structured facts for results.json: the fidelity verdict beside the synthetic table."""
+    verdict = result.fidelity.verdict
+    if not name.startswith("synthetic") or name.startswith("synthetic_dp") or verdict is None:
+        return {}
+    return {
+        "fidelity_same_conclusions": verdict.same_conclusions,
+        "fidelity_verdict": verdict.line,
+    }

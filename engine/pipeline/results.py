@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from engine.privacy.dp.release import DPRelease
     from engine.privacy.release import EpsilonStatement, ReleaseMetrics
     from engine.stats.models import FidelityResult, ModelFit
+    from engine.stats.verdict import FidelityVerdict
 
 
 class Verdict(StrEnum):
@@ -126,6 +127,13 @@ class Fidelity(_DictView):
         elif self.combined_error is not None:
             out["combined_copies"] = {"model_status": self.combined_error}
         return out
+
+    @property
+    def verdict(self) -> FidelityVerdict | None:
+        """Same conclusions, or what differs (:mod:`engine.stats.verdict`); None when nothing
+        was compared. The report's first page, the wizard's Fidelity page and the one-click
+        summary all show its ``line``."""
+        return None if self.result is None else self.result.verdict
 
     def coefficients(self, which: str) -> list[dict[str, Any]]:
         """The coefficient records of the ``"real"`` or ``"synthetic"`` fit as ``audit.json``

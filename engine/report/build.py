@@ -38,7 +38,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.report.layout import FONT, FONT_BOLD, GREEN, GREY, RED, guarded, register_fonts, styles
+from engine.report.layout import FONT, FONT_BOLD, GREY, RED, guarded, register_fonts, styles
 from engine.report.sections.summary import header_info
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ def numbered_canvas(info: dict[str, str]) -> Any:
 
         def _furniture(self, total: int) -> None:
             width, height = self._pagesize
-            colour = GREEN if info["verdict"] == "RELEASED" else RED
+            colour = info.get("colour") or RED
             self.setFont(FONT, 7.5)
             self.setFillColor(colors.HexColor(GREY))
             self.drawString(
@@ -173,7 +173,7 @@ def numbered_canvas(info: dict[str, str]) -> Any:
             )
             self.setFont(FONT_BOLD, 7.5)
             self.setFillColor(colors.HexColor(colour))
-            self.drawRightString(width - 1.8 * cm, height - 1.1 * cm, f"Verdict: {info['verdict']}")
+            self.drawRightString(width - 1.8 * cm, height - 1.1 * cm, info["verdict"])
             self.setFont(FONT, 7.5)
             self.setFillColor(colors.HexColor(GREY))
             digest = info["sha256"][:16] + "…" if len(info["sha256"]) > 16 else info["sha256"]

@@ -96,7 +96,7 @@ def auc_curve_png(
     def draw(fig: Any) -> None:
         ax = fig.add_subplot(1, 1, 1)
         draw_privacy_curve(ax, list(points), threshold=threshold, chosen_w=chosen_w)
-        _margins(fig, 0.6, 0.15, 0.45, 0.3)
+        _margins(fig, 0.78, 0.15, 0.45, 0.3)
 
     return _png(draw, 6.4, 3.0)
 
@@ -226,7 +226,9 @@ def km_png(km: KMCurves, time_label: str) -> bytes:
 
     def draw(fig: Any) -> None:
         ax = fig.add_subplot(1, 1, 1)
-        ax.step(km.times, km.real, where="post", color=REAL, lw=1.6, label="real")
+        # a marker at every grid time, so the value at the last one (a zero-width step) shows
+        ax.step(km.times, km.real, where="post", color=REAL, lw=1.6, label="real",
+                marker="o", ms=3)  # fmt: skip
         if np.isfinite(np.asarray(km.synthetic, dtype=float)).any():
             ax.step(
                 km.times,
@@ -235,16 +237,18 @@ def km_png(km: KMCurves, time_label: str) -> bytes:
                 color=SYNTH,
                 lw=1.6,
                 ls="--",
+                marker="o",
+                ms=3,
                 label="synthetic",
             )
         low = min(np.nanmin(np.asarray(km.real + km.synthetic, dtype=float)), 1.0)
         ax.set_ylim(max(0.0, low - 0.05), 1.01)
-        ax.set_xlim(0, km.times[-1])
+        ax.set_xlim(0, km.times[-1] * 1.03)
         ax.set_xlabel(_short(time_label, 40))
         ax.set_ylabel("share without the event")
         ax.legend(loc="lower left", fontsize=7)
         ax.grid(alpha=0.3)
-        _margins(fig, 0.5, 0.12, 0.45, 0.1)
+        _margins(fig, 0.62, 0.12, 0.45, 0.1)
 
     return _png(draw, 3.3, 2.8)
 
@@ -265,13 +269,20 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
         columns = [columns[i] for i in keep]
     k = len(columns)
 
+    # readable when the page shrinks the image: few columns get large numbers, labels are
+    # kept whole up to 18 characters and the margins fit them
+    cell_font = 10.0 if k <= 6 else 8.5 if k <= 9 else 7.0
+    label_len = 18
+
+    from matplotlib.ticker import MaxNLocator
+
     def draw(fig: Any) -> None:
         ax = fig.add_subplot(1, 1, 1)
         lim = max(0.1, float(np.nanmax(np.abs(m))) if m.size else 0.1)
         image = ax.imshow(m, cmap="RdBu_r", vmin=-lim, vmax=lim)
-        labels = [_short(c, 12) for c in columns]
-        ax.set_xticks(range(k), labels, rotation=45, ha="right", fontsize=7)
-        ax.set_yticks(range(k), labels, fontsize=7)
+        labels = [_short(c, label_len) for c in columns]
+        ax.set_xticks(range(k), labels, rotation=45, ha="right", fontsize=9)
+        ax.set_yticks(range(k), labels, fontsize=9)
         if k <= 12:
             for i in range(k):
                 for j in range(k):
@@ -280,16 +291,21 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
                         ax.text(
                             j,
                             i,
-                            f"{m[i, j]:+.2f}",
+                            _cell(m[i, j]),
                             ha="center",
                             va="center",
-                            fontsize=6,
+                            fontsize=cell_font,
                             color="white" if light else "black",
                         )
-        _margins(fig, 0.85, 0.75, 0.85, 0.1)
+        longest = max((len(label) for label in labels), default=4)
+        margin = 0.25 + 0.062 * longest  # inches for the longest (rotated) label
+        _margins(fig, margin, 1.05, margin, 0.15 if total <= k else 0.45)
         box = ax.get_position()
         cax = fig.add_axes((box.x1 + 0.03, box.y0, 0.04, box.height))
-        fig.colorbar(image, cax=cax, label="synthetic − real")
+        bar = fig.colorbar(image, cax=cax, label="synthetic − real")
+        bar.locator = MaxNLocator(5)
+        bar.update_ticks()
+        bar.ax.tick_params(labelsize=7)
         if total > k:
             ax.set_title(
                 f"{k} of {total} columns (largest differences);\n"
@@ -297,8 +313,20 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
                 fontsize=7,
             )
 
-    side = min(4.2, 2.4 + 0.22 * k)
-    return _png(draw, side + 0.6, side)
+    longest = max((len(_short(c, label_len)) for c in columns), default=4)
+    side = min(4.4, 1.4 + 0.3 * k + 0.055 * longest)
+    return _png(draw, side + 0.5, side)
+
+
+def _cell(value: float) -> str:
+    """A heat-map cell: two decimals without the leading zero, a plain 0 for a rounded zero.
+
+    Example:
+        >>> _cell(0.1234), _cell(-0.004), _cell(-0.25)
+        ('+.12', '0', '-.25')
+    """
+    text = f"{value:+.2f}".replace("0.", ".")
+    return "0" if text in ("+.00", "-.00") else text
 
 
 def _margins(

@@ -210,6 +210,9 @@ def forest_pdf_bytes(
 # ------------------------------------------------------------------------------ report: real vs synthetic
 
 
+MARKER_SIZE = 6.5
+
+
 def forest_png(
     rows: Sequence[tuple[str, float, float, float, float, float, float]], label: str, log: bool
 ) -> bytes:
@@ -226,8 +229,11 @@ def forest_png(
                 xerr=[[re - rl], [rh - re]],
                 fmt="o",
                 color=REAL,
-                ms=4,
+                ms=MARKER_SIZE,  # a dot stays visible where the interval is narrower than it
+                mec="white",
+                mew=0.6,
                 capsize=2,
+                zorder=3,
                 label="real" if i == 0 else None,
             )
             if np.isfinite(se):
@@ -237,8 +243,11 @@ def forest_png(
                     xerr=[[se - sl], [sh - se]],
                     fmt="s",
                     color=SYNTH,
-                    ms=4,
+                    ms=MARKER_SIZE,  # a dot stays visible where the interval is narrower than it
+                    mec="white",
+                    mew=0.6,
                     capsize=2,
+                    zorder=3,
                     label="synthetic" if i == 0 else None,
                 )
         ax.axvline(1.0 if log else 0.0, color="0.5", lw=0.8)

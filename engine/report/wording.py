@@ -11,7 +11,7 @@ References:
 
 Example:
     >>> verdict_words("released with override")[0]
-    'RELEASED WITH OVERRIDE'
+    'Released only because the user overrode the privacy limit'
 """
 
 from __future__ import annotations
@@ -85,33 +85,54 @@ def threat_model(verdict: str | None) -> list[str]:
     return [par.replace("{audit_outcome}", outcome) for par in THREAT_MODEL]
 
 
+RECOMMEND = "The tool's recommendation"
+
+
 def verdict_words(verdict: str | None) -> tuple[str, str, str]:
     """(headline, colour, one-line meaning) for ``released`` / ``refused`` / ``released with override``.
 
+    The headline is the tool's recommendation, not the output checker's decision: the checker
+    decides.
+
     Example:
-        >>> verdict_words("refused")[1]
-        '#c00000'
+        >>> verdict_words("refused")[:2]
+        ("The tool's recommendation: do not release", '#c00000')
     """
     v = (verdict or "").strip().lower()
     if v == "released":
         return (
-            "RELEASED",
+            f"{RECOMMEND}: release",
             "#1a7f37",
-            "The audit met the privacy limit; the synthetic table was exported.",
+            "The audit met the privacy limit and the synthetic table was exported; whether it "
+            "leaves is the output checker's decision.",
         )
     if v == "refused":
         return (
-            "REFUSED",
+            f"{RECOMMEND}: do not release",
             "#c00000",
             "No perturbation weight met the privacy limit; nothing was exported.",
         )
     if v == "released with override":
         return (
-            "RELEASED WITH OVERRIDE",
+            "Released only because the user overrode the privacy limit",
             "#c00000",
-            "The privacy limit was NOT met at the exported w; the user chose to export anyway.",
+            f"{RECOMMEND} was: do not release. The privacy limit was NOT met at the exported w; "
+            "the user chose to export anyway.",
         )
     return ((verdict or "UNKNOWN").upper(), "#c00000", "The run did not record a known verdict.")
+
+
+def header_words(verdict: str | None) -> str:
+    """The short form printed in every page's header.
+
+    Example:
+        >>> header_words("released with override")
+        "Released by user override (the tool's recommendation: do not release)"
+    """
+    v = (verdict or "").strip().lower()
+    if v == "released with override":
+        return f"Released by user override ({RECOMMEND.lower()}: do not release)"
+    return verdict_words(verdict)[0]
 
 
 def override_sentence(config: RunConfig, audit: AuditResult | None, w: float | None) -> str:

@@ -33,6 +33,7 @@ from engine.errors import InputError
 from engine.stats.compare import Comparison, compare_fits
 from engine.stats.fits import ModelNotConverged, ModelSpec, Rule, json_safe
 from engine.stats.regression import check_binary, is_categorical
+from engine.stats.verdict import FidelityVerdict, column_shifts, fidelity_verdict
 
 
 def _numeric_columns(
@@ -242,6 +243,7 @@ class FidelityResult:
     model_error: str | None = (
         None  # "did not converge: <reason>" when the model could not be fitted
     )
+    verdict: FidelityVerdict | None = None  # same conclusions? (engine.stats.verdict)
 
     def marginal_frame(self) -> pd.DataFrame:
         """The marginal table as a DataFrame."""
@@ -258,6 +260,7 @@ class FidelityResult:
                 "notes": list(self.notes),
                 "model_status": self.model_error
                 or ("fitted" if self.comparison else "not requested"),
+                "verdict": self.verdict.to_dict() if self.verdict else None,
             }
         )
 
@@ -307,6 +310,12 @@ def fidelity_report(
             marginal_fidelity(real, first, columns).to_dict(orient="records"),
         )
     )
+    verdict = fidelity_verdict(
+        comparison.rows if comparison is not None else (),
+        column_shifts(real, first, columns),
+        model_compared=comparison is not None,
+        withheld=comparison.real.withheld if comparison is not None else (),
+    )
     return FidelityResult(
         comparison,
         marginal,
@@ -314,4 +323,5 @@ def fidelity_report(
         km,
         tuple(notes),
         model_error,
+        verdict,
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engine.disclosure import safe_total_text
+from engine.disclosure import THRESHOLD, safe_total_text, suppressed_levels
 from engine.report.data import safe_count
 from engine.report.layout import paragraph, table, text
 
@@ -89,6 +89,9 @@ def _column_table(columns: list[Any], why: str, width: float) -> Any:
     return table(rows, [0.25 * width, 0.13 * width, 0.62 * width])
 
 
+SECONDARY = f"not shown (with the others it would reveal a count under {THRESHOLD})"
+
+
 def row_rows(result: RunResult) -> list[list[Any]]:
     """Rows in the file, selected, dropped (by reason) and used; every count via safe_count."""
     prep = result.prepared
@@ -99,15 +102,26 @@ def row_rows(result: RunResult) -> list[list[Any]]:
     dropped = prep.rows_dropped or {}
     if "rows_dropped" in dropped:
         rows.append(
-            ["Rows dropped (a missing value in a used column)", safe_count(dropped["rows_dropped"])]
+            ["Rows dropped (a missing value in a used column)", dropped_text(selected, used)]
         )
-    for column, count in (dropped.get("missing_by_column") or {}).items():
-        rows.append([f"Missing values in {text(column)}", safe_count(count)])
-    for key, value in dropped.items():
-        if key in ("rows_in", "rows_used", "rows_dropped", "missing_by_column", "reason"):
-            continue
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            rows.append([f"Rows dropped: {text(str(key).replace('_', ' '))}", safe_count(value)])
+    # a count of 1-9 hides, and so does the smallest count beside it while the hidden ones add
+    # up to 1-9, since the total minus the shown counts would reveal them
+    missing = {str(k): int(v) for k, v in (dropped.get("missing_by_column") or {}).items()}
+    hide = suppressed_levels(missing)
+    for column, count in missing.items():
+        shown = SECONDARY if column in hide and count >= THRESHOLD else safe_count(count)
+        rows.append([f"Missing values in {text(column)}", shown])
+    reasons = {
+        str(key): int(value)
+        for key, value in dropped.items()
+        if key not in ("rows_in", "rows_used", "rows_dropped", "missing_by_column", "reason")
+        and isinstance(value, (int, float))
+        and not isinstance(value, bool)
+    }
+    hide = suppressed_levels(reasons)
+    for key, count in reasons.items():
+        shown = SECONDARY if key in hide and count >= THRESHOLD else safe_count(count)
+        rows.append([f"Rows dropped: {text(key.replace('_', ' '))}", shown])
     rows.append(["Rows used to train and audit (complete cases)", safe_count(used)])
     reason = str(dropped.get("reason") or DEFAULT_DROP_REASON)
     rows.append(
@@ -118,3 +132,19 @@ def row_rows(result: RunResult) -> list[list[Any]]:
         ]
     )
     return rows
+
+
+def dropped_text(selected: int, used: int) -> str:
+    """Rows dropped as shown beside the selected and used counts, consistent with them.
+
+    1-9 dropped rows print as "< 10" and the selected count beside it is coarsened too
+    (:func:`engine.disclosure.safe_total_text`), so no subtraction of two shown counts gives
+    the hidden number; none dropped prints as "none", since the two equal counts beside it say so
+    anyway and "< 10" would hide what they show.
+
+    Example:
+        >>> dropped_text(400, 397), dropped_text(400, 400), dropped_text(420, 400)
+        ('< 10', 'none', '20')
+    """
+    n = int(selected) - int(used)
+    return "none" if n == 0 else safe_count(n)

@@ -32,8 +32,6 @@ SETTINGS = (
     ("Analysis", "analysis"),
     ("Outcome", "outcome"),
     ("Covariates", "covariates"),
-    ("Allow risky (override)", "allow_risky"),
-    ("Risk acknowledged in the wizard", "risk_acknowledged"),
     ("Protect outliers", "protect_outliers"),
     ("Synthetic copies", "copies"),
     ("Training budget", "budget"),
@@ -51,7 +49,9 @@ def method_section(result: RunResult, sheet: dict[str, Any], width: float) -> li
     out += _model_rows(result, width, sheet)
     out += [
         paragraph("Settings", sheet, "h2"),
-        table(settings_rows(result.config), [0.4 * width, 0.6 * width], header=False),
+        table(
+            settings_rows(result.config, result.verdict), [0.4 * width, 0.6 * width], header=False
+        ),
     ]
     rows = [["software", "version"]] + [
         [text(k), text(v or "not installed")] for k, v in library_versions().items()
@@ -90,11 +90,40 @@ def _model_rows(result: RunResult, width: float, sheet: dict[str, Any]) -> list[
     ]
 
 
-def settings_rows(config: RunConfig) -> list[list[str]]:
-    """The run's settings for a person; the seed appears only as yes/no."""
+def settings_rows(config: RunConfig, verdict: str | None = None) -> list[list[str]]:
+    """The run's settings for a person; the seed appears only as yes/no. The override line is
+    read from the verdict, so it can never say "no" beside a release made by override."""
     rows = [[label, setting_text(getattr(config, key, None))] for label, key in SETTINGS]
     rows.insert(3, ["Seeded (reproducible run)", "yes" if config.seed is not None else "no"])
+    rows.insert(rows.index([r for r in rows if r[0] == "Covariates"][0]) + 1,
+                ["Privacy limit overridden by the user", override_text(config, verdict)])  # fmt: skip
     return rows
+
+
+def override_text(config: RunConfig, verdict: str | None) -> str:
+    """Whether the release overrode the privacy limit, from the verdict, and how.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> cfg = NS(allow_risky=False, risk_acknowledged=True, w=0.9)
+        >>> override_text(cfg, "released with override")
+        'yes: the risk was acknowledged in the wizard; w was set by the user'
+        >>> override_text(cfg, "released")
+        'no (an override was allowed but not needed)'
+    """
+    if str(verdict or "") != "released with override":
+        allowed = getattr(config, "allow_risky", False) or getattr(
+            config, "risk_acknowledged", False
+        )
+        return "no (an override was allowed but not needed)" if allowed else "no"
+    how = []
+    if getattr(config, "allow_risky", False):
+        how.append("the user asked to export despite the risk")
+    if getattr(config, "risk_acknowledged", False):
+        how.append("the risk was acknowledged in the wizard")
+    if getattr(config, "w", None) is not None:
+        how.append("w was set by the user")
+    return "yes: " + "; ".join(how) if how else "yes"
 
 
 def setting_text(value: Any) -> str:

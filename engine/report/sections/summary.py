@@ -14,6 +14,7 @@ from engine.report.data import NOT_AVAILABLE, decimals, safe_count, sci
 from engine.report.layout import CHECK, CROSS, GREEN, RED, paragraph, table, text
 from engine.report.wording import (
     closer_sentence,
+    header_words,
     override_sentence,
     rank_sentence,
     risk_sentence,
@@ -43,7 +44,8 @@ def header_info(result: RunResult) -> dict[str, str]:
         "sha256": str(table_info.sha256 or NOT_AVAILABLE),
         "date": started[:10] if len(started) >= 10 else NOT_AVAILABLE,
         "version": str(__version__),
-        "verdict": verdict_words(result.verdict)[0],
+        "verdict": header_words(result.verdict),
+        "colour": verdict_words(result.verdict)[1],
     }
 
 
@@ -89,6 +91,7 @@ def summary_page(result: RunResult, sheet: dict[str, Any], width: float) -> list
         table(key_rows(result), [0.34 * width, 0.66 * width], header=False),
         paragraph("Provenance", sheet, "h2"),
         table(provenance_rows(result, info, sheet), [0.34 * width, 0.66 * width], header=False),
+        *released_files_block(result, sheet, width),
         Spacer(1, 6),
         paragraph(HOW_TO_READ, sheet, "small"),
     ]
@@ -146,6 +149,17 @@ def key_rows(result: RunResult) -> list[list[Any]]:
     if release is None:
         return rows
     metrics, eps = release.metrics, release.epsilon
+    verdict = result.fidelity.verdict
+    if verdict is not None:
+        colour = GREEN if verdict.same_conclusions else RED
+        rows.append(
+            [
+                "Same answers as the real table? (fidelity)",
+                f'<font color="{colour}"><b>{text(verdict.headline)}</b></font>'
+                + text(verdict.line[len(verdict.headline) :])
+                + " Details in section 3.",
+            ]
+        )
     rows.append(
         [
             "How close is a synthetic row to its own real record?",
@@ -212,4 +226,30 @@ def provenance_rows(
         ["Tool", f"latent-synth {text(info['version'])}"],
         ["Seeded", seeded],
         ["Synthetic file format", text(result.config.fmt)],
+    ]
+
+
+FILES_NOTE = (
+    "The SHA-256 of every file written with this report, so the checker can match each file "
+    "reviewed to this page. The report itself is not listed (a file cannot hold its own hash); "
+    "audit.json and results.json, written after it, record the report's SHA-256 beside these."
+)
+
+
+def released_files_block(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
+    """The files written with the report and their SHA-256 (all but the report itself and the
+    two records written after it); nothing when no file was written yet."""
+    files = [
+        (name, digest)
+        for name, digest in (result.outputs or {}).items()
+        if name not in ("report.pdf", "audit.json", "results.json")
+    ]
+    if not files:
+        return []
+    rows: list[list[Any]] = [["file", "SHA-256"]]
+    rows += [[text(name), paragraph(text(digest), sheet, "mono")] for name, digest in files]
+    return [
+        paragraph("Files written with this report", sheet, "h2"),
+        table(rows, [0.25 * width, 0.75 * width]),
+        paragraph(FILES_NOTE, sheet, "small"),
     ]

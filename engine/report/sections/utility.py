@@ -19,6 +19,7 @@ from engine.report import figures as figs
 from engine.report.data import (
     NOT_AVAILABLE,
     THRESHOLD,
+    KMCurves,
     box_stats,
     decimals,
     finite,
@@ -140,7 +141,8 @@ def _km_block(
     time_col, event_col = schema.time, schema.event
     if not time_col or not event_col:
         return []
-    km = km_curves(real, synth, time_col, event_col)
+    # the curves, grid and gap of the run's fidelity result, as the wizard shows them
+    km = km_from_fidelity(fidelity) or km_curves(real, synth, time_col, event_col)
     heading = paragraph("Survival (Kaplan-Meier)", sheet, "h2")
     if km is None:
         return [
@@ -150,8 +152,9 @@ def _km_block(
                 sheet,
             ),
         ]
-    gaps = np.abs(np.asarray(km.real, dtype=float) - np.asarray(km.synthetic, dtype=float))
-    gap = f"Largest gap between the curves at the plotted times: {decimals(np.nanmax(gaps), 3)}."
+    gap = (
+        f"Largest gap between the curves at the plotted times: {decimals(km_gap(km, fidelity), 3)}."
+    )
     logrank = finite(fidelity.km.logrank_p) if fidelity is not None and fidelity.km else None
     if logrank is not None:
         gap += (
@@ -189,3 +192,26 @@ def _correlation_block(fidelity: FidelityResult, sheet: dict[str, Any], width: f
     ]
     figure = figure_or_note(lambda: figs.corr_diff_png(columns, diff), 0.52 * width - 10, sheet)
     return [side_by_side(figure, explain, width)]
+
+
+def km_from_fidelity(fidelity: FidelityResult | None) -> KMCurves | None:
+    """The run's Kaplan-Meier comparison (:class:`engine.stats.fidelity.KMComparison`: the
+    coarse disclosure-safe grid) as the figure draws it; None without one."""
+    km = fidelity.km if fidelity is not None else None
+    if km is None or len(km.grid) < 2:
+        return None
+    note = (
+        f"Survival read at {len(km.grid)} times from 0 to {km.grid[-1]:g} (where at least "
+        f"{THRESHOLD} real records are still followed up); every drop of the real curve "
+        f"reflects no event or at least {THRESHOLD} events."
+    )
+    return KMCurves(tuple(km.grid), tuple(km.real_survival), tuple(km.synth_survival), note)
+
+
+def km_gap(km: KMCurves, fidelity: FidelityResult | None) -> float:
+    """The largest gap between the curves: the fidelity result's (the number the wizard shows),
+    else read from the drawn curves."""
+    if fidelity is not None and fidelity.km is not None:
+        return float(fidelity.km.max_abs_difference)
+    gaps = np.abs(np.asarray(km.real, dtype=float) - np.asarray(km.synthetic, dtype=float))
+    return float(np.nanmax(gaps))

@@ -1,0 +1,167 @@
+"""The fidelity verdict (issue 13 item 7): flags per coefficient and per column, one line shown
+the same on the report's first page, the wizard's Fidelity page and the one-click summary."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.stats.compare import CoefComparison
+from engine.stats.verdict import (
+    ColumnFlag,
+    coefficient_flag,
+    column_shifts,
+    fidelity_verdict,
+)
+
+
+def _coef(name: str, z_gap: float, overlap: float) -> CoefComparison:
+    """A hand-built comparison row: real estimate 0 with SE 1, synthetic at ``z_gap``."""
+    return CoefComparison(
+        name, 0.0, 1.0, -1.96, 1.96, 0.9, z_gap, 1.0, z_gap - 1.96, z_gap + 1.96, 0.5,
+        z_gap, overlap, True, True,
+    )  # fmt: skip
+
+
+def test_z_gap_above_two_or_overlap_below_half_is_flagged_and_named() -> None:
+    verdict = fidelity_verdict(
+        [_coef("age", 2.5, 0.6), _coef("sbp", 1.5, 0.7), _coef("hdl", 0.3, 0.4)],
+        [ColumnFlag("chol", "KS", 0.12, 0.05, True), ColumnFlag("bmi", "KS", 0.03, 0.05, False)],
+    )
+    flags = {c.name: c.flagged for c in verdict.coefficients}
+    assert flags == {"age": True, "sbp": False, "hdl": True}
+    assert not verdict.same_conclusions and verdict.headline == "Differences to check"
+    assert verdict.line == (
+        "Differences to check: the effect of age (2.5 standard errors apart); the effect of hdl "
+        "(confidence intervals overlap 40 %); the distribution of chol (differs more than two "
+        "halves of the real table do)."
+    )
+    record = verdict.to_dict()
+    assert record["flagged_coefficients"] == ["age", "hdl"]
+    assert record["flagged_columns"] == ["chol"]
+    assert record["rules"]["z_gap_above"] == 2.0 and record["rules"]["ci_overlap_below"] == 0.5
+
+
+def test_boundaries_and_nothing_flagged_reads_same_conclusions() -> None:
+    assert not coefficient_flag("x", 2.0, 0.5).flagged  # strictly above 2, strictly below 0.5
+    assert coefficient_flag("x", -2.01, 0.9).flagged  # a gap either way
+    assert not coefficient_flag("x", None, None).flagged  # nothing to judge, nothing flagged
+    verdict = fidelity_verdict([_coef("age", 1.5, 0.8)], [ColumnFlag("c", "TV", 0.01, 0.02, False)])
+    assert verdict.same_conclusions and verdict.line.startswith("Same conclusions: every effect")
+
+
+def test_withheld_term_is_named_without_its_numbers() -> None:
+    verdict = fidelity_verdict([_coef("site=C", 3.0, 0.2)], (), withheld=("site=C",))
+    assert verdict.line == "Differences to check: the effect of site=C."
+    assert verdict.to_dict()["coefficients"][0] == {
+        "name": "site=C", "z_gap": None, "ci_overlap": None, "flagged": True, "reasons": [],
+    }  # fmt: skip
+
+
+def test_column_above_the_real_halves_level_is_flagged() -> None:
+    rng = np.random.default_rng(7)
+    n = 2000
+    real = pd.DataFrame(
+        {"x": rng.normal(size=n), "y": rng.normal(size=n), "g": rng.choice(["a", "b", "c"], n)}
+    )
+    synth = pd.DataFrame(
+        {
+            "x": rng.normal(size=n),  # same distribution
+            "y": rng.normal(0.3, 1.0, size=n),  # shifted by 0.3 SD: KS about 0.12
+            "g": rng.choice(["a", "b", "c"], n, p=[0.6, 0.2, 0.2]),  # TV about 0.27
+        }
+    )
+    flags = {c.column: c for c in column_shifts(real, synth)}
+    assert flags["x"].measure == "KS" and flags["g"].measure == "TV"
+    assert not flags["x"].flagged and flags["y"].flagged and flags["g"].flagged
+    # the reference is the sampling level for n = 2000 vs 2000: 1.36 * sqrt(2 / n) ~ 0.043
+    assert 0.025 < flags["x"].reference < 0.07
+    assert flags["y"].distance > 0.08 and flags["g"].distance > 0.2
+    verdict = fidelity_verdict((), list(flags.values()), model_compared=False)
+    assert verdict.line == (
+        "Differences to check: the distributions of y and g (each differs more than two halves "
+        "of the real table do)."
+    )
+    assert coefficient_flag("z", 0.0, 0.497).reasons == ("confidence intervals overlap 49 %",)
+
+
+def test_fidelity_report_carries_the_verdict_into_audit_json() -> None:
+    from engine.stats.models import ModelSpec, fidelity_report
+
+    rng = np.random.default_rng(0)
+    n = 800
+    real = pd.DataFrame({"x": rng.normal(size=n)})
+    real["y"] = 2.0 * real["x"] + rng.normal(size=n)
+    far = real.assign(y=0.5 * real["x"] + rng.normal(size=n))  # slope 0.5 instead of 2
+    spec = ModelSpec("ols", outcome="y", covariates=("x",))
+    same = fidelity_report(real, real.sample(frac=1, random_state=1), spec)
+    differ = fidelity_report(real, far, spec)
+    assert same.verdict is not None and same.verdict.same_conclusions
+    assert differ.verdict is not None and "the effect of x" in differ.verdict.line
+    block = differ.to_dict()["verdict"]
+    assert block["flagged_coefficients"] == ["x"] and block["same_conclusions"] is False
+    assert abs(block["coefficients"][0]["z_gap"]) > 20
+
+
+def test_one_click_summary_shows_the_verdict_line() -> None:
+    pytest.importorskip("PySide6")
+    from desktop.oneclick import fidelity_text
+
+    verdict = fidelity_verdict([_coef("age", 3.28, 0.14)], ())
+    result = SimpleNamespace(
+        fidelity=SimpleNamespace(verdict=verdict), config=SimpleNamespace(analysis=None)
+    )
+    assert fidelity_text(result) == (
+        "Differences to check: the effect of age (3.3 standard errors apart; confidence "
+        "intervals overlap 14 %). Compared: the survival model and each column's distribution."
+    )
+    no_model = fidelity_verdict(
+        (), [ColumnFlag("c", "KS", 0.01, 0.05, False)], model_compared=False
+    )
+    result = SimpleNamespace(fidelity=SimpleNamespace(verdict=no_model), config=None)
+    assert fidelity_text(result).endswith("(no outcome model was compared).")
+    assert "Not measured" in fidelity_text(SimpleNamespace(fidelity=None))
+
+
+def test_wizard_fidelity_page_shows_the_reports_numbers(qtbot, tmp_path) -> None:
+    """Issue 14.7: one computation rendered twice. The largest Kaplan-Meier gap and the verdict
+    line read off the Fidelity page equal those printed in the PDF."""
+    import re
+
+    from pypdf import PdfReader
+
+    from desktop.pages.fidelity_page import FidelityPage
+    from engine.report.build import build_report
+    from tests.test_report import fake_result
+
+    result = fake_result()
+    pdf = build_report(result, tmp_path / "r.pdf")
+    text = " ".join(" ".join(p.extract_text() or "" for p in PdfReader(str(pdf)).pages).split())
+    page = FidelityPage(SimpleNamespace(result=result))
+    qtbot.addWidget(page)
+    page.enter()
+    wizard_gap = re.search(r"largest gap between the curves (\d\.\d{3})", page.notes.text())
+    report_gap = re.search(
+        r"Largest gap between the curves at the plotted times: (\d\.\d{3})", text
+    )
+    assert wizard_gap and report_gap
+    assert result.fidelity.result is not None and result.fidelity.result.km is not None
+    expected = f"{result.fidelity.result.km.max_abs_difference:.3f}"
+    assert wizard_gap.group(1) == report_gap.group(1) == expected
+    verdict = result.fidelity.verdict
+    assert verdict is not None
+    shown = " ".join(page.verdict.text().replace("<b>", "").split())
+    assert verdict.headline in shown and verdict.line.split(":", 1)[1].split()[0] in shown
+    assert " ".join(verdict.line.split()[:5]) in text
+    # the regression table's "To check" column marks exactly the verdict's flagged terms
+    check = page.model.columnCount() - 1
+    assert page.model.horizontalHeaderItem(check).text() == "To check"
+    marked = {
+        page.model.item(r, 0).text().split(" (per")[0]
+        for r in range(page.model.rowCount())
+        if page.model.item(r, check).text().startswith("yes")
+    }
+    assert marked == {c.name for c in verdict.flagged_coefficients}
