@@ -27,6 +27,17 @@ ANALYSES = (("cox", "Cox (survival)"), ("logistic", "Logistic"), ("ols", "Linear
 TABLE_FILTER = "Tables (*.csv *.tsv *.txt *.xlsx *.parquet *.sav *.dta *.sas7bdat);;All files (*)"
 
 
+# The per-site table's headers in words (the estimates are on the model's log scale)
+STUDY_HEADERS = {
+    "study": "Site",
+    "estimate": "Estimate (log scale)",
+    "se": "Standard error",
+    "ci_low": "95% CI from",
+    "ci_high": "95% CI to",
+    "weight": "Weight (%)",
+}
+
+
 class MetaWindow(QtWidgets.QMainWindow):
     """Meta-analysis across sites (from the main window's *Analysis* menu)."""
 
@@ -357,7 +368,8 @@ class MetaWindow(QtWidgets.QMainWindow):
         frame = res.to_frame()
         self.studies.clear()
         self.studies.setColumnCount(len(frame.columns))
-        self.studies.setHorizontalHeaderLabels([str(c) for c in frame.columns])
+        headers = [STUDY_HEADERS.get(str(c), str(c)) for c in frame.columns]
+        self.studies.setHorizontalHeaderLabels(headers)
         self.studies.setRowCount(len(frame))
         for r, values in enumerate(frame.itertuples(index=False)):
             for c, v in enumerate(values):

@@ -73,6 +73,10 @@ def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, pd.
             "event",
             "--seed",
             "987654321",
+            # 600 rows and two repeats: the AUC's SE is about 0.025, so the default 0.55 can
+            # refuse at w = 0 by chance; these tests are about the files, not the audit
+            "--auc-max",
+            "0.6",
             *FAST,
         ]
     )
@@ -95,8 +99,8 @@ def test_run_writes_contract_files_and_keys(small_run: tuple[Path, Path, pd.Data
     curve = {p["w"]: p["auc"] for p in audit["audit"]["curve"]}
     assert abs(curve[0.0] - 0.5) < 0.1  # plain flow sampling: no membership leak
     selected = audit["audit"]["selected_w"]
-    assert curve[selected] < audit["audit"]["threshold"] == 0.55
-    assert all(w > selected for w, auc in curve.items() if auc >= 0.55)
+    assert curve[selected] < audit["audit"]["threshold"] == 0.6  # the limit given
+    assert all(w > selected for w, auc in curve.items() if auc >= 0.6)
     release = audit["release"]
     assert release["rows"] == 600
     # about 0.5 at w = 0; the paper's selected w gave 1-13 %: the released rows stay near their own

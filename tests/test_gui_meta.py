@@ -36,6 +36,17 @@ def test_meta_window_pools_three_summary_rows(window, qtbot, messages, tmp_path)
     assert result.estimate == pytest.approx(expected.estimate)
     assert result.tau2 >= 0.0
     assert meta.studies.rowCount() == 3 and meta.canvas is not None
+    headers = [
+        meta.studies.horizontalHeaderItem(c).text() for c in range(meta.studies.columnCount())
+    ]
+    assert headers[:5] == [
+        "Site",
+        "Estimate (log scale)",
+        "Standard error",
+        "95% CI from",
+        "95% CI to",
+    ]
+    assert not any("_" in h for h in headers)  # no column names from the code
     assert "Pooled (DL, k = 3)" in meta.result_label.text()
     assert not list(meta._workdir.rglob("*.csv"))  # no temporary summary file
     assert f"k = 3): {expected.estimate:.3f} (95% CI {expected.ci_low:.3f}" in (

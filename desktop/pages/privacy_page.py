@@ -279,14 +279,14 @@ def summary_html(result: Any) -> str:
     lines = []
     limit = result.config.auc_max
     if audit.selected_w is None:
-        lines.append(f"<b>No w</b> kept the membership AUC under your limit of {limit:.2f}.")
+        lines.append(f"<b>No w</b> kept the membership AUC under your limit of {number(limit)}.")
         failed = audit.binding(None) if hasattr(audit, "binding") else None
         if failed is not None:
             lines.append(f"Already at w = {failed.w:.2f} the {failed.quote(limit)} failed it.")
     else:
         lines.append(
             f"The program chose <b>w = {audit.selected_w:.2f}</b>, the most faithful w under your "
-            f"limit of {limit:.2f}."
+            f"limit of {number(limit)}."
         )
     if result.synthetic is None or rel is None:
         lines.append(
