@@ -248,7 +248,7 @@ def recommendation_text(result: Any) -> str:
             f"well: the attack scored {binding.auc:.3f} where the privacy limit is {limit} (0.5 "
             "is a coin toss). Nothing was written."
         )
-    w = float(result.release["w"])
+    w = float(result.release.w)
     binding = result.audit.binding(w)
     return (
         "Safe to release. An attacker holding the copy cannot tell whether a given patient was in "
