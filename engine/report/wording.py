@@ -142,8 +142,8 @@ def override_sentence(config: RunConfig, audit: AuditResult | None, w: float | N
         how.append("the user's instruction to export despite the risk")
     if config.risk_acknowledged:
         how.append("the user's explicit acknowledgement of the risk in the wizard")
-    if config.w is not None:
-        how.append(f"a forced perturbation weight (w = {decimals(config.w, 2)})")
+    if config.forced_w is not None:
+        how.append(f"a forced perturbation weight (w = {decimals(config.forced_w, 2)})")
     selected = audit.selected_w if audit is not None else None
     limit = (
         "no tested w met it"
