@@ -162,11 +162,10 @@ def demo(epsilon: float = 8.0, seed: int = 1) -> None:
     t = time.perf_counter()
     lni = synthesize(prep)
     if lni.synthetic is None:
-        print(
-            f"LNI release refused ({time.perf_counter() - t:.1f} s): {lni.release.get('refused')}"
-        )
+        why = lni.refusal.reason if lni.refusal else ""
+        print(f"LNI release refused ({time.perf_counter() - t:.1f} s): {why}")
         return
-    w = lni.release["w"]
+    w = lni.release.w
     q = min(lni.audit.curve, key=lambda c: abs(c.w - w))
     print(
         f"LNI release ({time.perf_counter() - t:.1f} s) at w = {w:.2f}: distance AUC "

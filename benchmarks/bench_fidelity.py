@@ -195,9 +195,9 @@ def latent_synth(members: pd.DataFrame, table: Table, seed: int, tmp: Path) -> d
     )
     prep = prepare(cfg)
     result = synthesize(prep)
-    w = result.release.get("w")
+    w = result.release.w
     if result.synthetic is None:
-        print(f"  refused: {result.release.get('refused')}", file=sys.stderr)
+        print(f"  refused: {result.refusal.reason if result.refusal else ''}", file=sys.stderr)
     return {"synthetic": result.synthetic, "w": w, "encoder": prep.encoder, "real": prep.real}
 
 

@@ -102,7 +102,7 @@ def plan_outcome(frame: Any) -> OutcomePlan:
     the schema would accept as the follow-up time beside an unambiguous event; an event is one it
     would accept by name, or any column coded 0/1 (e.g. ``cvd``), which names alone would miss.
     """
-    from engine.tables.schema import recognise_survival_roles
+    from engine import recognise_survival_roles
 
     found = recognise_survival_roles(frame)
     if found.time and found.event:
@@ -116,7 +116,7 @@ def plan_outcome(frame: Any) -> OutcomePlan:
 def _accepted_as_time(frame: Any, column: str) -> bool:
     import pandas as pd
 
-    from engine.tables.schema import recognise_survival_roles
+    from engine import recognise_survival_roles
 
     coded = [i % 2 for i in range(len(frame))]  # an unambiguous 0/1 event beside it
     probe = pd.DataFrame({column: frame[column].to_numpy(), "probe_event": coded})
@@ -126,7 +126,7 @@ def _accepted_as_time(frame: Any, column: str) -> bool:
 def _event_like(frame: Any, column: str) -> bool:
     import pandas as pd
 
-    from engine.tables.schema import recognise_survival_roles
+    from engine import recognise_survival_roles
 
     values = frame[column].dropna()
     if pd.api.types.is_numeric_dtype(values) and set(values.unique()) == {0, 1}:
@@ -188,7 +188,7 @@ def ask_outcome(
 def oneclick_config(fields: dict[str, Any], choice: OutcomeChoice | None) -> Any:
     """A validated RunConfig: the wizard's fields so far (the file, a demo's subset) with the
     engine's defaults, the survival outcome ``choice`` when given, and no output folder."""
-    from engine.pipeline import RunConfig
+    from engine import RunConfig
 
     values = dict(fields)
     if choice is not None:
@@ -221,8 +221,7 @@ def run_oneclick(config: Any, folder: Path, progress: Any, cancel: Any) -> OneCl
     Runs on a worker thread. This is :func:`engine.pipeline.run_pipeline` with the writing moved
     after the privacy decision, so that a refusal writes nothing at all.
     """
-    from engine.pipeline import prepare, synthesize, write_outputs
-    from engine.progress import sub_progress
+    from engine import prepare, sub_progress, synthesize, write_outputs
 
     prepared = prepare(config, sub_progress(progress, 0.0, 0.03))
     cancel.raise_if_cancelled()
@@ -248,7 +247,7 @@ def recommendation_text(result: Any) -> str:
             f"well: the attack scored {binding.auc:.3f} where the privacy limit is {limit} (0.5 "
             "is a coin toss). Nothing was written."
         )
-    w = float(result.release["w"])
+    w = float(result.release.w)
     binding = result.audit.binding(w)
     return (
         "Safe to release. An attacker holding the copy cannot tell whether a given patient was in "

@@ -530,7 +530,7 @@ def test_audit_json_values_are_made_json_safe_by_the_one_helper() -> None:
 
 def test_force_w_and_format_flags_fill_the_renamed_config_fields(tmp_path: Path) -> None:
     """``--w`` sets ``RunConfig.forced_w`` and ``--format`` ``RunConfig.file_format`` (the flags
-    and the audit.json ``settings`` keys are unchanged; ``w``/``fmt`` remain read-only aliases)."""
+    and the audit.json ``settings`` keys are unchanged; the former names are gone)."""
     import dataclasses
 
     from engine.cli import _config_from_args, build_parser
@@ -539,10 +539,10 @@ def test_force_w_and_format_flags_fill_the_renamed_config_fields(tmp_path: Path)
     ns = build_parser().parse_args(["run", str(src), "--w", "0.35", "--format", "xlsx"])
     config = _config_from_args(ns, src)
     assert (config.forced_w, config.file_format) == (0.35, "xlsx")
-    assert (config.w, config.fmt) == (0.35, "xlsx")
     fields = {f.name for f in dataclasses.fields(config)}
     assert {"forced_w", "file_format"} <= fields and not {"w", "fmt"} & fields
+    assert not hasattr(config, "w") and not hasattr(config, "fmt")
     with pytest.raises(dataclasses.FrozenInstanceError):
-        config.w = 0.5  # type: ignore[misc]
+        config.forced_w = 0.5  # type: ignore[misc]
     default = _config_from_args(build_parser().parse_args(["run", str(src)]), src)
     assert (default.forced_w, default.file_format) == (None, "csv")

@@ -93,12 +93,10 @@ def test_public_names_resolve_to_their_rooms() -> None:
 
 def test_the_desktop_imports_only_the_public_face() -> None:
     """Every ``from engine... import`` in desktop/ names ``engine`` itself, except the console
-    script's command-line dispatch (``engine.cli``) and the modules the layering contract still
-    lets through (pyproject.toml, issue 12), each of which imports only public names' rooms."""
+    script's command-line dispatch (``engine.cli``): no desktop module reaches into a room."""
     import ast
 
     allowed_rooms = {"desktop/launch.py": {"engine.cli"}}
-    ignored = {"desktop/oneclick.py"}  # see the contract's ignore_imports
     found: dict[str, set[str]] = {}
     for path in sorted((ROOT / "desktop").rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
@@ -109,8 +107,7 @@ def test_the_desktop_imports_only_the_public_face() -> None:
                 for alias in node.names:
                     if alias.name.startswith("engine."):
                         found.setdefault(rel, set()).add(alias.name)
-    rooms = {rel: mods for rel, mods in found.items() if rel not in ignored}
-    assert rooms == allowed_rooms
+    assert found == allowed_rooms
     assert len(list((ROOT / "desktop").rglob("*.py"))) >= 15  # the desktop's modules were read
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from engine.disclosure import CopyCheck
 from engine.pipeline import RunConfig, prepare, synthesize
@@ -158,11 +159,19 @@ def test_refusal_and_verdict_serialise_as_before() -> None:
     assert f"{Verdict.REFUSED}" == "refused" and Verdict.REFUSED == "refused"
 
 
-def test_former_dict_reads_keep_working_for_callers_not_yet_moved() -> None:
-    """The wizard and the CLI still read ``result.release["w"]`` / ``.get``; the typed blocks
-    answer those from their ``to_dict()`` until every caller reads attributes."""
-    release = _release()
-    assert release["w"] == release.w == 0.4 and release.get("rows") == 400
-    assert "exact_copies" in release and release.get("missing", "x") == "x"
-    assert Refusal("r", "h").get("w") is None
-    assert (Fidelity() or {}) == {}  # an empty comparison is falsy, as the empty dict was
+def test_result_blocks_are_plain_frozen_dataclasses_read_by_attribute() -> None:
+    """Every caller reads attributes: the blocks answer no ``block["key"]`` / ``.get`` any more,
+    cannot be changed after the run, and only their ``to_dict()`` (``audit.json``) is a dict."""
+    import dataclasses
+
+    release, refusal = _release(), Refusal("r", "h")
+    for block in (release, refusal, Fidelity()):
+        assert dataclasses.is_dataclass(block)
+        assert not hasattr(block, "__getitem__") and not hasattr(block, "get")
+        with pytest.raises(TypeError):
+            block["w"]  # type: ignore[index]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            block.w = 0.9  # type: ignore[misc,union-attr]
+    assert release.w == 0.4 and release.rows == 400 and release.to_dict()["w"] == 0.4
+    assert refusal.w is None and refusal.to_dict()["w"] is None
+    assert Fidelity().to_dict() == {} and Fidelity().verdict is None

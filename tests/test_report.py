@@ -141,13 +141,13 @@ def fake_result(verdict: str = "released", *, seed: int | None = SEED, n: int = 
         input=Path("/nonexistent/cohort.csv"),
         input_label=None,
         auc_max=0.55,
-        w=None,
+        forced_w=None,
         w_grid=tuple(round(0.05 * i, 2) for i in range(20)),
         repeats=None,
         audit_max_rows=50_000,
         seed=seed,
         device="auto",
-        fmt="csv",
+        file_format="csv",
         budget="fast",
         analysis="cox",
         outcome=None,
@@ -246,6 +246,10 @@ def refused_result() -> RunResult:
 
 
 def replace_ns(ns: object, **changes: object) -> SimpleNamespace:
+    """A copy of the fake config with ``changes``; a name the config lacks (a renamed field) is
+    a test error, not a silently ignored setting."""
+    unknown = set(changes) - set(vars(ns))
+    assert not unknown, f"the fake config has no {sorted(unknown)}"
     return SimpleNamespace(**{**vars(ns), **changes})
 
 
@@ -409,7 +413,7 @@ def test_override_is_stated_with_the_acknowledgement(tmp_path: Path) -> None:
     assert r.released is not None
     r = replace(
         r,
-        config=replace_ns(r.config, w=0.9, risk_acknowledged=True),  # type: ignore[arg-type]
+        config=replace_ns(r.config, forced_w=0.9, risk_acknowledged=True),  # type: ignore[arg-type]
         release=replace(r.released, w=0.9),
     )
     first = PdfReader(str(build_report(r, tmp_path / "o.pdf"))).pages[0].extract_text()
@@ -655,7 +659,7 @@ def test_override_setting_follows_the_verdict(tmp_path: Path) -> None:
     from engine.report.sections.method import settings_rows
 
     r = fake_result("released with override")
-    config = replace_ns(r.config, w=0.9, allow_risky=False, risk_acknowledged=True)
+    config = replace_ns(r.config, forced_w=0.9, allow_risky=False, risk_acknowledged=True)
     rows = dict(settings_rows(config, r.verdict))  # type: ignore[arg-type]
     assert rows["Privacy limit overridden by the user"] == (
         "yes: the risk was acknowledged in the wizard; w was set by the user"

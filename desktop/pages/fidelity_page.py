@@ -9,7 +9,7 @@ import math
 from html import escape
 from typing import Any
 
-from desktop.pages.base import Page, heading, note, number
+from desktop.pages.base import Page, estimate_text, heading, note, number, p_value_text
 from desktop.plots import PlotWidget, km_curves
 from desktop.qt import Qt, QtGui, QtWidgets
 
@@ -96,7 +96,8 @@ class FidelityPage(Page):
         result = self.session.result
         if result is not None and result is not self._shown:
             self._shown = result
-            self.render(result.fidelity.to_dict() if result.fidelity is not None else {})
+            # audit.json's view (to_dict): terms of groups under 10 keep only their name there
+            self.render(result.fidelity.to_dict())
             if result.synthetic is None:
                 self.show_nothing_released()
 
@@ -191,7 +192,7 @@ class FidelityPage(Page):
             extra.insert(
                 0,
                 f"Log-rank test real vs synthetic, descriptive only (the synthetic rows are drawn "
-                f"from the real ones, so this is no formal test): p = {_p(km['logrank_p'])}"
+                f"from the real ones, so this is no formal test): p = {p_value_text(km['logrank_p'])}"
                 + (f"; largest gap between the curves {gap:.3f}." if gap is not None else "."),
             )
         self.notes.setText("\n".join(extra))
@@ -220,19 +221,18 @@ def _fill(table: QtWidgets.QTableWidget, headers: list[str], rows: list[list[Any
 
 
 def _fmt(value: Any) -> str:
-    """A cell for people: numbers without exponents or Python type names."""
-    if value is None:
-        return "–"
+    """A cell for people: yes/no, numbers as :func:`~desktop.pages.base.number` writes them
+    (no exponents, no Python type names, – for none), text as it is.
+
+    Example:
+        >>> [_fmt(v) for v in (True, None, 0.123456, 12345, "age")]
+        ['yes', '–', '0.123', '12,345', 'age']
+    """
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, (int, float)) or hasattr(value, "dtype"):
-        return number(float(value))
+    if value is None or isinstance(value, (int, float)) or hasattr(value, "dtype"):
+        return number(value)
     return str(value)
-
-
-def _p(p: float) -> str:
-    """A p-value: three decimals, 'below 0.001' for smaller ones."""
-    return "below 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _ci(
@@ -250,11 +250,7 @@ def _ci(
     def f(x: float) -> float:
         return math.exp(x * per) if exp else x * per
 
-    def g(x: float) -> str:
-        value = f(x)
-        return f"{value:.3f}" if math.isfinite(value) and abs(value) < 1000 else number(value)
-
-    return f"{g(est)} ({g(low)} to {g(high)})"
+    return f"{estimate_text(f(est))} ({estimate_text(f(low))} to {estimate_text(f(high))})"
 
 
 def verdict_html(verdict: dict[str, Any] | None) -> str:

@@ -69,16 +69,6 @@ class RunConfig:
     input_label: str | None = None  # e.g. "demo cohort, ARIC F"
     complete_cases: bool = False  # leave out rows with a missing value instead of modelling it
 
-    @property
-    def w(self) -> float | None:
-        """Former name of :attr:`forced_w` (read-only, for callers not yet moved)."""
-        return self.forced_w
-
-    @property
-    def fmt(self) -> str:
-        """Former name of :attr:`file_format` (read-only, for callers not yet moved)."""
-        return self.file_format
-
     def validate(self) -> None:
         """Raise :class:`InputError` for options that cannot work, before any heavy work.
 

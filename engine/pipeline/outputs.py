@@ -41,15 +41,16 @@ def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progre
     outputs: dict[str, str] = {}
     progress(0.0, "writing files")
     with AtomicBatch(forbid=Path(cfg.input).resolve()) as batch:
+        ext = cfg.file_format
         tables = [
-            (f"synthetic.{cfg.fmt}" if i == 0 else f"synthetic_{i + 1}.{cfg.fmt}", frame)
+            (f"synthetic.{ext}" if i == 0 else f"synthetic_{i + 1}.{ext}", frame)
             for i, frame in enumerate(result.copies)
         ]
         if result.dp_synthetic is not None and result.synthetic is not None:
-            tables.append((f"synthetic_dp.{cfg.fmt}", result.dp_synthetic))
+            tables.append((f"synthetic_dp.{ext}", result.dp_synthetic))
         for name, frame in tables:
             outputs[name] = sha256_file(
-                batch.stage(out / name, table_writer(frame, cfg.fmt, column_meta=meta))
+                batch.stage(out / name, table_writer(frame, ext, column_meta=meta))
             )
         if result.synthetic is not None:
             readme = recipient_readme_bytes(readme_info(result))

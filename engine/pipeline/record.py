@@ -59,11 +59,11 @@ def _settings(cfg: RunConfig) -> dict[str, Any]:
     """Settings for the record. The seed itself is never written: only whether one was set."""
     return {
         "auc_max": cfg.auc_max,
-        "w_forced": cfg.w,
+        "w_forced": cfg.forced_w,
         "w_grid": list(cfg.w_grid),
         "seeded": cfg.seed is not None,
         "device": cfg.device,
-        "format": cfg.fmt,
+        "format": cfg.file_format,
         "budget": cfg.budget,
         "analysis": cfg.analysis,
         "outcome": cfg.outcome,
@@ -102,7 +102,7 @@ def readme_info(result: RunResult) -> dict[str, Any]:
         "verdict": result.verdict.value,
         "dropped": [c.name for c in schema.dropped()],
         "columns": [c.name for c in schema.synthesized()],
-        "format": result.config.fmt,
+        "format": result.config.file_format,
         "exact_copies": None if result.released is None else result.released.exact_copies.to_dict(),
         "missing_modelled": bool(
             (result.prepared.rows_dropped or {}).get("missing_modelled")

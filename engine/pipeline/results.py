@@ -5,8 +5,8 @@ The pipeline builds these once (``synthesize_step``, ``release_step``); the repo
 wizard read their attributes; ``audit.json`` is their ``to_dict()`` output, serialised once in
 :mod:`engine.pipeline.record` (statsmodels' ``Summary`` habit: one result, many renderings).
 
-Each block also answers ``block["key"]`` and ``block.get("key")`` from its ``to_dict()``: a read
-path for callers written against the former dicts; new code reads attributes.
+The blocks are plain frozen dataclasses: callers read attributes; only ``audit.json`` (their
+``to_dict()``) is a dict.
 
 References: ARCHITECTURE.md; CONTRACTS.md (``audit.json`` keys); main paper Algorithm 1.
 
@@ -19,7 +19,6 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -45,40 +44,8 @@ class Verdict(StrEnum):
     RELEASED_WITH_OVERRIDE = "released with override"
 
 
-class _DictView:
-    """``obj["key"]`` / ``obj.get("key")`` / ``"key" in obj`` over ``to_dict()``, for callers
-    that still read the former dicts."""
-
-    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - every subclass defines it
-        raise NotImplementedError
-
-    def __getitem__(self, key: str) -> Any:
-        return self.to_dict()[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """The value of ``key`` in ``to_dict()``, else ``default``."""
-        return self.to_dict().get(key, default)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.to_dict()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.to_dict())
-
-    def __len__(self) -> int:
-        return len(self.to_dict())
-
-    def keys(self) -> Any:
-        """The keys of ``to_dict()``."""
-        return self.to_dict().keys()
-
-    def items(self) -> Any:
-        """The items of ``to_dict()``."""
-        return self.to_dict().items()
-
-
 @dataclass(frozen=True)
-class ModelSummary(_DictView):
+class ModelSummary:
     """The final flow: architecture, validation loss, device and training time."""
 
     flows: int
@@ -108,7 +75,7 @@ class ModelSummary(_DictView):
 
 
 @dataclass(frozen=True)
-class Fidelity(_DictView):
+class Fidelity:
     """Real vs synthetic statistics (``result``), and with several copies the synthetic model
     combined over them (``combined_copies``, or why not: ``combined_error``). Empty (``result``
     None) when nothing was released."""
@@ -210,7 +177,7 @@ class DPAudit:
 
 
 @dataclass(frozen=True)
-class DPResult(_DictView):
+class DPResult:
     """Formal DP mode's release (issue 8): the DP-SGD flow's Flow Sampling table, its
     guarantee, audit and fidelity, and the file it is written to."""
 
@@ -235,7 +202,7 @@ class DPResult(_DictView):
 
 
 @dataclass(frozen=True)
-class Release(_DictView):
+class Release:
     """The released table's facts: the w and who chose it, the privacy metrics (closest copy
     per record), epsilon, the deciding attack, exact copies and repairs made on the way."""
 
@@ -293,7 +260,7 @@ class Release(_DictView):
 
 
 @dataclass(frozen=True)
-class Refusal(_DictView):
+class Refusal:
     """Why nothing was released: ``reason`` in plain words (report, wizard), ``hint`` for the
     command line (names a flag), and the attack that decided."""
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.disclosure import copies_sentence
 from engine.report.data import decimals, finite, percent, safe_count, sci
+from engine.report.layout import text
 
 if TYPE_CHECKING:
     from engine.pipeline.config import RunConfig
@@ -142,8 +143,8 @@ def override_sentence(config: RunConfig, audit: AuditResult | None, w: float | N
         how.append("the user's instruction to export despite the risk")
     if config.risk_acknowledged:
         how.append("the user's explicit acknowledgement of the risk in the wizard")
-    if config.w is not None:
-        how.append(f"a forced perturbation weight (w = {decimals(config.w, 2)})")
+    if config.forced_w is not None:
+        how.append(f"a forced perturbation weight (w = {decimals(config.forced_w, 2)})")
     selected = audit.selected_w if audit is not None else None
     limit = (
         "no tested w met it"
@@ -260,7 +261,7 @@ def epsilon_paragraphs(eps: EpsilonStatement | None, w: float | None) -> list[st
         f"added to each record's hidden code gives local (ε, δ)-differential privacy per record with "
         f"ε = {sci(value) if value is not None else 'infinite (no noise at w = 1)'} at δ = "
         f"{sci(eps.delta)} (δ = 1/n). It uses the latent sensitivity C = {decimals(eps.C, 2)}, "
-        f"the largest distance between two records' hidden codes ({text_escape(eps.C_method or 'method not recorded')}, "
+        f"the largest distance between two records' hidden codes ({text(eps.C_method or 'method not recorded')}, "
         "measured on this data)."
     )
     nature = eps.nature or "an estimate from the data, not a proven bound"
@@ -276,18 +277,11 @@ def epsilon_paragraphs(eps: EpsilonStatement | None, w: float | None) -> list[st
         else (" The theorem assumes a spectrally normalized network and a compact data domain.")
     )
     body = (
-        f"This number is {text_escape(nature)}.{assumptions} C is measured on the observed records, not proven "
+        f"This number is {text(nature)}.{assumptions} C is measured on the observed records, not proven "
         f"for every possible record. {strength} The operational control is the empirical membership "
         "audit above; both are reported so the checker can weigh them."
     )
     return [head, body]
-
-
-def text_escape(value: Any) -> str:
-    """Escape text for a reportlab Paragraph."""
-    from xml.sax.saxutils import escape
-
-    return escape(str(value))
 
 
 METHOD_PARAGRAPHS: tuple[str, ...] = (

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 SETTINGS = (
     ("AUC limit", "auc_max"),
-    ("Forced w", "w"),
+    ("Forced w", "forced_w"),
     ("Candidate w values", "w_grid"),
     ("Audit repeats (empty: automatic, until the AUC's standard error is below 0.01)", "repeats"),
     ("Time column", "time"),
@@ -36,7 +36,7 @@ SETTINGS = (
     ("Synthetic copies", "copies"),
     ("Training budget", "budget"),
     ("Device requested", "device"),
-    ("Output format", "fmt"),
+    ("Output format", "file_format"),
 )
 
 
@@ -105,7 +105,7 @@ def override_text(config: RunConfig, verdict: str | None) -> str:
 
     Example:
         >>> from types import SimpleNamespace as NS
-        >>> cfg = NS(allow_risky=False, risk_acknowledged=True, w=0.9)
+        >>> cfg = NS(allow_risky=False, risk_acknowledged=True, forced_w=0.9)
         >>> override_text(cfg, "released with override")
         'yes: the risk was acknowledged in the wizard; w was set by the user'
         >>> override_text(cfg, "released")
@@ -121,7 +121,7 @@ def override_text(config: RunConfig, verdict: str | None) -> str:
         how.append("the user asked to export despite the risk")
     if getattr(config, "risk_acknowledged", False):
         how.append("the risk was acknowledged in the wizard")
-    if getattr(config, "w", None) is not None:
+    if getattr(config, "forced_w", None) is not None:
         how.append("w was set by the user")
     return "yes: " + "; ".join(how) if how else "yes"
 

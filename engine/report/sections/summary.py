@@ -193,7 +193,7 @@ def _attack_rows(result: RunResult) -> list[list[Any]]:
     else:
         how = (
             "the user chose this w"
-            if result.config.w is not None
+            if result.config.forced_w is not None
             else "the largest w that met the limit"
         )
         w_text = f"<b>{decimals(w, 2)}</b> ({how})"
@@ -225,7 +225,7 @@ def provenance_rows(
         ["Date of the run", text(info["date"])],
         ["Tool", f"latent-synth {text(info['version'])}"],
         ["Seeded", seeded],
-        ["Synthetic file format", text(result.config.fmt)],
+        ["Synthetic file format", text(result.config.file_format)],
     ]
 
 
