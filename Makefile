@@ -70,7 +70,7 @@ mutate: $(STAMP)
 
 # Re-check one mutant (MUTANT=<name> from `mutmut results`) with mutmut's own switch, against the
 # current tests (copied into mutants/ first): fast, no statistics or clean run (docs/mutation.md).
-MUTATE_TESTS ?= tests/test_mutation_guards4.py
+MUTATE_TESTS ?= tests/test_mutation_guards4.py tests/test_mutation_guards5.py
 mutate-check:
 	test -d mutants && test -n "$(MUTANT)"
 	cp tests/*.py mutants/tests/
