@@ -122,7 +122,7 @@ def row_rows(result: RunResult) -> list[list[Any]]:
     for key, count in reasons.items():
         shown = SECONDARY if key in hide and count >= THRESHOLD else safe_count(count)
         rows.append([f"Rows dropped: {text(key.replace('_', ' '))}", shown])
-    rows.append(["Rows used to train and audit (complete cases)", safe_count(used)])
+    rows.append([f"Rows used to train and audit{used_note(dropped)}", safe_count(used)])
     reason = str(dropped.get("reason") or DEFAULT_DROP_REASON)
     rows.append(
         [
@@ -132,6 +132,20 @@ def row_rows(result: RunResult) -> list[list[Any]]:
         ]
     )
     return rows
+
+
+def used_note(rows_dropped: dict[str, Any] | None) -> str:
+    """How the used rows were chosen, for the label beside their count.
+
+    Example:
+        >>> used_note({"missing_modelled": True}), used_note({"missing_modelled": False})
+        (' (empty cells modelled)', ' (complete cases)')
+    """
+    return (
+        " (empty cells modelled)"
+        if (rows_dropped or {}).get("missing_modelled")
+        else (" (complete cases)")
+    )
 
 
 def dropped_text(selected: int, used: int) -> str:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from engine.disclosure import safe_total_text
 from engine.report.data import NOT_AVAILABLE, decimals, safe_count, sci
 from engine.report.layout import CHECK, CROSS, GREEN, RED, paragraph, table, text
+from engine.report.sections.data import used_note
 from engine.report.wording import (
     closer_sentence,
     header_words,
@@ -141,7 +142,8 @@ def key_rows(result: RunResult) -> list[list[Any]]:
     rows.append(
         [
             "Rows",
-            f"in the file: {safe_total_text(prep.table.rows, used_rows)}; used (complete cases): "
+            f"in the file: {safe_total_text(prep.table.rows, used_rows)}; "
+            f"used{used_note(prep.rows_dropped)}: "
             f"{safe_count(used_rows)}; released: "
             f"{safe_count(release.rows) if release is not None else 'none'}",
         ]
