@@ -100,9 +100,17 @@ def test_dropped_file_to_released_export_with_one_click(
     window.oneclick_settings = dict(FAST)
     asked: list[list[str]] = []
     _answer_question(qtbot, asked)
+    stages: list[str] = []
+    show_stage = window.progress_view.stage.setText
+    window.progress_view.stage.setText = lambda t: (stages.append(t), show_stage(t))
     qtbot.mouseClick(page.oneclick_button, Qt.MouseButton.LeftButton)
     assert window.stack.currentWidget() is window.progress_view
     _finish(window, qtbot)
+    # the progress view speaks a clinician's words: each phase named, no model sizes
+    assert "Reading your file…" in stages and "Writing the files…" in stages
+    assert any(t.startswith("Learning the patterns of your table") for t in stages)
+    assert any(t.startswith("Testing how well an attacker") for t in stages)
+    assert not any(w in t for t in stages for w in ("hidden", "flows", "layer", "epoch"))
 
     # one question, whose first (pre-selected) choice is the demo's survival pair
     assert len(asked) == 1

@@ -26,6 +26,39 @@ from desktop.qt import QDesktopServices, QtCore, QtWidgets, Signal
 from desktop.worker import Task, eta_text
 
 
+def plain_stage(fraction: float, partial: Any = None) -> str:
+    """What the job is doing, in a clinician's words (never the engine's model sizes).
+
+    ``partial`` is the latest typed partial result (:class:`engine.EpochDone` or
+    :class:`engine.AuditPointDone`), read by its fields, never parsed from text.
+
+    Example:
+        >>> from types import SimpleNamespace as S
+        >>> plain_stage(0.01), plain_stage(0.97)
+        ('Reading your file…', 'Writing the files…')
+        >>> plain_stage(0.2, S(model="audit split 2, candidate 1 of 2", epoch=5))
+        'Learning the patterns of your table (privacy test 2)…'
+        >>> plain_stage(0.5, S(w=0.35, distance_auc=0.51))
+        'Testing how well an attacker could spot your patients, at noise level w = 0.35…'
+    """
+    if fraction < 0.03:
+        return "Reading your file…"
+    if fraction >= 0.95:
+        return "Writing the files…"
+    if partial is not None and hasattr(partial, "w"):
+        return (
+            "Testing how well an attacker could spot your patients, at noise level "
+            f"w = {partial.w:.2f}…"
+        )
+    model = str(getattr(partial, "model", "") or "")
+    if model.startswith("audit split"):
+        split = model.split(",")[0].removeprefix("audit split").strip()
+        return f"Learning the patterns of your table (privacy test {split})…"
+    if model.startswith("final"):
+        return "Learning the patterns of your table for the synthetic copy…"
+    return "Learning the patterns of your table…"
+
+
 class ProgressView(QtWidgets.QWidget):
     """One progress bar for the whole one-click job, with the time left and Cancel."""
 
@@ -77,7 +110,9 @@ class ProgressView(QtWidgets.QWidget):
         self.cancel_button.setEnabled(True)
         self.cancel_button.setText("&Cancel")
         task = Task(lambda progress, cancel: run_oneclick(config, folder, progress, cancel), self)
+        self.partial: Any = None
         task.progress.connect(self.on_progress)
+        task.partial.connect(self.on_partial)
         task.result.connect(self.done)
         task.error.connect(self.failed)
         task.cancelled.connect(self.cancelled)
@@ -88,9 +123,13 @@ class ProgressView(QtWidgets.QWidget):
     def is_busy(self) -> bool:
         return self.task is not None and self.task.is_running
 
+    def on_partial(self, partial: Any) -> None:
+        self.partial = partial
+
     def on_progress(self, fraction: float, text: str) -> None:
         self.bar.setValue(int(round(fraction * 1000)))
-        self.stage.setText(text[:1].upper() + text[1:] if text else "")
+        self.stage.setText(plain_stage(fraction, getattr(self, "partial", None)))
+        self.stage.setToolTip(text)  # the engine's own words, for whoever wants the detail
         if self.task is not None:
             self.eta.setText(eta_text(time.monotonic() - self.task.started_at, fraction))
 
