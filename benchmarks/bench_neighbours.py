@@ -12,8 +12,10 @@ Usage: ``python benchmarks/bench_neighbours.py [--n 20000] [--dims 8 10 12 14] [
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -32,37 +34,47 @@ def make(kind: str, n: int, d: int, rng: np.random.Generator) -> np.ndarray:
     left = d - numeric
     while left > 0:
         levels = min(left, 3 if left != 4 else 4)
-        hot = np.eye(levels)[rng.choice(levels, n, p=np.linspace(1, 2, levels) / np.linspace(1, 2, levels).sum())]
+        share = np.linspace(1, 2, levels)
+        hot = np.eye(levels)[rng.choice(levels, n, p=share / share.sum())]
         parts.append((hot - hot.mean(0)) / hot.std(0))
         left -= levels
     return np.hstack(parts)
 
 
-def timed(func: object, repeats: int) -> tuple[float, float, np.ndarray]:
-    walls, cpus, out = [], [], None
+def timed(func: Callable[[], np.ndarray], repeats: int) -> tuple[float, float, np.ndarray]:
+    """Median wall and CPU seconds of ``repeats`` calls, and the last result."""
+    walls: list[float] = []
+    cpus: list[float] = []
+    out = np.empty(0)
     for _ in range(repeats):
         w, c = time.perf_counter(), time.process_time()
-        out = func()  # type: ignore[operator]
+        out = func()
         walls.append(time.perf_counter() - w)
         cpus.append(time.process_time() - c)
-    return statistics.median(walls), statistics.median(cpus), out  # type: ignore[return-value]
+    return statistics.median(walls), statistics.median(cpus), out
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--n", type=int, default=20_000)
     parser.add_argument("--dims", type=int, nargs="+", default=[8, 10, 12, 14])
     parser.add_argument("--kinds", nargs="+", default=["gauss", "clusters", "onehot"])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    print(f"{'kind':9} {'d':>3} {'tree wall':>9} {'tree cpu':>9} {'brute wall':>10} {'brute cpu':>9}")
+    print(
+        f"{'kind':9} {'d':>3} {'tree wall':>9} {'tree cpu':>9} {'brute wall':>10} {'brute cpu':>9}"
+    )
     for kind in args.kinds:
         for d in args.dims:
             rng = np.random.default_rng(d)
             data = make(kind, 2 * args.n, d, rng)
             q, r = data[: args.n], data[args.n :]
-            tw, tc, t_out = timed(lambda: nearest_distances(q, r, method="kdtree"), args.repeats)
-            bw, bc, b_out = timed(lambda: nearest_distances(q, r, method="brute"), args.repeats)
+            tw, tc, t_out = timed(
+                functools.partial(nearest_distances, q, r, method="kdtree"), args.repeats
+            )
+            bw, bc, b_out = timed(
+                functools.partial(nearest_distances, q, r, method="brute"), args.repeats
+            )
             gap = float(np.abs(t_out - b_out).max())
             assert gap < 1e-9, f"{kind} d={d}: brute and tree differ by {gap}"
             print(f"{kind:9} {d:3d} {tw:9.2f} {tc:9.2f} {bw:10.2f} {bc:9.2f}", flush=True)

@@ -64,7 +64,7 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("neighbour search", "engine.privacy.audit", "nearest_distances"),
     ("density attack", "engine.privacy.density", "GaussianKDE.log_density"),
     ("release metrics", "engine.privacy.release", "release_metrics"),
-    ("fidelity models", "engine.pipeline.release_step", "_fidelity"),
+    ("fidelity models", "engine.pipeline.release_step", "fidelity_of"),
     ("PDF", "engine.report.build", "render_report"),
     ("write table", "engine.tables.write", "table_writer"),
 )
