@@ -46,9 +46,23 @@ __all__ = [
     "is_out_of_memory",
 ]
 
-BRUTE_FORCE_MIN_DIM = (
-    16  # same crossover as engine.privacy.neighbours (k-d tree below, brute above)
-)
+BRUTE_FORCE_MIN_DIM = 16
+"""Fewest columns for which the exact search uses the certified float32 brute force on the CPU
+(the k-d tree below). Kept at 16 (same crossover as :mod:`engine.privacy.neighbours`):
+``benchmarks/bench_neighbours.py``, 20,000 queries x 20,000 rows, median wall seconds of 3
+(1 at d >= 16), 2 shared cores, k-d tree / brute force::
+
+    d    Gaussian      20 tight clusters   half one-hot (3-4 levels)
+    8    0.35 / 0.48   0.13 / 3.63 *       0.05 / 0.54
+    10   0.85 / 0.53   0.29 / 3.62 *       0.15 / 0.54
+    12   3.10 / 0.79   0.23 / 0.84         0.25 / 0.47
+    14   6.86 / 0.73   0.31 / 3.20 *       0.56 / 0.59
+    16   3.05 / 0.30   0.33 / 1.01         0.99 / 0.57
+    20   4.96 / 0.29   0.45 / 0.94         3.73 / 0.32
+
+(* before near-ties went to the tree.) Brute force wins on Gaussian data from d = 10, but the
+tree wins on clustered data at every d and on one-hot tables up to d = 12 (even at 14), so
+lowering the threshold would slow the tables a patient file usually gives."""
 _CUBLAS_WORKSPACE = ":4096:8"  # needed by cuBLAS for deterministic results; set before first use
 
 

@@ -203,6 +203,20 @@ def test_training_out_of_memory_retries_on_the_cpu(monkeypatch: pytest.MonkeyPat
     assert any("ran out of memory" in text for text in seen)
 
 
+def test_cpu_brute_force_is_exact_on_tight_clusters_with_duplicates() -> None:
+    """Tight clusters make most float32 winners uncertain (near-ties): those rows go to the
+    k-d tree, and every distance must still equal the float64 answer, duplicates giving 0."""
+    rng = np.random.default_rng(3)
+    centres = rng.normal(size=(20, 16)) * 3.0
+    r = centres[rng.integers(0, 20, 3000)] + 1e-3 * rng.normal(size=(3000, 16))
+    q = np.vstack([r[:200], centres[rng.integers(0, 20, 800)] + 1e-3 * rng.normal(size=(800, 16))])
+    got = nearest_distances(q, r, method="brute")
+    exact = np.sqrt(((q[:, None, :] - r[None, :, :]) ** 2).sum(-1)).min(axis=1)
+    assert np.array_equal(got[:200], np.zeros(200))
+    assert np.abs(got - exact).max() < 1e-12
+    assert got[200:].min() > 0
+
+
 def test_neighbour_search_out_of_memory_finishes_on_the_cpu(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

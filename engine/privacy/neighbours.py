@@ -14,8 +14,11 @@ no large distance matrix is ever written: 15k x 30k at d = 30 / 50 in 0.66 / 0.8
 Crossover (measured, ``benchmarks/bench_audit.py``, 2 shared cores, 15k x 12k): with the torch
 brute path the tree won up to d = 12 and was even around d = 16-20, hence
 ``BRUTE_FORCE_MIN_DIM = 16``. The tiled path moved it down (d = 8: tree 0.32 s, brute 0.37 s;
-d = 12: 1.25 s against 0.32 s; d = 16: 3.0 s against 0.35 s); the threshold is kept at 16 for
-now (the tree is also robust to clustered data). The brute path runs on the GPU only when asked
+d = 12: 1.25 s against 0.32 s; d = 16: 3.0 s against 0.35 s); the threshold is kept at 16
+because the tree wins on clustered and one-hot data up to d = 14 (table in
+:data:`engine.device.BRUTE_FORCE_MIN_DIM`, ``benchmarks/bench_neighbours.py``). Queries whose
+float32 winner is not certified (near-ties: tight clusters, duplicated rows) are answered by the
+exact k-d tree, so clustered data no longer pay a second float32 pass (d = 16: 2.9 -> 1.0 s). The brute path runs on the GPU only when asked
 (``cuda``, chosen by :func:`engine.device.nn_method_for` from the run's probed device; TF32 off,
 out of memory -> CPU).
 
@@ -202,8 +205,8 @@ def _tiled_nearest(q: np.ndarray, r: np.ndarray) -> np.ndarray:
 
     Per query a running smallest and second-smallest float32 value (and the smallest's row)
     are merged across reference tiles. A gap above twice the error bound certifies the winner;
-    other rows (exact ties, near-ties) re-check in float64 every row within the bound of the
-    minimum. The returned distance is always computed in float64 from the original values.
+    other rows (exact ties, near-ties) are answered by the exact float64 k-d tree. Every
+    returned distance is computed in float64 from the original values.
     """
     centre = r.mean(axis=0)
     qc, rc = q - centre, r - centre  # smaller norms -> smaller float32 cancellation error
@@ -235,14 +238,13 @@ def _tiled_nearest(q: np.ndarray, r: np.ndarray) -> np.ndarray:
     best2 = np.einsum("ij,ij->i", diff, diff)
     bound = _error_bound(qc, float(np.sqrt(ra[:, -1].astype(np.float64).max())))
     unsure = np.flatnonzero(second.astype(np.float64) - best <= 2.0 * bound)
-    for start in range(0, len(unsure), _TILE_QUERIES):
-        u = unsure[start : start + _TILE_QUERIES]
-        part = qa[u] @ ra.T
-        i, j = np.nonzero(part <= (best[u] + 2.0 * bound[u])[:, None])
-        for s in range(0, len(i), 2**16):  # duplicated rows can tie by thousands: bounded memory
-            diff = q[u[i[s : s + 2**16]]] - r[j[s : s + 2**16]]
-            np.minimum.at(best2, u[i[s : s + 2**16]], np.einsum("ij,ij->i", diff, diff))
-    return np.sqrt(best2)
+    out = np.sqrt(best2)
+    if len(unsure):
+        # near-ties (tight clusters, duplicated rows) go to the exact k-d tree: a float32
+        # re-pass over every reference row cost 3-10x the tree on clustered data
+        # (benchmarks/bench_neighbours.py, 20 tight clusters, 20k x 20k, d = 16: 2.9 s -> 0.6 s)
+        out[unsure] = _tree(r).query(q[unsure], k=1, workers=-1)[0]
+    return out
 
 
 def kth_neighbour_distances(points: np.ndarray, k: int) -> np.ndarray:
