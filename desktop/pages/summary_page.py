@@ -124,7 +124,8 @@ class ProgressView(QtWidgets.QWidget):
         return self.task is not None and self.task.is_running
 
     def on_partial(self, partial: Any) -> None:
-        self.partial = partial
+        self.partial = partial  # may arrive after its progress call: show it now too
+        self.stage.setText(plain_stage(self.bar.value() / 1000, partial))
 
     def on_progress(self, fraction: float, text: str) -> None:
         self.bar.setValue(int(round(fraction * 1000)))

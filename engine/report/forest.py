@@ -223,33 +223,9 @@ def forest_png(
         n = len(rows)
         for i, (_, re, rl, rh, se, sl, sh) in enumerate(rows):
             y = n - i
-            ax.errorbar(
-                [re],
-                [y + 0.15],
-                xerr=[[re - rl], [rh - re]],
-                fmt="o",
-                color=REAL,
-                ms=MARKER_SIZE,  # a dot stays visible where the interval is narrower than it
-                mec="white",
-                mew=0.6,
-                capsize=2,
-                zorder=3,
-                label="real" if i == 0 else None,
-            )
+            _dot(ax, re, y + 0.15, rl, rh, "o", REAL, "real" if i == 0 else None)
             if np.isfinite(se):
-                ax.errorbar(
-                    [se],
-                    [y - 0.15],
-                    xerr=[[se - sl], [sh - se]],
-                    fmt="s",
-                    color=SYNTH,
-                    ms=MARKER_SIZE,  # a dot stays visible where the interval is narrower than it
-                    mec="white",
-                    mew=0.6,
-                    capsize=2,
-                    zorder=3,
-                    label="synthetic" if i == 0 else None,
-                )
+                _dot(ax, se, y - 0.15, sl, sh, "s", SYNTH, "synthetic" if i == 0 else None)
         ax.axvline(1.0 if log else 0.0, color="0.5", lw=0.8)
         if log:
             _ratio_axis(ax, [v for r in rows for v in r[1:] if np.isfinite(v) and v > 0])
@@ -294,3 +270,18 @@ def _ratio_axis(ax: Any, values: list[float]) -> None:
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_locator(NullLocator())
+
+
+def _dot(
+    ax: Any,
+    x: float,
+    y: float,
+    low: float,
+    high: float,
+    marker: str,
+    color: str,
+    label: str | None,
+) -> None:
+    """One estimate with its interval; the dot stays visible where the interval is narrower."""
+    ax.errorbar([x], [y], xerr=[[x - low], [high - x]], fmt=marker, color=color, ms=MARKER_SIZE,
+                mec="white", mew=0.6, capsize=2, zorder=3, label=label)  # fmt: skip
