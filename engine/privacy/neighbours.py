@@ -34,17 +34,16 @@ Example:
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
 from scipy.spatial import cKDTree
-from threadpoolctl import threadpool_limits
 
 from engine.device import ieee_float32, is_out_of_memory, nn_method_for
+from engine.privacy.cells import count_by_cell, discrete_columns, kth_by_cell, nearest_by_cell
+from engine.privacy.parallel import over_blocks
 
 BRUTE_FORCE_MIN_DIM = 16
 _CHUNK_ELEMENTS = 2**24  # float32 entries per query chunk (64 MiB)
@@ -86,6 +85,9 @@ def nearest_distances(
         raise ValueError("queries and reference must be 2-D with the same number of columns")
     chosen = _choose_method(q.shape[1], method)
     if chosen == "kdtree":
+        disc = discrete_columns(r) if method == "auto" else None
+        if disc is not None:
+            return nearest_by_cell(q, r, disc)
         return _tree(r).query(q, k=1, workers=-1)[0]
     if chosen == "brute":
         return _brute_nearest(q, r, torch.device("cpu"))
@@ -190,14 +192,9 @@ def _ref_tiles(ra: np.ndarray) -> list[np.ndarray]:
 
 
 def _over_query_blocks(func: Callable[[int], None], n: int) -> None:
-    """Run ``func(start)`` for every query block on all cores, each with a one-thread BLAS.
-
-    One BLAS call per small tile with BLAS's own threads spends its time synchronising (2-3x
-    slower on a loaded 2-core machine); whole blocks per thread keep both cores busy.
-    """
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(cores or 1) as pool:
-        list(pool.map(func, range(0, n, _TILE_QUERIES)))
+    """Run ``func(start)`` for every query block on all cores, each with a one-thread BLAS
+    (:func:`engine.privacy.parallel.over_blocks`)."""
+    over_blocks(func, range(0, n, _TILE_QUERIES))
 
 
 def _tiled_nearest(q: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -256,9 +253,25 @@ def kth_neighbour_distances(points: np.ndarray, k: int) -> np.ndarray:
         >>> kth_neighbour_distances(np.array([[0.0], [1.0], [3.0]]), 1).tolist()
         [1.0, 1.0, 2.0]
     """
+    return neighbour_distances(points, (k,))[:, 0]
+
+
+def neighbour_distances(points: np.ndarray, orders: tuple[int, ...]) -> np.ndarray:
+    """Distances from each row to its k-th nearest *other* row for every k in ``orders`` (one
+    column each, one search for all): exact float64, duplicates at distance 0. Discrete columns
+    are set aside when that helps (:mod:`engine.privacy.cells`).
+
+    Example:
+        >>> neighbour_distances(np.array([[0.0], [1.0], [3.0]]), (1, 2)).tolist()
+        [[1.0, 3.0], [1.0, 2.0], [2.0, 3.0]]
+    """
     x = np.ascontiguousarray(points, dtype=np.float64)
-    dist = cKDTree(x).query(x, k=k + 1, workers=-1)[0]
-    return dist[:, k]
+    k = max(orders)
+    disc = discrete_columns(x) if x.shape[1] < BRUTE_FORCE_MIN_DIM else None
+    if disc is not None:
+        return kth_by_cell(x, tuple(orders), disc)
+    dist = cKDTree(x).query(x, k=k + 1, workers=-1)[0].reshape(len(x), k + 1)
+    return dist[:, list(orders)]
 
 
 def count_closer(points: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> np.ndarray:
@@ -281,6 +294,10 @@ def count_closer(points: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> 
         return counts
     if p.shape[1] >= BRUTE_FORCE_MIN_DIM and _float32_safe(p, c, radii[positive]):
         counts[positive] = _tiled_count_closer(p, c[positive], radii[positive])
+        return counts
+    disc = discrete_columns(p)
+    if disc is not None:
+        counts[positive] = count_by_cell(p, c[positive], radii[positive], disc)
         return counts
     below = np.nextafter(radii[positive], 0.0)
     counts[positive] = cKDTree(p).query_ball_point(

@@ -1,0 +1,86 @@
+"""The cell-split neighbour searches give the same exact distances and counts as one k-d tree
+over all columns (engine.privacy.cells), on mixed tables with ties, duplicates, empty cells and
+cells that only one side has."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.spatial import cKDTree
+
+from engine.privacy.cells import (
+    count_by_cell,
+    discrete_columns,
+    kth_by_cell,
+    nearest_by_cell,
+)
+from engine.privacy.neighbours import count_closer, nearest_distances, neighbour_distances
+
+
+def _mixed(n: int, rng: np.random.Generator, *, numbers: int = 3, rounded: bool = True):
+    """``numbers`` numeric columns (rounded: many exact ties), a 3-level one-hot block scaled
+    as in the distance space, and a z-scored flag."""
+    x = rng.normal(size=(n, numbers))
+    if rounded:
+        x = x.round(1)
+    level = rng.integers(0, 3, n)
+    flag = rng.integers(0, 2, n)
+    return np.hstack([x, np.eye(3)[level] / np.sqrt(2), ((flag - 0.4) / 0.49)[:, None]])
+
+
+def test_discrete_columns_are_the_one_hot_block_and_the_flag():
+    rows = _mixed(2000, np.random.default_rng(0))
+    assert discrete_columns(rows).tolist() == [3, 4, 5, 6]
+    assert discrete_columns(rows[:, :3]) is None  # numbers only: nothing to set aside
+    assert discrete_columns(rows[:, 3:]) is None  # no continuous column left
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_nearest_by_cell_equals_one_tree(seed):
+    rng = np.random.default_rng(seed)
+    ref = _mixed(int(rng.integers(50, 800)), rng, numbers=int(rng.integers(1, 5)))
+    if seed % 2:  # a whole cell missing from the reference
+        ref = ref[ref[:, -1] > 0]
+    queries = np.vstack([_mixed(300, rng, numbers=ref.shape[1] - 4), ref[:40]])  # duplicates
+    disc = discrete_columns(ref)
+    exact = cKDTree(ref).query(queries, k=1)[0]
+    got = nearest_by_cell(queries, ref, disc)
+    assert np.allclose(got, exact, rtol=1e-12, atol=1e-12)
+    assert (got[-40:] == 0).all()  # the reference's own rows are at distance exactly 0
+    assert np.allclose(nearest_distances(queries, ref), exact, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kth_by_cell_equals_one_tree_with_small_cells_and_duplicates(seed):
+    rng = np.random.default_rng(10 + seed)
+    x = _mixed(int(rng.integers(30, 600)), rng, numbers=2)
+    x = np.vstack([x, x[:5]])  # duplicated rows count at distance 0
+    x[-1, -4:] = [0, 0, 1 / np.sqrt(2), -5.0]  # a one-row cell: its neighbours are elsewhere
+    disc = discrete_columns(x)
+    assert disc is not None
+    exact = cKDTree(x).query(x, k=6)[0]
+    got = kth_by_cell(x, (1, 5), disc)
+    assert np.allclose(got, exact[:, [1, 5]], rtol=1e-12, atol=1e-12)
+    assert np.allclose(neighbour_distances(x, (1, 5)), exact[:, [1, 5]], rtol=1e-12, atol=1e-12)
+    assert (got[-5:-1, 0] == 0).all()  # the last row was moved to a cell of its own
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_count_by_cell_equals_one_tree_strictly_inside(seed):
+    rng = np.random.default_rng(20 + seed)
+    pts = _mixed(int(rng.integers(200, 900)), rng, numbers=3)
+    centres = pts[rng.choice(len(pts), 150, replace=False)]
+    radii = rng.uniform(0.1, 3.0, 150)
+    radii[:20] = np.sqrt(((pts[:20] - centres[:20]) ** 2).sum(1))  # a point exactly on the ball
+    below = np.nextafter(radii, 0.0)
+    exact = cKDTree(pts).query_ball_point(centres, r=below, return_length=True)
+    got = count_by_cell(pts, centres, radii, discrete_columns(pts))
+    # rows within rounding of the radius (true ties) may fall either side in float64: exact
+    # agreement everywhere else, and never more apart than the number of such rows
+    dist = np.sqrt(((centres[:, None, :] - pts[None, :, :]) ** 2).sum(-1))
+    ties = (np.abs(dist - radii[:, None]) <= 1e-12 * radii[:, None]).sum(1)
+    assert ties[:20].min() >= 1 and (ties == 0).sum() > 100
+    assert (got[ties == 0] == exact[ties == 0]).all()
+    assert (np.abs(got - exact) <= ties).all()
+    assert (got == (dist < radii[:, None]).sum(1))[ties == 0].all()
+    assert (count_closer(pts, centres, radii) == got).all()
