@@ -42,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -205,17 +206,18 @@ def _child_generate(rows: int, seed: int) -> dict[str, Any]:
 def _anchor_sdv(rows: int) -> float | None:
     """SDV Gaussian copula fit + sample on the 300-row table (wall s), None without sdv."""
     try:
-        from sdv.metadata import SingleTableMetadata  # type: ignore[import-not-found]
+        from sdv.metadata import Metadata  # type: ignore[import-not-found]
         from sdv.single_table import GaussianCopulaSynthesizer  # type: ignore[import-not-found]
     except ImportError:
         return None
     frame = _survival_table(rows)
     start = time.perf_counter()
-    meta = SingleTableMetadata()
-    meta.detect_from_dataframe(frame)
-    model = GaussianCopulaSynthesizer(meta)
-    model.fit(frame)
-    model.sample(rows)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        meta = Metadata.detect_from_dataframes({"t": frame})
+        model = GaussianCopulaSynthesizer(meta)
+        model.fit({"t": frame})  # SDV 2: a dict of tables
+        model.sample(rows)
     return time.perf_counter() - start
 
 

@@ -30,6 +30,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial import cKDTree
 
+from engine.privacy.parallel import workers_for
+
 MAX_LEVELS = 16  # a column with at most this many distinct values is set aside as discrete
 MAX_CELLS = 256  # at most this many cells (else fewer discrete columns are set aside)
 
@@ -117,7 +119,10 @@ def nearest_by_cell(queries: np.ndarray, reference: np.ndarray, disc: np.ndarray
             if len(live) == 0:
                 break  # every later cell is at least as far
             dist, at = index.tree(c).query(
-                qc[live], k=1, distance_upper_bound=_bound(best2[live] - d2[c]), workers=-1
+                qc[live],
+                k=1,
+                distance_upper_bound=_bound(best2[live] - d2[c]),
+                workers=workers_for(live),
             )
             cand = dist * dist + d2[c]
             better = cand < best2[live]
@@ -144,7 +149,10 @@ def kth_by_cell(points: np.ndarray, orders: tuple[int, ...], disc: np.ndarray) -
                 break
             take = min(m, len(index.points[c]))
             dist, at = index.tree(c).query(
-                xc[live], k=take, distance_upper_bound=_bound(best2[live, -1] - d2[c]), workers=-1
+                xc[live],
+                k=take,
+                distance_upper_bound=_bound(best2[live, -1] - d2[c]),
+                workers=workers_for(live),
             )
             dist, at = dist.reshape(len(live), take), at.reshape(len(live), take)
             found = np.concatenate([index.rows[c], [0]])[at]  # a miss (index n) -> row 0, at inf
@@ -186,15 +194,18 @@ def count_by_cell(
             tree = index.tree(cell)
             if d2[cell] == 0:
                 counts[live] += tree.query_ball_point(
-                    cc[live], r=np.nextafter(radii[live], 0.0), return_length=True, workers=-1
+                    cc[live],
+                    r=np.nextafter(radii[live], 0.0),
+                    return_length=True,
+                    workers=workers_for(live),
                 )
                 continue
             radius = np.sqrt(r2[live] - d2[cell])
             sure = tree.query_ball_point(
-                cc[live], r=radius * (1 - 1e-9), return_length=True, workers=-1
+                cc[live], r=radius * (1 - 1e-9), return_length=True, workers=workers_for(live)
             )
             maybe = tree.query_ball_point(
-                cc[live], r=radius * (1 + 1e-9), return_length=True, workers=-1
+                cc[live], r=radius * (1 + 1e-9), return_length=True, workers=workers_for(live)
             )
             counts[live] += sure
             for i in np.flatnonzero(maybe > sure):  # the thin band: whole rows in float64

@@ -43,7 +43,7 @@ from scipy.spatial import cKDTree
 
 from engine.device import ieee_float32, is_out_of_memory, nn_method_for
 from engine.privacy.cells import count_by_cell, discrete_columns, kth_by_cell, nearest_by_cell
-from engine.privacy.parallel import over_blocks
+from engine.privacy.parallel import over_blocks, workers_for
 
 BRUTE_FORCE_MIN_DIM = 16
 _CHUNK_ELEMENTS = 2**24  # float32 entries per query chunk (64 MiB)
@@ -88,7 +88,7 @@ def nearest_distances(
         disc = discrete_columns(r) if method == "auto" else None
         if disc is not None:
             return nearest_by_cell(q, r, disc)
-        return _tree(r).query(q, k=1, workers=-1)[0]
+        return _tree(r).query(q, k=1, workers=workers_for(q))[0]
     if chosen == "brute":
         return _brute_nearest(q, r, torch.device("cpu"))
     try:
@@ -111,7 +111,9 @@ def _brute_nearest(q: np.ndarray, r: np.ndarray, device: torch.device) -> np.nda
     if device.type == "cpu" and _float32_safe(q, r):
         return _tiled_nearest(q, r)
     if device.type == "cpu":
-        return _tree(r).query(q, k=1, workers=-1)[0]  # |x| near float32 overflow: exact tree
+        return _tree(r).query(q, k=1, workers=workers_for(q))[
+            0
+        ]  # |x| near float32 overflow: exact tree
     return _torch_nearest(q, r, device)
 
 
@@ -240,7 +242,7 @@ def _tiled_nearest(q: np.ndarray, r: np.ndarray) -> np.ndarray:
         # near-ties (tight clusters, duplicated rows) go to the exact k-d tree: a float32
         # re-pass over every reference row cost 3-10x the tree on clustered data
         # (benchmarks/bench_neighbours.py, 20 tight clusters, 20k x 20k, d = 16: 2.9 s -> 0.6 s)
-        out[unsure] = _tree(r).query(q[unsure], k=1, workers=-1)[0]
+        out[unsure] = _tree(r).query(q[unsure], k=1, workers=workers_for(unsure))[0]
     return out
 
 
@@ -270,7 +272,7 @@ def neighbour_distances(points: np.ndarray, orders: tuple[int, ...]) -> np.ndarr
     disc = discrete_columns(x) if x.shape[1] < BRUTE_FORCE_MIN_DIM else None
     if disc is not None:
         return kth_by_cell(x, tuple(orders), disc)
-    dist = cKDTree(x).query(x, k=k + 1, workers=-1)[0].reshape(len(x), k + 1)
+    dist = cKDTree(x).query(x, k=k + 1, workers=workers_for(x))[0].reshape(len(x), k + 1)
     return dist[:, list(orders)]
 
 
@@ -301,7 +303,7 @@ def count_closer(points: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> 
         return counts
     below = np.nextafter(radii[positive], 0.0)
     counts[positive] = cKDTree(p).query_ball_point(
-        c[positive], r=below, return_length=True, workers=-1
+        c[positive], r=below, return_length=True, workers=workers_for(below)
     )
     return counts
 

@@ -112,12 +112,17 @@ def _fit_cox(
 def _fit_glm(
     data: pd.DataFrame, spec: ModelSpec
 ) -> list[tuple[str, float, float, float, float, float, float | None]]:
-    import statsmodels.api as sm
+    # the two model modules, not statsmodels.api: it imports every model family (1.5 s of a
+    # short run's start-up against 0.3 s)
+    from statsmodels.genmod.families import Binomial
+    from statsmodels.genmod.generalized_linear_model import GLM
+    from statsmodels.regression.linear_model import OLS
+    from statsmodels.tools.tools import add_constant
 
     if spec.outcome is None:
         raise InputError(f"a {spec.analysis} analysis needs an outcome column: give one")
     y = data[spec.outcome]
-    x = sm.add_constant(data.drop(columns=[spec.outcome]), has_constant="add").rename(
+    x = add_constant(data.drop(columns=[spec.outcome]), has_constant="add").rename(
         columns={"const": INTERCEPT}
     )
     from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
@@ -128,9 +133,9 @@ def _fit_glm(
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             if spec.analysis == "ols":
-                res = sm.OLS(y, x).fit()
+                res = OLS(y, x).fit()
             else:
-                res = sm.GLM(y, x, family=sm.families.Binomial()).fit()
+                res = GLM(y, x, family=Binomial()).fit()
     except (np.linalg.LinAlgError, ValueError) as exc:
         raise ModelNotConverged(
             f"the {spec.analysis} model could not be fitted ({str(exc)[:80]}): drop a constant or redundant covariate"

@@ -355,8 +355,9 @@ class _Restorable(Protocol):
 def _restore_labels(codes: np.ndarray, col: _Restorable) -> pd.Series:
     """Codes -> the original labels with the original dtype."""
     assert col.labels is not None  # only called for label kinds
-    values = np.empty(len(codes), dtype=object)
-    values[:] = [col.labels[c] for c in codes]
+    labels = np.empty(len(col.labels), dtype=object)
+    labels[:] = list(col.labels)
+    values = labels[np.asarray(codes, dtype=np.int64)]
     if isinstance(col.dtype, pd.CategoricalDtype):
         return pd.Series(pd.Categorical(values, dtype=col.dtype))
     return pd.Series(values, dtype=object).astype(col.dtype)
