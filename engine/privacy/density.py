@@ -152,5 +152,5 @@ class GaussianKDE:
             np.exp(part, out=part)
             out[start : start + len(part)] = np.log(part.sum(axis=1, dtype=np.float64)) + top[:, 0]
 
-        over_blocks(block, range(0, len(q), chunk))
+        over_blocks(block, range(0, len(q), chunk), elements=len(q) * pa.shape[1])
         return out - 0.5 * (q * q).sum(1)

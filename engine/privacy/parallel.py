@@ -38,10 +38,17 @@ def workers_for(queries) -> int:
     return -1 if len(queries) >= PARALLEL_MIN_ROWS else 1
 
 
-def over_blocks(func: Callable[[int], None], starts: Iterable[int]) -> None:
-    """``func(start)`` for every start, on all cores (one-thread BLAS inside)."""
+PARALLEL_MIN_ELEMENTS = 2**23  # less work than this runs inline: a pool costs ~1-5 ms a call
+
+
+def over_blocks(
+    func: Callable[[int], None], starts: Iterable[int], *, elements: int | None = None
+) -> None:
+    """``func(start)`` for every start, on all cores (one-thread BLAS inside). ``elements``:
+    the work's size in array entries; below ``PARALLEL_MIN_ELEMENTS`` the blocks run inline
+    (starting threads and limiting BLAS costs more than small blocks save)."""
     starts = list(starts)
-    if len(starts) <= 1:
+    if len(starts) <= 1 or (elements is not None and elements < PARALLEL_MIN_ELEMENTS):
         for start in starts:
             func(start)
         return
