@@ -85,7 +85,7 @@ def nearest_distances(
         raise ValueError("queries and reference must be 2-D with the same number of columns")
     chosen = _choose_method(q.shape[1], method)
     if chosen == "kdtree":
-        disc = discrete_columns(r) if method == "auto" else None
+        disc = discrete_columns(r)
         if disc is not None:
             return nearest_by_cell(q, r, disc)
         return _tree(r).query(q, k=1, workers=workers_for(q))[0]
@@ -294,7 +294,8 @@ def count_closer(points: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> 
     positive = radii > 0
     if not positive.any():
         return counts
-    if p.shape[1] >= BRUTE_FORCE_MIN_DIM and _float32_safe(p, c, radii[positive]):
+    wide = p.shape[1] >= BRUTE_FORCE_MIN_DIM or _full_balls(p, c[positive], radii[positive])
+    if wide and _float32_safe(p, c, radii[positive]):
         counts[positive] = _tiled_count_closer(p, c[positive], radii[positive])
         return counts
     disc = discrete_columns(p)
@@ -306,6 +307,24 @@ def count_closer(points: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> 
         c[positive], r=below, return_length=True, workers=workers_for(below)
     )
     return counts
+
+
+DENSE_BALL_SHARE = 0.005  # balls holding more than this share of the points: float32 tiles
+
+
+def _full_balls(points: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> bool:
+    """Whether the balls hold so many points that counting them in a tree costs more than
+    comparing every pair in float32 tiles: a tree pays ~280 ns per point inside, the tiles
+    ~1.8 ns per pair (measured at d = 12: 8,000 balls of ~1,000 points among 40,000, tiles
+    0.56 s, cell trees 2.2 s, one tree 3.8 s). Judged on 64 evenly spaced centres (no
+    randomness: the same data always take the same path)."""
+    if len(points) < 2_000:
+        return False
+    pick = np.unique(np.linspace(0, len(centres) - 1, min(64, len(centres))).astype(np.int64))
+    c = centres[pick]
+    d2 = (points * points).sum(1)[None, :] + (c * c).sum(1)[:, None] - 2.0 * (c @ points.T)
+    inside = (d2 < radii[pick][:, None] ** 2).mean()
+    return bool(inside > DENSE_BALL_SHARE)
 
 
 def _row_counts(mask: np.ndarray) -> np.ndarray:
