@@ -71,7 +71,10 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("to distance space", "engine.tables.encoder", "TableEncoder.distance_space"),
     ("neighbour search", "engine.privacy.audit", "nearest_distances"),
     ("density attack", "engine.privacy.density", "GaussianKDE.log_density"),
-    ("release metrics", "engine.privacy.release", "release_metrics"),
+    ("release metrics", "engine.privacy.audit", "release_metrics"),  # imported at call time
+    ("ranks", "engine.privacy.release", "record_ranks"),
+    ("neighbours", "engine.privacy.release", "neighbour_distances"),
+    ("protect outliers", "engine.privacy.audit", "protect_outliers"),
     ("fidelity models", "engine.pipeline.release_step", "fidelity_of"),
     ("PDF", "engine.report.build", "render_report"),
     ("write table", "engine.tables.write", "table_writer"),
