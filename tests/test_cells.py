@@ -83,4 +83,26 @@ def test_count_by_cell_equals_one_tree_strictly_inside(seed):
     assert (got[ties == 0] == exact[ties == 0]).all()
     assert (np.abs(got - exact) <= ties).all()
     assert (got == (dist < radii[:, None]).sum(1))[ties == 0].all()
-    assert (count_closer(pts, centres, radii) == got).all()
+    public = count_closer(pts, centres, radii)
+    assert (public[ties == 0] == exact[ties == 0]).all() and (np.abs(public - exact) <= ties).all()
+
+
+def test_public_searches_take_the_cell_split_above_the_size_floor(monkeypatch):
+    """Above ``CELLS_MIN_ROWS`` reference rows the public searches go through the cell split
+    (and give the one-tree answers); below it, one tree."""
+    import engine.privacy.neighbours as nb
+
+    rng = np.random.default_rng(5)
+    ref, queries = _mixed(600, rng), _mixed(200, rng)
+    calls = []
+    real_nearest = nb.nearest_by_cell
+    monkeypatch.setattr(nb, "nearest_by_cell", lambda *a: calls.append(1) or real_nearest(*a))
+    exact = cKDTree(ref).query(queries, k=1)[0]
+    assert np.allclose(nb.nearest_distances(queries, ref), exact, rtol=1e-12, atol=1e-12)
+    assert calls == []  # 600 rows: below the floor
+    monkeypatch.setattr(nb, "CELLS_MIN_ROWS", 100)
+    assert np.allclose(nb.nearest_distances(queries, ref), exact, rtol=1e-12, atol=1e-12)
+    assert np.allclose(nb.nearest_distances(queries, ref, method="kdtree"), exact, rtol=1e-12)
+    assert calls == [1, 1]
+    knn = cKDTree(ref).query(ref, k=6)[0][:, [1, 5]]
+    assert np.allclose(nb.neighbour_distances(ref, (1, 5)), knn, rtol=1e-12, atol=1e-12)
