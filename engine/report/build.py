@@ -66,9 +66,9 @@ def build_report(result: RunResult, path: Path | str) -> Path:
 
 def render_report(result: RunResult) -> bytes:
     """The whole report as PDF bytes (deterministic for a given result and day)."""
+    from reportlab import rl_config
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.units import cm
-    from reportlab import rl_config
     from reportlab.platypus import PageBreak, SimpleDocTemplate
 
     # images as binary Flate streams, not ASCII85 text: reportlab's pure-Python ASCII85 encoder
