@@ -106,3 +106,20 @@ def test_public_searches_take_the_cell_split_above_the_size_floor(monkeypatch):
     assert calls == [1, 1]
     knn = cKDTree(ref).query(ref, k=6)[0][:, [1, 5]]
     assert np.allclose(nb.neighbour_distances(ref, (1, 5)), knn, rtol=1e-12, atol=1e-12)
+
+
+def test_nearest_by_cell_batches_many_far_queries_by_bound(monkeypatch):
+    """Over 8,192 queries searching another cell go in four batches by their bound: same
+    exact distances."""
+    import engine.privacy.cells as cells
+
+    rng = np.random.default_rng(7)
+    ref = np.hstack([rng.normal(size=(3000, 2)), rng.integers(0, 2, (3000, 1)).astype(float)])
+    queries = np.hstack([rng.normal(size=(10000, 2)), np.full((10000, 1), 2.0)])  # a new cell
+    batches = []
+    real_split = cells._by_bound
+    monkeypatch.setattr(cells, "_by_bound", lambda *a: batches.append(n := real_split(*a)) or n)
+    exact = cKDTree(ref).query(queries, k=1)[0]
+    got = nearest_by_cell(queries, ref, np.array([2]))
+    assert np.allclose(got, exact, rtol=1e-12, atol=1e-12)
+    assert [len(b) for b in batches[0]] == [2500] * 4  # the first cell searched: 4 batches

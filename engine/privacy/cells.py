@@ -103,6 +103,15 @@ def _bound(limit2: np.ndarray) -> float:
     )
 
 
+def _by_bound(live: np.ndarray, limit2: np.ndarray, d2: float) -> list[np.ndarray]:
+    """Queries of another cell in four batches by their remaining squared distance, so each
+    batch's ``distance_upper_bound`` is tight (one bound for all: 0.23 s, four: 0.15 s for
+    29,000 queries at d = 8); the own cell (``d2`` 0, no bound yet) and small sets in one."""
+    if d2 == 0 or len(live) < 8192:
+        return [live]
+    return [live[part] for part in np.array_split(np.argsort(limit2, kind="stable"), 4)]
+
+
 def nearest_by_cell(queries: np.ndarray, reference: np.ndarray, disc: np.ndarray) -> np.ndarray:
     """Distance from each query row to its nearest reference row, ``disc`` set aside. The
     distance returned is recomputed in float64 from the two whole rows (as the brute path
@@ -118,16 +127,17 @@ def nearest_by_cell(queries: np.ndarray, reference: np.ndarray, disc: np.ndarray
             live = rows[d2[c] < best2[rows]]
             if len(live) == 0:
                 break  # every later cell is at least as far
-            dist, at = index.tree(c).query(
-                qc[live],
-                k=1,
-                distance_upper_bound=_bound(best2[live] - d2[c]),
-                workers=workers_for(live),
-            )
-            cand = dist * dist + d2[c]
-            better = cand < best2[live]
-            best2[live[better]] = cand[better]
-            best_row[live[better]] = index.rows[c][at[better]]
+            for part in _by_bound(live, best2[live] - d2[c], d2[c]):
+                dist, at = index.tree(c).query(
+                    qc[part],
+                    k=1,
+                    distance_upper_bound=_bound(best2[part] - d2[c]),
+                    workers=workers_for(part),
+                )
+                cand = dist * dist + d2[c]
+                better = cand < best2[part]
+                best2[part[better]] = cand[better]
+                best_row[part[better]] = index.rows[c][at[better]]
     diff = q - r[best_row]
     return np.sqrt(np.einsum("ij,ij->i", diff, diff))
 
