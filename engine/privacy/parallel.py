@@ -17,8 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-
-from threadpoolctl import threadpool_limits
+from typing import Any
 
 
 def cores() -> int:
@@ -41,6 +40,23 @@ def workers_for(queries) -> int:
 PARALLEL_MIN_ELEMENTS = 2**23  # less work than this runs inline: a pool costs ~1-5 ms a call
 
 
+_CONTROLLER: list[Any] = []
+
+
+def one_blas_thread() -> Any:
+    """A context in which numpy's BLAS runs on one thread. The library scan is done once (a
+    fresh ``threadpool_limits`` costs 0.6 ms a call, the cached controller's limit 0.01 ms).
+
+    Why: a BLAS product large enough for BLAS to start its second thread, issued right after
+    torch has decoded rows (torch's OpenMP threads still spinning), ran 5-10x slower on two
+    cores: the demo's density attack took 3 s instead of 0.3-0.7 s."""
+    if not _CONTROLLER:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+
+
 def over_blocks(
     func: Callable[[int], None], starts: Iterable[int], *, elements: int | None = None
 ) -> None:
@@ -49,11 +65,9 @@ def over_blocks(
     (starting threads and limiting BLAS costs more than small blocks save)."""
     starts = list(starts)
     if len(starts) <= 1 or (elements is not None and elements < PARALLEL_MIN_ELEMENTS):
-        for start in starts:
-            func(start)
+        with one_blas_thread():
+            for start in starts:
+                func(start)
         return
-    with (
-        threadpool_limits(1, user_api="blas"),
-        ThreadPoolExecutor(min(cores(), len(starts))) as pool,
-    ):
+    with one_blas_thread(), ThreadPoolExecutor(min(cores(), len(starts))) as pool:
         list(pool.map(func, starts))
