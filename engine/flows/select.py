@@ -76,6 +76,7 @@ __all__ = [
     "resolve_device",
     "cpu_threads",
     "GRID",
+    "fast_candidates",
 ]
 
 
@@ -97,6 +98,17 @@ SUBSAMPLE_ROWS = 4_000
 # dominates the run). Chosen by the one-standard-error rule on validation NLL (see _parsimonious).
 FAST_CANDIDATES = [FlowConfig(flows=3, hidden=32), FlowConfig()]
 FAST_SEARCH_UP_TO = 20_000
+# Small cohorts (issue 13 item 6): up to SMALL_UP_TO rows the ``fast`` budget compares smaller
+# flows, all trained with Gaussian input noise (``FlowConfig.input_noise``, model-space units:
+# the normal-score columns have SD 1), again by the one-standard-error rule. Measured on the
+# bench tables (benchmarks/bench_fidelity.py docstring) against an oracle flow fitted on rows
+# the audit never sees, i.e. with no membership signal at all.
+SMALL_INPUT_NOISE = 0.3
+SMALL_CANDIDATES = [
+    FlowConfig(flows=2, hidden=16, input_noise=SMALL_INPUT_NOISE),
+    FlowConfig(flows=3, hidden=32, input_noise=SMALL_INPUT_NOISE),
+]
+SMALL_UP_TO = 2_000
 
 
 def select_flow(
@@ -141,7 +153,7 @@ def select_flow(
     if budget == "fast":
         if len(X) > FAST_SEARCH_UP_TO:
             return train_flow(X, FlowConfig(), progress=progress, **kw)
-        return _parsimonious(X, FAST_CANDIDATES, progress, kw)
+        return _parsimonious(X, fast_candidates(len(X)), progress, kw)
     if budget == "thorough":
         return _best_of(X, GRID, 0.0, 1.0, progress, kw)
     sub = X
@@ -152,6 +164,19 @@ def select_flow(
     chosen = replace(best.config, max_epochs=FlowConfig.max_epochs, patience=FlowConfig.patience)
     inner = sub_progress(progress, 0.4, 1.0)
     return train_flow(X, chosen, progress=labelled(inner, f"{chosen.label()}: "), **kw)
+
+
+def fast_candidates(n_rows: int) -> list[FlowConfig]:
+    """The ``fast`` budget's candidates (smallest first) for a table of ``n_rows`` rows:
+    :data:`SMALL_CANDIDATES` up to :data:`SMALL_UP_TO` rows, else :data:`FAST_CANDIDATES`.
+
+    Example:
+        >>> [c.label() for c in fast_candidates(500)][0]
+        '2 flows, 16 hidden x 1 layer'
+        >>> fast_candidates(5_000)[0].input_noise
+        0.0
+    """
+    return list(SMALL_CANDIDATES if n_rows <= SMALL_UP_TO else FAST_CANDIDATES)
 
 
 def _parsimonious(
