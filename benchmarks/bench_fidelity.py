@@ -198,7 +198,11 @@ def latent_synth(members: pd.DataFrame, table: Table, seed: int, tmp: Path) -> d
     w = result.release.w
     if result.synthetic is None:
         print(f"  refused: {result.refusal.reason if result.refusal else ''}", file=sys.stderr)
-    return {"synthetic": result.synthetic, "w": w, "encoder": prep.encoder, "real": prep.real}
+    out = {"synthetic": result.synthetic, "w": w, "encoder": prep.encoder, "real": prep.real}
+    if result.audit is not None:  # the leak of pure sampling (w = 0), released or not
+        p0 = min(result.audit.curve, key=lambda p: p.w)
+        out.update(dens0=p0.density_auc, dist0=p0.auc)
+    return out
 
 
 def sdv_available() -> bool:
@@ -355,6 +359,7 @@ def run_one(table: Table, seed: int, tmp: Path, use_sdv: bool) -> list[dict[str,
     rows.append(row)
 
     row = {**base, "generator": "latent-synth", "w": ls["w"], "seconds": secs}
+    row.update(dens0=ls.get("dens0", np.nan), dist0=ls.get("dist0", np.nan))
     if ls["synthetic"] is None:
         print(f"  {table.name} seed {seed}: latent-synth refused a release", file=sys.stderr)
         row["w"] = np.nan
@@ -384,6 +389,8 @@ COLUMNS = [
     "corr",
     "miss_pp",
     "auc",
+    "dens0",
+    "dist0",
     "w",
     "seconds",
 ]
@@ -393,7 +400,7 @@ def summarise(raw: pd.DataFrame) -> pd.DataFrame:
     """Mean over seeds per table and generator (``w`` also as its range over seeds)."""
     order = {"latent-synth": 0, "copula": 1, "holdout": 2}
     g = raw.groupby(["table", "generator"], sort=False)
-    table = g[COLUMNS].mean()
+    table = g[[c for c in COLUMNS if c in raw.columns]].mean()
     table["n"] = g["n_members"].first()
     table["runs"] = g["seed"].count()
     w = g["w"].agg(lambda s: "" if s.isna().all() else f"{s.min():.2f}-{s.max():.2f}")
