@@ -39,7 +39,7 @@ drifted from the paragraph above). Up to 2,000 rows the ``fast`` budget now comp
 ========  ========  ===================  ===================  ===================================
 table     refused   dens0 (w=0)          w chosen             z-gap (max), KS, TV, corr
 ========  ========  ===================  ===================  ===================================
-lung      3 -> 3    0.676 -> 0.673       -                    -
+lung      3 -> 3    0.675 -> 0.673       -                    -
 diabetes  3 -> 3    0.623 -> 0.601       -                    -
 heart     2 -> 2    0.578 -> 0.565       0.31 -> 0.12         1.80 -> 3.29 (1 seed; flow ~ id)
 breast    1 -> 0    0.543 -> 0.527       0.00-0.36 -> 0.12-   z 4.20 -> 4.32, KS .062 -> .056,
@@ -61,7 +61,7 @@ Why lung, diabetes and heart still refuse: mostly the density attack, not the fl
 flow fitted on the other half of the table (rows the audit never sees: no membership signal at
 all) gives dens0 lung 0.652, diabetes 0.566, heart 0.575, breast 0.516, kidney 0.483, demo 0.518
 and refuses lung 3/3, diabetes 2/3, heart 2/3. The new flows cut the excess over the oracle
-(the flow's own memorization) from 0.024 / 0.057 / 0.003 / 0.027 / 0.013 / 0.014 to 0.021 /
+(the flow's own memorization) from 0.023 / 0.057 / 0.003 / 0.027 / 0.013 / 0.014 to 0.021 /
 0.035 / -0.010 / 0.011 / 0.009 / 0.012. The floor is a bias of the attack on small holdouts:
 with members, holdout and synthetic rows all drawn i.i.d. from one Gaussian it scores 0.597
 (66 members / 17 holdout, d = 6), 0.678 (d = 8), 0.547 (176 / 44, d = 7), 0.525 (227 / 57,
