@@ -133,3 +133,34 @@ def test_small_cohort_flow_leaks_less_and_keeps_the_regression() -> None:
     for r in now:
         assert np.all(r["z"] < 2.5)
         assert r["slope"] == pytest.approx(0.6, abs=0.15)
+
+
+class _Identity:
+    def to_latent(self, X: np.ndarray) -> np.ndarray:
+        return X
+
+    def from_latent(self, Z: np.ndarray) -> np.ndarray:
+        return Z
+
+
+@pytest.mark.xfail(
+    reason="known bias of the density attack on small holdouts: the holdout's leave-one-out "
+    "reference drops only the row's kernel, its covariance and bandwidth still include the row "
+    "(measured 0.60 on this null; refitting without the row gives 0.49). Fix belongs in "
+    "engine/privacy/attacks.py make_split; see benchmarks/bench_fidelity.py, Small cohorts.",
+    strict=False,
+)
+def test_density_attack_is_unbiased_on_a_small_null_table() -> None:
+    """83 rows (66 audited members, 17 holdout), d = 6, and a generator that ignores its
+    training rows (pure N(0, I) samples): no membership signal, so the mean AUC should be 0.5."""
+    from engine.privacy.audit import AuditConfig, run_audit
+
+    config = AuditConfig(grid=(0.0,), repeats=2, refine=False)
+    aucs = []
+    for seed in range(30):
+        X = np.random.default_rng(seed).standard_normal((83, 6))
+        res = run_audit(
+            X, X, lambda rows: _Identity(), config=config, rng=np.random.default_rng(seed)
+        )
+        aucs.append(res.curve[0].density_auc)
+    assert abs(np.mean(aucs) - 0.5) < 0.03
