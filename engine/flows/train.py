@@ -79,6 +79,13 @@ class FlowConfig:
     ``batch_size=None``: about 25 steps per epoch, ``clip(n_train // 25, 128, 4096)`` rows
     (256 for an 8,000-row table; full batch below 128 training rows).
 
+    ``input_noise``: standard deviation, in units of each column's SD, of Gaussian noise added
+    to every training mini-batch (fresh each step; variance preserving, see ``_noisy``;
+    validation rows are left clean). A classic
+    anti-memorization regulariser for density models (Bishop 1995, "Training with noise is
+    equivalent to Tikhonov regularization"): the flow fits the data smoothed by a Gaussian
+    kernel of that width instead of point masses at the training rows. 0: off.
+
     References: Papamakarios et al. 2017; Germain et al. 2015; Miyato et al. 2018.
 
     Example:
@@ -99,6 +106,7 @@ class FlowConfig:
     patience: int = 20
     val_fraction: float = 0.2
     weight_decay: float = 0.0
+    input_noise: float = 0.0
 
     def effective_batch(self, n_train: int) -> int:
         """Rows per optimizer step for ``n_train`` training rows."""
@@ -226,6 +234,7 @@ def _train_epoch(
     gen: torch.Generator,
     cancel: CancelToken,
     average: MAF,
+    noise: tuple[float, torch.Tensor, torch.Tensor] | None = None,
 ) -> float:
     """One pass over the shuffled training rows; returns the mean training NLL.
 
@@ -244,6 +253,8 @@ def _train_epoch(
         if step % _CANCEL_EVERY == _CANCEL_EVERY - 1:
             cancel.raise_if_cancelled()
         model.power_iteration_()
+        if noise is not None:
+            xb = _noisy(xb, noise, gen)
         loss = -model.log_prob(xb).mean()
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -255,6 +266,29 @@ def _train_epoch(
         for mine, theirs in zip(average.buffers(), model.buffers(), strict=True):
             mine.copy_(theirs)
     return total / len(Xtr)
+
+
+def _noise_stats(
+    config: FlowConfig, Xtr: torch.Tensor
+) -> tuple[float, torch.Tensor, torch.Tensor] | None:
+    """``(sigma, column means, column SDs)`` of the training rows for :func:`_noisy`; None when
+    ``config.input_noise`` is 0."""
+    if config.input_noise <= 0.0 or len(Xtr) < 2:
+        return None
+    return float(config.input_noise), Xtr.mean(0), Xtr.std(0)
+
+
+def _noisy(
+    xb: torch.Tensor, noise: tuple[float, torch.Tensor, torch.Tensor], gen: torch.Generator
+) -> torch.Tensor:
+    """Training rows with Gaussian noise, variance preserving: per column,
+    ``m + (x - m + sigma * s * e) / sqrt(1 + sigma^2)`` with ``m, s`` the column's training
+    mean and SD. Each column keeps its mean and variance (so a binary column's share above its
+    threshold and the marginal spread do not drift), only the fine structure is smoothed;
+    correlations shrink by ``1 / (1 + sigma^2)`` (0.92 at sigma 0.3)."""
+    sigma, mean, sd = noise
+    e = torch.randn(xb.shape, generator=gen).to(xb.device, xb.dtype)
+    return mean + (xb - mean + sigma * sd * e) / math.sqrt(1.0 + sigma * sigma)
 
 
 def _fit(
@@ -273,6 +307,7 @@ def _fit(
         opt, factor=0.5, patience=max(1, config.patience // 3), min_lr=config.min_lr
     )
     batch = config.effective_batch(len(Xtr))
+    noise = _noise_stats(config, Xtr)
     average = copy.deepcopy(model)
     best, best_state, bad_epochs, best_epoch = math.inf, copy.deepcopy(model.state_dict()), 0, 0
     history: list[tuple[int, float, float]] = []
@@ -280,7 +315,7 @@ def _fit(
     for epoch in range(1, config.max_epochs + 1):
         cancel.raise_if_cancelled()
         began = time.perf_counter()
-        train_nll = _train_epoch(model, opt, Xtr, batch, gen, cancel, average)
+        train_nll = _train_epoch(model, opt, Xtr, batch, gen, cancel, average, noise)
         val_nll = _mean_nll(average, Xva)
         history.append((epoch, train_nll, val_nll))
         sched.step(val_nll)
