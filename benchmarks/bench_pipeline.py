@@ -27,6 +27,29 @@ figure to compare; before = main at 0164463, after = this version):
         reportlab (fonts were already registered once per process; TTF parsing is 0.09 s). The
         neighbour threshold stays at 16 (table in engine.device.BRUTE_FORCE_MIN_DIM), so the
         wide case's search is unchanged; clustered data at d >= 16 are 3x faster.
+
+Session of 2026-11-24 (quiet 2-core machine, load under 1, the other jobs paused; before =
+main at 689ee2f, after = this version; the same seed gives the same selected w and repeats and
+AUCs within 3e-6 before and after the speed changes: survival300 and demo, seeds 1-3, the
+synthetic CSVs byte-identical):
+
+    case               before                      after
+    survival300        7.0 s (6.5 s CPU)           6.8-7.2 s cold; 2.3-2.4 s re-run in the
+                                                   same process; SDV copula fit + sample
+                                                   0.30-0.51 s: 18-23x cold, 4.8-7.9x re-run
+    demo (1,608 rows)  9.6 s                       9.6-11.1 s cold (the smaller small-cohort
+                                                   flows of issue 13 train longer: final model
+                                                   0.66 -> 1.02 s); 5.1-6.8 s re-run
+    wide 100,000 x 10  163 s (284 s CPU), 615 MiB  99-102 s (125-129 s CPU), 650 MiB
+      neighbour search   68 s                      48-53 s (cells: discrete columns aside)
+      density attack     27 s                      7.4-7.9 s (blocks in cache, every core)
+      release metrics    21 s (cProfile)           6.9-7.3 s (one k-NN search, tiles for
+                                                   dense balls)
+    generate 1,000,000 4.0 s CPU, 552 MiB          2.5 s (5.7-6.2 s with training and
+                                                   imports), 548-551 MiB
+
+Cold runs pay about 3.3 s of imports (torch 1.3 s, scipy 0.6 s, pandas 0.3 s, matplotlib with
+mplot3d 0.4 s, PIL 0.15 s, pyarrow through pandas 0.1 s) before any work.
 """
 
 from __future__ import annotations
