@@ -38,6 +38,8 @@ class _Fake:
 def test_small_tables_compare_small_flows(monkeypatch: pytest.MonkeyPatch) -> None:
     assert select.fast_candidates(select.SMALL_UP_TO) == select.SMALL_CANDIDATES
     assert select.fast_candidates(select.SMALL_UP_TO + 1) == select.FAST_CANDIDATES
+    wide = select.SMALL_MAX_COLUMNS + 1  # wide small tables keep the larger pair
+    assert select.fast_candidates(select.SMALL_UP_TO, wide) == select.FAST_CANDIDATES
     assert select.FAST_CANDIDATES[0].label() == "3 flows, 32 hidden x 1 layer"  # larger: as before
     seen: list[tuple[int, int, float]] = []
 

@@ -112,6 +112,7 @@ FAST_SEARCH_UP_TO = 20_000
 # is available but off.
 SMALL_CANDIDATES = [FlowConfig(flows=2, hidden=16), FlowConfig(flows=3, hidden=32)]
 SMALL_UP_TO = 2_000
+SMALL_MAX_COLUMNS = 16  # model columns (indicators included); wider tables: FAST_CANDIDATES
 
 
 def select_flow(
@@ -157,7 +158,7 @@ def select_flow(
     if budget == "fast":
         if len(X) > FAST_SEARCH_UP_TO:
             return train_flow(X, FlowConfig(), progress=progress, **kw)
-        return _parsimonious(X, fast_candidates(len(X)), progress, kw)
+        return _parsimonious(X, fast_candidates(*X.shape), progress, kw)
     if budget == "thorough":
         return _best_of(X, GRID, 0.0, 1.0, progress, kw)
     sub = X
@@ -170,17 +171,22 @@ def select_flow(
     return train_flow(X, chosen, progress=labelled(inner, f"{chosen.label()}: "), **kw)
 
 
-def fast_candidates(n_rows: int) -> list[FlowConfig]:
-    """The ``fast`` budget's candidates (smallest first) for a table of ``n_rows`` rows:
-    :data:`SMALL_CANDIDATES` up to :data:`SMALL_UP_TO` rows, else :data:`FAST_CANDIDATES`.
+def fast_candidates(n_rows: int, n_cols: int = 0) -> list[FlowConfig]:
+    """The ``fast`` budget's candidates (smallest first) for a table of ``n_rows`` rows and
+    ``n_cols`` model columns: :data:`SMALL_CANDIDATES` up to :data:`SMALL_UP_TO` rows and
+    :data:`SMALL_MAX_COLUMNS` columns, else :data:`FAST_CANDIDATES`. Wider tables keep the larger
+    pair: on a 1,000-row, 20-column table with missing values (40 model columns with the
+    indicators) 2 x 16 halved the pairwise co-missingness (0.022 against 0.05 real), and on
+    the 31-column breast table it moved a binary share by 5-7 points.
 
     Example:
-        >>> [c.label() for c in fast_candidates(500)]
+        >>> [c.label() for c in fast_candidates(500, 8)]
         ['2 flows, 16 hidden x 1 layer', '3 flows, 32 hidden x 1 layer']
-        >>> fast_candidates(5_000)[0].label()
-        '3 flows, 32 hidden x 1 layer'
+        >>> fast_candidates(5_000)[0].label(), fast_candidates(500, 40)[0].label()
+        ('3 flows, 32 hidden x 1 layer', '3 flows, 32 hidden x 1 layer')
     """
-    return list(SMALL_CANDIDATES if n_rows <= SMALL_UP_TO else FAST_CANDIDATES)
+    small = n_rows <= SMALL_UP_TO and n_cols <= SMALL_MAX_COLUMNS
+    return list(SMALL_CANDIDATES if small else FAST_CANDIDATES)
 
 
 def _parsimonious(

@@ -77,16 +77,14 @@ def refusal_reason(cfg: RunConfig, audit: AuditResult) -> tuple[str, str]:
         if failed is None
         else f": already at w = {failed.w:.2f} the {failed.quote(cfg.auc_max)} failed the limit"
     )
-    at_zero = failed is not None and failed.w <= 0.0
-    hint = (
-        # failing at w = 0 means the fitted model itself gives members away (a small table):
-        # less or coarser detail, more rows or the formal DP mode change that; a higher w cannot
-        "the model itself gives members away at w = 0 (common below ~500 rows): leave out or "
-        "coarsen columns that single people out (exact dates, rare categories), add rows, or use "
-        "--dp-epsilon for a formally private model; --allow-risky exports at w = 0 anyway"
-        if at_zero
-        else "add --allow-risky to export at w = 0 anyway"
-    )
+    # failing at w = 0 the model itself gives members away: less detail or more rows help
+    hint = "add --allow-risky to export at w = 0 anyway"
+    if failed is not None and failed.w <= 0.0:
+        hint = (
+            "the model itself gives members away at w = 0 (common below ~500 rows): leave out or "
+            "coarsen columns that single people out (exact dates, rare categories) or add rows; "
+            + hint.replace("add ", "")
+        )
     return (
         f"no perturbation weight kept the membership attacks below the AUC limit "
         f"{cfg.auc_max:g}{copies}{where}; nothing was exported",
