@@ -1,6 +1,6 @@
 """Training of one MAF and the trained model's numpy interface (see ``engine/flows/select.py``).
 
-* ``FlowConfig``: architecture and schedule.
+* ``FlowConfig``: architecture and schedule (:mod:`engine.flows.config`, re-exported here).
 * ``train_flow``: Adam (fused kernel, :mod:`engine.flows.adam`), 80/20 seeded split, a plateau schedule down to ``min_lr``,
   early stopping on the validation NLL of an exponential moving average of the weights,
   best (averaged) weights restored, spectral-norm vectors made exact at the end; each epoch
@@ -37,6 +37,7 @@ from engine.device import is_out_of_memory, seeded_determinism
 from engine.device import resolve_device as resolve_device_choice
 from engine.errors import InputError
 from engine.flows.adam import FusedAdam, PlateauSchedule
+from engine.flows.config import FlowConfig
 from engine.flows.maf import MAF
 from engine.progress import (
     NEVER_CANCELLED,
@@ -50,7 +51,6 @@ from engine.progress import (
 __all__ = ["FlowConfig", "TrainedFlow", "train_flow", "resolve_device", "cpu_threads"]
 
 CHUNK_ROWS = 16_384
-MIN_BATCH, MAX_BATCH, STEPS_PER_EPOCH = 128, 4_096, 25
 _CANCEL_EVERY = 50
 CPU_THREADS = 1
 
@@ -70,54 +70,6 @@ def cpu_threads(device: str, n: int = CPU_THREADS) -> Any:
     finally:
         if torch.get_num_threads() != before:
             torch.set_num_threads(before)
-
-
-@dataclass(frozen=True)
-class FlowConfig:
-    """Architecture and training schedule of one MAF.
-
-    ``batch_size=None``: about 25 steps per epoch, ``clip(n_train // 25, 128, 4096)`` rows
-    (256 for an 8,000-row table; full batch below 128 training rows).
-
-    ``input_noise``: standard deviation, in units of each column's SD, of Gaussian noise added
-    to every training mini-batch (fresh each step; variance preserving, see ``_noisy``;
-    validation rows are left clean). A classic
-    anti-memorization regulariser for density models (Bishop 1995, "Training with noise is
-    equivalent to Tikhonov regularization"): the flow fits the data smoothed by a Gaussian
-    kernel of that width instead of point masses at the training rows. 0: off.
-
-    References: Papamakarios et al. 2017; Germain et al. 2015; Miyato et al. 2018.
-
-    Example:
-        >>> FlowConfig(hidden=32).hidden
-        32
-    """
-
-    flows: int = 5
-    hidden: int = 64
-    layers: int = 1
-    spectral_norm: bool = True
-    batch_norm: bool = False
-    log_scale_bound: float = 3.0
-    lr: float = 3e-3
-    min_lr: float = 1e-7
-    batch_size: int | None = None
-    max_epochs: int = 300
-    patience: int = 20
-    val_fraction: float = 0.2
-    weight_decay: float = 0.0
-    input_noise: float = 0.0
-
-    def effective_batch(self, n_train: int) -> int:
-        """Rows per optimizer step for ``n_train`` training rows."""
-        if self.batch_size is not None:
-            return max(1, min(self.batch_size, n_train))
-        return min(n_train, max(MIN_BATCH, min(MAX_BATCH, n_train // STEPS_PER_EPOCH)))
-
-    def label(self) -> str:
-        """Short human text, e.g. ``"5 flows, 64 hidden x 1 layer"``."""
-        unit = "layer" if self.layers == 1 else "layers"
-        return f"{self.flows} flows, {self.hidden} hidden x {self.layers} {unit}"
 
 
 @dataclass
@@ -348,7 +300,7 @@ def _fit(
 
 def train_flow(
     X: np.ndarray,
-    config: FlowConfig = FlowConfig(),
+    config: FlowConfig = FlowConfig(),  # noqa: B008 (frozen)
     *,
     device: str = "auto",
     seed: int | None = None,
