@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.pipeline.compare_step import fidelity_of
-from engine.pipeline.config import SPLIT_TWICE_UP_TO, Prepared, RunConfig, make_rng
+from engine.pipeline.config import (
+    SPLIT_FOUR_TIMES_UP_TO,
+    SPLIT_TWICE_UP_TO,
+    Prepared,
+    RunConfig,
+    make_rng,
+)
 from engine.pipeline.record import build_audit_json
 from engine.pipeline.release_step import release
 from engine.pipeline.results import DPAudit, DPResult, RunResult
@@ -128,9 +134,12 @@ def _audit(
             | ({cfg.forced_w} if cfg.forced_w is not None and cfg.forced_w < 1 else set())
         )
     )
-    # Two fresh train/holdout splits (the flow is retrained for each) where that is cheap, so
-    # the spread of the AUC reflects the choice of split and not only the noise draws.
-    splits = 2 if len(real) <= SPLIT_TWICE_UP_TO else 1
+    # Fresh train/holdout splits (the flow is retrained for each) where that is cheap, so the
+    # spread of the AUC reflects the choice of split and not only the noise draws: four on
+    # small tables, where that spread decides w, two up to 20,000 rows, one above.
+    splits = (
+        4 if len(real) <= SPLIT_FOUR_TIMES_UP_TO else 2 if len(real) <= SPLIT_TWICE_UP_TO else 1
+    )
     # With M copies the audit's synthetic set is the union of M draws per member (what a
     # recipient of all M files holds), so the chosen w is the one safe for M copies.
     audit_cfg = AuditConfig(
