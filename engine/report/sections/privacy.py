@@ -145,6 +145,18 @@ def privacy_section(result: RunResult, sheet: dict[str, Any], width: float) -> l
     return out + _release_paragraphs(result, sheet, width)
 
 
+def _over_splits(splits: int | None) -> str:
+    """ ", over 4 different random splits (a model trained for each)" when there were several.
+
+    Example:
+        >>> _over_splits(4), _over_splits(1)
+        (', over 4 different random splits (a model trained for each)', '')
+    """
+    if not splits or splits < 2:
+        return ""
+    return f", over {splits} different random splits (a model trained for each)"
+
+
 def _how_the_audit_ran(result: RunResult, audit: AuditResult, sheet: dict[str, Any]) -> list[Any]:
     """The split, the repeats, the rule, the deciding attack, precision and subsampling."""
     repeats = (
@@ -156,7 +168,8 @@ def _how_the_audit_ran(result: RunResult, audit: AuditResult, sheet: dict[str, A
             f"non-members (about 20 %: {safe_count(non_members(result))} records), made synthetic rows from the members at "
             f"each candidate w, and let two attackers try to tell members from non-members. It was repeated "
             f"{repeats} "
-            f"times with fresh noise. Selection rule: {text(audit.rule or DEFAULT_RULE)}.",
+            f"times with fresh noise{_over_splits(audit.splits)}. "
+            f"Selection rule: {text(audit.rule or DEFAULT_RULE)}.",
             sheet,
         )
     ]
