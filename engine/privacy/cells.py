@@ -11,10 +11,12 @@ searched only when ``delta^2`` is below the best squared distance found so far (
 columns (up to rounding of the sum, ~1e-16 relative; ``tests/test_cells.py`` compares both on
 random mixed tables with ties, duplicates and cells missing from one side).
 
-Measured (``benchmarks/bench_neighbours.py`` case ``mixed``: 8 correlated numbers, a 3-level
-category, a flag; 2 cores): nearest distances of 50,000 rows to 40,000 in 0.34-0.39 s against
-0.66-0.78 s for one tree; 100,000 rows' 5th neighbours and ball counts see the module table of
-:mod:`engine.privacy.neighbours`.
+Measured on the audit's own inputs for the ``wide`` case of ``benchmarks/bench_pipeline.py``
+(8 correlated numbers, a 3-level category, a flag; 2 cores; inputs captured from a real run):
+nearest distances of 50,000 rows to 40,000 in 0.70-0.89 s against 1.55-2.04 s for one tree;
+the 1st and 5th neighbours of 100,000 rows in 4.3 s against 11.3 s. The pipeline's figures
+(neighbour search 68 -> 48-53 s for 77 searches) are in that script's docstring. Below
+``CELLS_MIN_ROWS`` reference rows one tree is quicker and is used instead.
 
 References: Bentley (1975) k-d trees; scipy.spatial.cKDTree (``distance_upper_bound``).
 
