@@ -61,6 +61,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
+from engine.tables.dequantize import conditional_scores
 from engine.tables.marginals import NormalScores
 from engine.tables.schema import ColumnSpec, Schema
 
@@ -133,8 +134,9 @@ class TableEncoder:
     References: METHOD.md section 2.
     """
 
-    def __init__(self, schema: Schema) -> None:
+    def __init__(self, schema: Schema, *, conditional: bool = True) -> None:
         self.schema = schema
+        self.conditional = conditional  # discrete scores drawn given the row (dequantize.py)
 
     # ------------------------------------------------------------------ fitting
     def fit(self, df: pd.DataFrame) -> TableEncoder:
@@ -167,15 +169,24 @@ class TableEncoder:
 
     # ------------------------------------------------------------------ forward
     def transform(self, df: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
-        """Model-space matrix (float64, n x d_model); dequantization noise drawn from ``rng``."""
+        """Model-space matrix (float64, n x d_model); dequantization noise drawn from ``rng``.
+
+        A discrete value's score (code, integer, point mass) is drawn inside its interval
+        given the rest of its row (:mod:`engine.tables.dequantize`; ``conditional=False``: drawn
+        uniformly, ignoring the row), so the flow sees dependence at its full strength."""
         self._check_fitted()
         out = np.empty((len(df), self.d_model_), dtype="float64")
+        lo, hi = np.empty_like(out), np.empty_like(out)
         for j, col in enumerate(self.columns_):
             s = _present(df, col.spec.name)
             labels = col.labels
             v = _codes(s, labels) if labels is not None else s.to_numpy(dtype="float64")
-            out[:, j] = (col.marginal.forward(v, rng) - col.mean) / col.sd
-        return out
+            out[:, j] = col.marginal.forward(v, rng)
+            lo[:, j], hi[:, j] = col.marginal.interval(v)
+        if self.conditional:
+            out = conditional_scores(out, lo, hi, rng)
+        means = np.array([c.mean for c in self.columns_])
+        return (out - means) / np.array([c.sd for c in self.columns_])
 
     # ------------------------------------------------------------------ backward
     def inverse_transform(self, arr: np.ndarray) -> Decoded:

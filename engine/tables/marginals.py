@@ -131,7 +131,34 @@ class NormalScores:
         # a real value beyond a bound is drawn in the share beyond it (decoded at the bound)
         p = np.where(below, self.ps[0] * u, p)
         p = np.where(above, self.ps[-1] + (1.0 - self.ps[-1]) * u, p)
-        return ndtri(self.p_floor + (1.0 - 2.0 * self.p_floor) * p)  # finite (|y| < 4.8)
+        return self._score(p)
+
+    def interval(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The normal scores ``[lo, hi]`` between which :meth:`forward` draws each value (equal
+        ends: the value has one exact score). Every score in it decodes to the value.
+
+        Example:
+            >>> m = NormalScores.fit(np.r_[np.zeros(50), np.ones(50)], discrete=True, exact=True)
+            >>> lo, hi = m.interval(np.array([0.0, 1.0]))
+            >>> float(lo[0]) < -4, abs(float(hi[0])) < 1e-9, float(hi[1]) > 4
+            (True, True, True)
+        """
+        x = np.asarray(values, dtype="float64")
+        below, above = x < self.xs[0], x > (self.xs[-1] - (1.0 if self.discrete else 0.0))
+        knots = self._axis(self.xs)
+        if self.discrete:
+            a = np.clip(np.floor(x), self.xs[0], np.nextafter(self.xs[-1], -np.inf))
+            p_lo, _ = _step_ends(self._axis(a), knots, self.ps)
+            p_hi, _ = _step_ends(self._axis(np.minimum(a + 1.0, self.xs[-1])), knots, self.ps)
+        else:
+            p_lo, p_hi = _step_ends(self._axis(np.clip(x, self.xs[0], self.xs[-1])), knots, self.ps)
+        p_lo = np.where(below, 0.0, np.where(above, self.ps[-1], p_lo))
+        p_hi = np.where(below, self.ps[0], np.where(above, 1.0, p_hi))
+        return self._score(p_lo), self._score(p_hi)
+
+    def _score(self, p: np.ndarray) -> np.ndarray:
+        """Normal score of a share, kept inside (p_floor, 1 - p_floor): finite (|y| < 4.8)."""
+        return ndtri(self.p_floor + (1.0 - 2.0 * self.p_floor) * p)
 
     def beyond(self, scores: np.ndarray) -> np.ndarray:
         """True where a score lies beyond the fitted range (its value is clipped to a bound)."""

@@ -1,0 +1,120 @@
+"""Conditional dequantization: a discrete value's normal score drawn given the rest of its row.
+
+A value that the normal-score map cannot place exactly (a binary or event code, a category, an
+integer, a value on a point mass such as administrative censoring at week 52) is drawn inside its
+interval ``[lo, hi]`` of normal scores (:meth:`engine.tables.marginals.NormalScores.interval`).
+Drawn *uniformly* there (the randomized probability integral transform), the draw ignores the
+rest of the row, and that weakens every dependence on the column: with ``B = 1{Y* > 0}`` and
+``corr(Y*, X) = rho``, the uniform score of ``B`` has correlation ``sqrt(2/pi)^2 rho = 0.64 rho``
+with ``X``. A flow (near Gaussian on a small table) learns that weakened correlation, and decoding
+by thresholds gives back an association 35-40 % too weak: the attenuated hazard ratios and odds
+ratios of issue 13. Measured (``fast`` flows on 50 % of each table, 3 seeds x 6 draws, w = 0.6):
+mean |z-gap| demo 1.28 -> 0.76 (share above 2: 25 % -> 4 %), kidney 1.28 -> 0.96, breast's
+logistic 4.16 -> 1.30, lung 1.30 -> 1.11.
+
+Instead, the scores are drawn as in the Gibbs sampler of a Gaussian copula with discrete margins
+(Hoff 2007's extended rank likelihood): treat the rows' scores as ``N(0, S)``, and for each column
+with intervals draw every interval entry from its Gaussian conditional given the row's other
+scores, truncated to the interval; re-estimate ``S`` from the current scores; repeat ``SWEEPS``
+times, starting from the uniform draws. The scores then carry the latent (polyserial /
+polychoric) correlations, decoding is unchanged (each draw stays in its interval, so every code
+and point mass comes back as it was), and each column's marginal stays standard normal when the
+copula fits. Values that the map places exactly (continuous values off point masses) are never
+touched, and neither is anything of a release: this shapes only the flow's training data and
+the latent codes that noise is injected into.
+
+``S`` is an aggregate of the whole table (like the knots of the marginals), estimated on at most
+``FIT_ROWS`` rows. Written here because no maintained Python package does this step (R's
+``sbgcop`` and ``gcimpute``'s EM impute missing values; neither draws dequantization noise), and
+it is 40 lines of numpy on top of scipy's normal CDF.
+
+References: Hoff (2007) "Extending the rank likelihood for semiparametric copula estimation",
+Ann. Appl. Stat. 1(1); Albert & Chib (1993) for truncated-normal data augmentation; issue 13
+items 2-3.
+
+Example:
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.standard_normal(20_000)
+    >>> b = (0.6 * x + 0.8 * rng.standard_normal(20_000) > 0)  # a probit outcome, rho = 0.6
+    >>> lo, hi = np.where(b, 0.0, -np.inf), np.where(b, np.inf, 0.0)
+    >>> uniform = np.where(b, 1, -1) * np.abs(rng.standard_normal(20_000))
+    >>> Y = np.c_[x, uniform]
+    >>> round(float(np.corrcoef(Y.T)[0, 1]), 2)  # the uniform draw: 0.64 * 0.6
+    0.38
+    >>> Y2 = conditional_scores(Y, np.c_[x, lo], np.c_[x, hi], rng)
+    >>> round(float(np.corrcoef(Y2.T)[0, 1]), 1), bool(((Y2[:, 1] > 0) == b).all())
+    (0.6, True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+SWEEPS = 10  # Gibbs sweeps; the correlations settle within about 5 (tests/test_dequantize.py)
+FIT_ROWS = 20_000  # rows behind each estimate of S
+MIN_RESIDUAL = 0.02  # floor of a conditional variance: no column is taken as exactly determined
+RIDGE = 1e-6
+
+
+def conditional_scores(
+    Y: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    sweeps: int = SWEEPS,
+) -> np.ndarray:
+    """A copy of the normal scores ``Y`` (n x d) with every entry whose interval ``[lo, hi]``
+    has width redrawn from its Gaussian conditional given its row, truncated to the interval.
+
+    Entries with ``hi <= lo`` (placed exactly) are returned unchanged; so is ``Y`` when no
+    column has an interval or it has fewer than 3 rows. Deterministic for a given ``rng``.
+    """
+    Y = np.array(Y, dtype="float64", copy=True)
+    free = (hi - lo) > 1e-12
+    columns = np.flatnonzero(free.any(axis=0))
+    n, d = Y.shape
+    if columns.size == 0 or n < 3 or d < 2:
+        return Y
+    fit_rows = np.sort(rng.choice(n, FIT_ROWS, replace=False)) if n > FIT_ROWS else None
+    for _ in range(sweeps):
+        precision = _precision(Y if fit_rows is None else Y[fit_rows])
+        for j in columns:
+            rows = np.flatnonzero(free[:, j])
+            p_jj = precision[j, j]
+            others = np.delete(np.arange(d), j)
+            mean = -(Y[np.ix_(rows, others)] @ precision[others, j]) / p_jj
+            sd = np.sqrt(max(1.0 / p_jj, MIN_RESIDUAL))
+            Y[rows, j] = truncated_normal(mean, sd, lo[rows, j], hi[rows, j], rng)
+    return Y
+
+
+def _precision(Y: np.ndarray) -> np.ndarray:
+    """Inverse of the scores' covariance about zero (their margins are standard normal)."""
+    S = (Y.T @ Y) / len(Y)
+    return np.linalg.inv(S + RIDGE * np.eye(len(S)))
+
+
+def truncated_normal(
+    mean: np.ndarray, sd: float, lo: np.ndarray, hi: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """One draw of ``N(mean, sd^2)`` restricted to ``[lo, hi]`` per entry, by the inverse CDF
+    (on the lower tail's side, for accuracy); where the interval has no measurable mass
+    (more than about 8 SDs away), the nearest end.
+
+    Example:
+        >>> r = np.random.default_rng(1)
+        >>> y = truncated_normal(np.zeros(100_000), 1.0, np.zeros(100_000), np.full(100_000, np.inf), r)
+        >>> round(float(y.mean()), 2)  # E[N | N > 0] = sqrt(2 / pi)
+        0.8
+    """
+    a, b = (lo - mean) / sd, (hi - mean) / sd
+    flip = a > 0  # both ends above the mean: draw the mirror image in the lower tail
+    a, b = np.where(flip, -b, a), np.where(flip, -a, b)
+    pa, pb = ndtr(a), ndtr(b)
+    t = ndtri(np.clip(pa + (pb - pa) * rng.uniform(size=np.shape(mean)), 1e-300, 1.0 - 1e-16))
+    y = mean + sd * np.where(flip, -t, t)
+    ok = np.isfinite(y) & (pb - pa > 1e-14)
+    return np.clip(np.where(ok, y, mean), lo, hi)
