@@ -114,3 +114,11 @@ def test_truncated_normal_far_outside_returns_the_nearest_end():
     y = truncated_normal(np.array([0.0, 0.0]), 1.0, np.array([40.0, -np.inf]), np.array([41.0, -40.0]),
                          np.random.default_rng(0))  # fmt: skip
     assert y.tolist() == [40.0, -40.0]
+
+
+def test_a_long_table_burns_in_on_a_subsample_and_still_reaches_the_latent_correlation():
+    df = _probit_table(n=30_000, seed=11)  # above FIT_ROWS: burn-in on 20,000 rows, then all
+    enc = _encoder(df, True)
+    X = enc.transform(df, np.random.default_rng(12))
+    assert np.corrcoef(X.T)[0, 1] == pytest.approx(0.60, abs=0.02)
+    assert (enc.inverse_transform(X).frame["event"] == df["event"]).all()

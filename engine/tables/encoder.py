@@ -10,15 +10,17 @@ extreme), point masses are steps of ``F``. Back: ``x = F^-1(Phi(y))``.
 kind            forward                                               back
 ==============  ====================================================  ==========================
 continuous      Phi^-1(F(x)); a value on a point mass drawn in its    F^-1(Phi(y)), round
-time            step (randomized probability integral transform)      (decimals), clip to bounds
-binary, event   label code b, drawn uniformly in its step of F        code (1 if >= 1 else 0)
-integer         k + U(0, 1), then Phi^-1(F(.)) on that axis           floor, clip to bounds
-categorical     ordinal code c, drawn uniformly in its step of F      code c, clip to 0..K-1
+time            step given the rest of the row                        (decimals), clip to bounds
+binary, event   label code b, drawn in its step of F given the row    code (1 if >= 1 else 0)
+integer         k + U(0, 1) on F's axis, drawn given the row          floor, clip to bounds
+categorical     ordinal code c, drawn in its step of F given the row  code c, clip to 0..K-1
 ==============  ====================================================  ==========================
 
 So every column's marginal, including each level's and each common value's frequency, comes
-back right in expectation whatever the flow does to the latent margins (issue 13 item 1); the
-flow models the dependence. The map needs no random draws to fit.
+back right when the flow's latent margins are right (issue 13 item 1); the flow models the
+dependence. The map needs no random draws to fit. Where a value is drawn inside a step (codes,
+integers, point masses), the draw is conditional on the rest of its row
+(:mod:`engine.tables.dequantize`), so correlations with such columns are not weakened.
 
 Categorical: ordinal code in an ordered probit, not one-hot. Reason: one dimension per column
 keeps d small, and the generating pass of a MAF costs d sequential network evaluations per layer
