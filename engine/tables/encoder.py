@@ -57,14 +57,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
 from engine.tables.dequantize import conditional_scores
+from engine.tables.frequencies import CALIBRATE_ROWS, calibrated_shares, ranked_codes
 from engine.tables.marginals import NormalScores
+from engine.tables.restore import restore_labels, restore_number
 from engine.tables.schema import ColumnSpec, Schema
 
 LABEL_KINDS = frozenset({"binary", "event", "categorical"})
@@ -128,6 +130,7 @@ class ColumnTransform:
     dtype: Any
     labels: tuple[Any, ...] | None = None
     marginal: NormalScores = field(default_factory=lambda: NormalScores.fit(np.zeros(1)))
+    shares: tuple[float, ...] | None = None  # label kinds: each level's real share (frequencies.py)
 
 
 class TableEncoder:
@@ -161,13 +164,16 @@ class TableEncoder:
             v = _codes(s, labels).astype("float64")
             top = len(labels) - 1
             marginal = NormalScores.fit(v, lower=0, upper=top, discrete=True, exact=True)
+            shares = calibrated_shares(v.astype("int64"), len(labels))
         else:
-            labels, v = None, s.to_numpy(dtype="float64")
+            labels, v, shares = None, s.to_numpy(dtype="float64"), None
             marginal = NormalScores.fit(
                 v, lower=spec.lower, upper=spec.upper, discrete=spec.kind == "integer"
             )
         raw = (float(v.mean()), _sd(v))
-        return ColumnTransform(spec, 0.0, 1.0, *raw, s.dtype, labels=labels, marginal=marginal)
+        return ColumnTransform(
+            spec, 0.0, 1.0, *raw, s.dtype, labels=labels, marginal=marginal, shares=shares
+        )
 
     # ------------------------------------------------------------------ forward
     def transform(self, df: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
@@ -191,8 +197,13 @@ class TableEncoder:
         return (out - means) / np.array([c.sd for c in self.columns_])
 
     # ------------------------------------------------------------------ backward
-    def inverse_transform(self, arr: np.ndarray) -> Decoded:
-        """Back to a table with the fitted columns' names, order, dtypes, labels and decimals."""
+    def inverse_transform(self, arr: np.ndarray, *, calibrate: bool | None = None) -> Decoded:
+        """Back to a table with the fitted columns' names, order, dtypes, labels and decimals.
+
+        ``calibrate`` (default: batches of at least ``CALIBRATE_ROWS`` rows): coded columns
+        whose every level has >= 10 real rows get their levels by rank of the scores, in the
+        real shares (:mod:`engine.tables.frequencies`); otherwise at the fixed thresholds."""
+        calibrate = len(arr) >= CALIBRATE_ROWS if calibrate is None else calibrate
         self._check_fitted()
         arr = np.asarray(arr, dtype="float64")
         if arr.ndim != 2 or arr.shape[1] != self.d_model_:
@@ -203,6 +214,10 @@ class TableEncoder:
         for j, col in enumerate(self.columns_):
             y = arr[:, j] * col.sd + col.mean
             non_finite[col.spec.name] = int((~np.isfinite(y)).sum())
+            if calibrate and col.shares is not None:
+                columns[col.spec.name] = restore_labels(ranked_codes(y, col.shares), col)
+                clips[col.spec.name] = non_finite[col.spec.name]
+                continue
             columns[col.spec.name], clips[col.spec.name] = self._decode_column(col, y)
         return Decoded(pd.DataFrame(columns), clips, non_finite)
 
@@ -213,22 +228,22 @@ class TableEncoder:
         tail = col.marginal.beyond(y)  # beyond the fitted range: decoded at a bound (a clip)
         if kind in ("binary", "event"):
             codes = np.where(np.nan_to_num(x, nan=col.raw_mean) >= 0.5, 1, 0)
-            return _restore_labels(codes, col), int((~np.isfinite(y)).sum())
+            return restore_labels(codes, col), int((~np.isfinite(y)).sum())
         if kind == "categorical":
             assert col.labels is not None  # set by fit for label kinds
             top = len(col.labels) - 1
             codes, clipped = _clip(np.floor(_fill_nan(x, 0.0)), 0.0, float(top), y)
-            return _restore_labels(codes.astype("int64"), col), clipped + int(tail.sum())
+            return restore_labels(codes.astype("int64"), col), clipped + int(tail.sum())
         if kind == "integer":
             lower = None if col.spec.lower is None else float(np.ceil(col.spec.lower))
             upper = None if col.spec.upper is None else float(np.floor(col.spec.upper))
             v, clipped = _clip(np.floor(_fill_nan(x, np.floor(col.raw_mean))), lower, upper, y)
-            return _restore_number(v, col, whole=True), clipped + int(tail.sum())
+            return restore_number(v, col, whole=True), clipped + int(tail.sum())
         v = _fill_nan(x, col.raw_mean)
         if col.spec.decimals is not None:  # round first: a round-off hair above max is not a clip
             v = np.round(v, col.spec.decimals)
         v, clipped = _clip(v, col.spec.lower, col.spec.upper, y)
-        return _restore_number(v, col, whole=False), clipped + int(tail.sum())
+        return restore_number(v, col, whole=False), clipped + int(tail.sum())
 
     # ------------------------------------------------------------------ distances
     def distance_space(self, df: pd.DataFrame) -> np.ndarray:
@@ -353,39 +368,3 @@ def _clip(
     v = np.clip(v, lo, hi)
     v = np.where(np.isfinite(v), v, 0.0)  # only reachable without bounds: inf with no bound
     return v, int(outside.sum())
-
-
-class _Restorable(Protocol):
-    """What the restore helpers read (a :class:`ColumnTransform` or the DP encoder's view)."""
-
-    @property
-    def labels(self) -> tuple[Any, ...] | None: ...
-
-    @property
-    def dtype(self) -> Any: ...
-
-
-def _restore_labels(codes: np.ndarray, col: _Restorable) -> pd.Series:
-    """Codes -> the original labels with the original dtype."""
-    assert col.labels is not None  # only called for label kinds
-    labels = np.empty(len(col.labels), dtype=object)
-    labels[:] = list(col.labels)
-    values = labels[np.asarray(codes, dtype=np.int64)]
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        return pd.Series(pd.Categorical(values, dtype=col.dtype))
-    return pd.Series(values, dtype=object).astype(col.dtype)
-
-
-def _restore_number(v: np.ndarray, col: _Restorable, *, whole: bool) -> pd.Series:
-    """Numbers back to the original dtype; whole-number kinds become int64 when they were floats."""
-    kind = (
-        np.dtype(col.dtype).kind
-        if not isinstance(col.dtype, pd.api.extensions.ExtensionDtype)
-        else "x"
-    )
-    if kind in "iu" or (whole and kind == "f"):
-        target = col.dtype if kind in "iu" else np.dtype("int64")
-        return pd.Series(np.round(v).astype(target))
-    if kind == "f":
-        return pd.Series(v.astype(col.dtype))
-    return pd.Series(np.round(v) if whole else v).astype(col.dtype)

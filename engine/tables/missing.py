@@ -56,10 +56,10 @@ import pandas as pd
 from scipy.stats import norm
 
 from engine.tables.dates import DateLayer
+from engine.tables.frequencies import CALIBRATE_ROWS, top_rows
 from engine.tables.kinds import ColumnSpec
 
 SUFFIX = " is missing"
-CALIBRATE_ROWS = 200  # decoded batches at least this long get each column's real missing rate
 
 
 def indicator_name(column: str, taken: set[str]) -> str:
@@ -201,7 +201,7 @@ class MissingLayer:
             if ind not in out.columns:
                 continue
             score = pd.to_numeric(out[ind], errors="coerce").fillna(-np.inf).to_numpy()
-            flag = _top(score, self.rate[c]) if calibrate else score >= cut[c]
+            flag = top_rows(score, self.rate[c]) if calibrate else score >= cut[c]
             if c in out.columns and flag.any():
                 col = out[c]
                 if pd.api.types.is_integer_dtype(col) or pd.api.types.is_bool_dtype(col):
@@ -223,15 +223,6 @@ class MissingLayer:
     def rates(self, frame: pd.DataFrame) -> dict[str, float]:
         """Each modelled column's share of missing values in ``frame``."""
         return {c: float(_gone(frame[c]).mean()) for c in self.indicators if c in frame.columns}
-
-
-def _top(score: np.ndarray, rate: float) -> np.ndarray:
-    """True for the round(rate n) highest scores (ties broken by position)."""
-    k = int(round(rate * len(score)))
-    flag = np.zeros(len(score), dtype=bool)
-    if k > 0:
-        flag[np.argsort(-score, kind="stable")[:k]] = True
-    return flag
 
 
 def latent_corr(gone: np.ndarray, limit: float = 0.98) -> np.ndarray:

@@ -51,7 +51,8 @@ import pandas as pd
 from scipy.special import expit, logit
 
 from engine.errors import InputError
-from engine.tables.encoder import Decoded, _codes, _restore_labels, _restore_number
+from engine.tables.encoder import Decoded, _codes
+from engine.tables.restore import restore_labels, restore_number
 from engine.tables.schema import ColumnSpec, Schema
 
 BOUNDED_KINDS = frozenset({"continuous", "integer", "time"})
@@ -259,13 +260,13 @@ class BoundedEncoder:
         kind = col.spec.kind
         if kind in ("binary", "event"):
             codes = (y >= 0.0).astype("int64")
-            return _restore_labels(codes, _LabelView(col)), int(bad.sum())
+            return restore_labels(codes, _LabelView(col)), int(bad.sum())
         if kind == "categorical":
             assert col.labels is not None  # fit() sets levels for level kinds
             K = len(col.labels)
             raw = np.floor((y + 1.0) * K / 2.0)
             codes = np.clip(raw, 0, K - 1)
-            return _restore_labels(codes.astype("int64"), _LabelView(col)), int(
+            return restore_labels(codes.astype("int64"), _LabelView(col)), int(
                 ((raw != codes) | bad).sum()
             )
         assert col.lower is not None and col.upper is not None  # fit() sets bounds
@@ -280,7 +281,7 @@ class BoundedEncoder:
             raw = np.round(raw, col.spec.decimals)
         v = np.clip(raw, col.lower, col.upper)
         clipped = int(((v != raw) | bad).sum())
-        return _restore_number(v, _LabelView(col), whole=kind == "integer"), clipped
+        return restore_number(v, _LabelView(col), whole=kind == "integer"), clipped
 
 
 @dataclass(frozen=True)
