@@ -190,7 +190,8 @@ class TableEncoder:
             labels = col.labels
             v = _codes(s, labels) if labels is not None else s.to_numpy(dtype="float64")
             out[:, j] = col.marginal.forward(v, rng)
-            lo[:, j], hi[:, j] = col.marginal.interval(v)
+            if self.conditional:
+                lo[:, j], hi[:, j] = col.marginal.interval(v)
         if self.conditional:
             out = conditional_scores(out, lo, hi, rng)
         means = np.array([c.mean for c in self.columns_])
