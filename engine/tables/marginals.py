@@ -119,19 +119,15 @@ class NormalScores:
     def forward(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Normal scores of ``values``; a value on a point mass (or a discrete code) is drawn
         uniformly inside its step of the CDF, from ``rng``."""
-        x = np.asarray(values, dtype="float64")
-        below, above = x < self.xs[0], x > (self.xs[-1] - (1.0 if self.discrete else 0.0))
+        raw = np.asarray(values, dtype="float64")
+        x = raw
         if self.discrete:
             x = np.floor(x) + rng.uniform(0.0, 1.0, size=x.shape)
             x = np.clip(x, self.xs[0], np.nextafter(self.xs[-1], -np.inf))
         x = np.clip(x, self.xs[0], self.xs[-1])
         p_left, p_right = _step_ends(self._axis(x), self._axis(self.xs), self.ps)
-        u = rng.uniform(0.0, 1.0, size=x.shape)
-        p = p_left + (p_right - p_left) * u
-        # a real value beyond a bound is drawn in the share beyond it (decoded at the bound)
-        p = np.where(below, self.ps[0] * u, p)
-        p = np.where(above, self.ps[-1] + (1.0 - self.ps[-1]) * u, p)
-        return self._score(p)
+        p_lo, p_hi = self._with_tails(raw, p_left, p_right)
+        return self._score(p_lo + (p_hi - p_lo) * rng.uniform(0.0, 1.0, size=x.shape))
 
     def interval(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The normal scores ``[lo, hi]`` between which :meth:`forward` draws each value (equal
@@ -144,7 +140,6 @@ class NormalScores:
             (True, True, True)
         """
         x = np.asarray(values, dtype="float64")
-        below, above = x < self.xs[0], x > (self.xs[-1] - (1.0 if self.discrete else 0.0))
         knots = self._axis(self.xs)
         if self.discrete:
             a = np.clip(np.floor(x), self.xs[0], np.nextafter(self.xs[-1], -np.inf))
@@ -152,9 +147,19 @@ class NormalScores:
             p_hi, _ = _step_ends(self._axis(np.minimum(a + 1.0, self.xs[-1])), knots, self.ps)
         else:
             p_lo, p_hi = _step_ends(self._axis(np.clip(x, self.xs[0], self.xs[-1])), knots, self.ps)
+        p_lo, p_hi = self._with_tails(x, p_lo, p_hi)
+        return self._score(p_lo), self._score(p_hi)
+
+    def _with_tails(
+        self, values: np.ndarray, p_lo: np.ndarray, p_hi: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """A real value beyond a bound is drawn in the share beyond it (decoded at the bound):
+        its range of shares is [0, F(lower)] or [F(upper), 1]; other values keep theirs."""
+        below = values < self.xs[0]
+        above = values > (self.xs[-1] - (1.0 if self.discrete else 0.0))
         p_lo = np.where(below, 0.0, np.where(above, self.ps[-1], p_lo))
         p_hi = np.where(below, self.ps[0], np.where(above, 1.0, p_hi))
-        return self._score(p_lo), self._score(p_hi)
+        return p_lo, p_hi
 
     def _score(self, p: np.ndarray) -> np.ndarray:
         """Normal score of a share, kept inside (p_floor, 1 - p_floor): finite (|y| < 4.8)."""
