@@ -55,7 +55,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,12 +176,21 @@ class TableEncoder:
         )
 
     # ------------------------------------------------------------------ forward
-    def transform(self, df: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
+    def transform(
+        self,
+        df: pd.DataFrame,
+        rng: np.random.Generator,
+        *,
+        cells: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
+    ) -> np.ndarray:
         """Model-space matrix (float64, n x d_model); dequantization noise drawn from ``rng``.
 
         A discrete value's score (code, integer, point mass) is drawn inside its interval
         given the rest of its row (:mod:`engine.tables.dequantize`; ``conditional=False``: drawn
-        uniformly, ignoring the row), so the flow sees dependence at its full strength."""
+        uniformly, ignoring the row), so the flow sees dependence at its full strength.
+        ``cells``: per column, raw-unit bounds ``(low, high)`` per row that replace the value's
+        own interval (NaN: keep it; +-inf: unbounded); a finite bound maps to the lowest score
+        that decodes to it (the missing-value layer's indicators and placeholders)."""
         self._check_fitted()
         out = np.empty((len(df), self.d_model_), dtype="float64")
         lo, hi = np.empty_like(out), np.empty_like(out)
@@ -192,6 +201,10 @@ class TableEncoder:
             out[:, j] = col.marginal.forward(v, rng)
             if self.conditional:
                 lo[:, j], hi[:, j] = col.marginal.interval(v)
+                if cells is not None and col.spec.name in cells:
+                    given = [_bound_scores(col, b) for b in cells[col.spec.name]]
+                    lo[:, j] = np.where(np.isnan(given[0]), lo[:, j], given[0])
+                    hi[:, j] = np.where(np.isnan(given[1]), hi[:, j], given[1])
         if self.conditional:
             out = conditional_scores(out, lo, hi, rng)
         means = np.array([c.mean for c in self.columns_])
@@ -327,6 +340,15 @@ def _std(v: np.ndarray) -> float:
     if not (np.isfinite(scale) and scale > 0):
         return 0.0
     return float(np.std(v / scale)) * scale
+
+
+def _bound_scores(col: ColumnTransform, bounds: np.ndarray) -> np.ndarray:
+    """Normal scores of raw-unit bounds: the lowest score that decodes to each finite bound;
+    +-inf and NaN as they are."""
+    b = np.asarray(bounds, dtype="float64")
+    finite = np.isfinite(b)
+    scores = col.marginal.interval(np.where(finite, b, 0.0))[0]
+    return np.where(finite, scores, b)
 
 
 def _present(df: pd.DataFrame, name: str) -> pd.Series:
