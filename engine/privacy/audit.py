@@ -62,11 +62,13 @@ from engine.privacy.audit_result import (  # noqa: F401  (re-exported)
     AuditConfig,
     AuditResult,
     rule_text,
+    split_se,
     validate_audit_inputs,
 )
 from engine.privacy.audit_result import MAX_REPEATS as _MAX_REPEATS
 from engine.privacy.audit_result import MIN_REPEATS as _MIN_REPEATS
 from engine.privacy.audit_result import SE_TARGET as _SE_TARGET
+from engine.privacy.audit_result import mean_sd_se as _mean_sd_se
 from engine.privacy.density import GaussianKDE
 from engine.privacy.neighbours import nearest_distances
 from engine.privacy.release import (  # noqa: F401  (re-exported: the audit's public API)
@@ -145,13 +147,6 @@ def membership_auc(member_scores: np.ndarray, nonmember_scores: np.ndarray) -> f
     return float((ranks[:n1].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 
 
-def _mean_sd_se(values: list[float]) -> tuple[float, float, float]:
-    """Mean, sample SD and SE of the mean (SD, SE 0 for one value)."""
-    a = np.asarray(values)
-    sd = float(a.std(ddof=1)) if len(a) > 1 else 0.0
-    return float(a.mean()), sd, sd / math.sqrt(len(a))
-
-
 @dataclass
 class _Samples:
     """Per-w accumulated attack results."""
@@ -159,6 +154,7 @@ class _Samples:
     auc: list[float] = field(default_factory=list)
     density: list[float] = field(default_factory=list)
     tpr: list[np.ndarray] = field(default_factory=list)
+    split: list[int] = field(default_factory=list)  # which split each repeat was scored on
 
 
 def _score_repeat(split: Split, draw: _Draw, X_dist, config, acc: _Samples) -> None:
@@ -174,6 +170,7 @@ def _score_repeat(split: Split, draw: _Draw, X_dist, config, acc: _Samples) -> N
     ref = np.concatenate([split.ref_log_members[mi], split.ref_log_hold[hi]])
     ratio = log_synth - ref
     acc.density.append(membership_auc(ratio[: len(mi)], ratio[len(mi) :]))
+    acc.split.append(id(split))
 
 
 def _one_repeat(split: Split, w: float, X_dist, to_dist, config, rng, acc: _Samples) -> None:
@@ -183,8 +180,9 @@ def _one_repeat(split: Split, w: float, X_dist, to_dist, config, rng, acc: _Samp
 
 def _summarise(w: float, acc: _Samples, refined: bool) -> CurvePoint:
     """Turn the accumulated repeats at one w into a curve point."""
-    auc, auc_sd, auc_se = _mean_sd_se(acc.auc)
-    dens, dens_sd, dens_se = _mean_sd_se(acc.density)
+    auc, auc_sd, _ = _mean_sd_se(acc.auc)
+    dens, dens_sd, _ = _mean_sd_se(acc.density)
+    auc_se, dens_se = split_se(acc.auc, acc.split), split_se(acc.density, acc.split)
     tpr = np.mean(acc.tpr, axis=0)
     at = dict(zip(ROC_FPR, tpr, strict=False))
     step = max(1, len(ROC_FPR) // 50)

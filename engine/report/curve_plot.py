@@ -35,7 +35,7 @@ DENSITY = "#7b3294"
 LIMIT = "#c00000"
 CHOSEN = "#2ca02c"
 CANDIDATE = "#9467bd"
-TITLE = "Membership AUC by w (mean ± SE over the repeats)"
+TITLE = "Membership AUC by w (mean ± SE)"
 
 Row = tuple[float, float, float, float, float]
 

@@ -36,7 +36,8 @@ DEFAULT_RULE = (
     "(mean + one standard error)"
 )
 AUC_CAPTION = (
-    "Membership AUC against w (mean ± one SE over the repeats). Red dashed: the limit. Green: "
+    "Membership AUC against w (mean ± one SE; the SE counts the spread between the audit's fresh "
+    "splits as well as between repeats). Red dashed: the limit. Green: "
     "the released w. Higher w keeps more of each real record and so leaks more."
 )
 TPR_CAPTION = (
@@ -110,8 +111,9 @@ def audit_precision_sentences(audit: AuditResult | None, w: float | None) -> lis
     return out + [
         f"Precision: the target standard error of 0.01 was not reached at {len(short)} of "
         f"{len(audit.curve)} tested w within the repeat limit (largest standard error "
-        f"{worst:.3f}); the selection rule adds one standard error, so a wider margin only "
-        "makes it stricter."
+        f"{worst:.3f}; on a small table the spread between fresh splits sets a floor that "
+        "more repeats cannot lower); the selection rule adds one standard error, so a wider "
+        "margin only makes it stricter."
     ]
 
 
