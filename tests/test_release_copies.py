@@ -237,3 +237,24 @@ def test_cli_refusal_names_the_binding_attack(
     err = capsys.readouterr().err
     assert code == 3
     assert "density attack AUC 0.571" in err and "--allow-risky" in err, err
+
+
+def test_refusal_by_uncertainty_alone_says_so_and_not_that_the_model_leaks(tmp_path: Path) -> None:
+    """A mean AUC below the limit that fails only by its standard error (a few dozen rows,
+    fresh splits that disagree) is not a model giving members away: more rows settle it."""
+    from engine.pipeline import RunConfig, Verdict, prepare, release
+    from engine.privacy.audit import AuditResult
+
+    curve = (_point(0.0, 0.483, 0.47, se=0.113), _point(0.5, 0.50, 0.48, se=0.113))
+    audit = AuditResult(
+        threshold=0.55, holdout_fraction=0.2, repeats=5, splits=4, curve=curve,
+        selected_w=None, rule="", seconds=1.0, budget_exhausted=False,
+    )  # fmt: skip
+    prep = prepare(RunConfig(input=_table(tmp_path), seed=0))
+    result = release(prep, audit, rng=np.random.default_rng(0))
+    assert result.verdict is Verdict.REFUSED and result.refusal is not None
+    why, hint = result.refusal.reason, result.refusal.hint
+    assert "distance attack AUC 0.483 ± 0.113" in why, why
+    assert "its mean is below the limit" in why and "cannot show that it stays below" in why
+    assert "--" not in why
+    assert "gives members away" not in hint and hint.startswith("more rows would settle it")

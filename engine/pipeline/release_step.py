@@ -77,9 +77,12 @@ def refusal_reason(cfg: RunConfig, audit: AuditResult) -> tuple[str, str]:
         if failed is None
         else f": already at w = {failed.w:.2f} the {failed.quote(cfg.auc_max)} failed the limit"
     )
-    # failing at w = 0 the model itself gives members away: less detail or more rows help
+    # mean below the limit: failed by its SE (too few rows); at w = 0: the model gives members away
     hint = "add --allow-risky to export at w = 0 anyway"
-    if failed is not None and failed.w <= 0.0:
+    if failed is not None and failed.auc < cfg.auc_max:
+        where += " (its mean is below the limit, but on so few rows the audit cannot show that it stays below)"
+        hint = "more rows would settle it; " + hint.replace("add ", "or add ")
+    elif failed is not None and failed.w <= 0.0:
         hint = (
             "the model itself gives members away at w = 0 (common below ~500 rows): leave out or "
             "coarsen columns that single people out (exact dates, rare categories) or add rows; "
