@@ -49,8 +49,7 @@ if TYPE_CHECKING:
 
 
 class _Refusal(PrivacyRefused):
-    """A refusal in plain words (``reason``, for the report and the wizard) with the
-    command-line hint (``hint``) kept apart, since words a person reads never name a flag."""
+    """A refusal in plain words (``reason``) with the command-line hint (``hint``) apart."""
 
     def __init__(self, reason: str, hint: str) -> None:
         super().__init__(f"{reason}; {hint}")
@@ -72,18 +71,16 @@ def refusal_reason(cfg: RunConfig, audit: AuditResult) -> tuple[str, str]:
             "lower --w or add --allow-risky to override",
         )
     failed = audit.binding(None)
+    quote = "" if failed is None else failed.quote(cfg.auc_max)
     where = (
-        ""
-        if failed is None
-        else f": already at w = {failed.w:.2f} the {failed.quote(cfg.auc_max)} failed the limit"
+        "" if failed is None else f": already at w = {failed.w:.2f} the {quote} failed the limit"
     )
-    # mean below the limit: failed by its SE (too few rows); at w = 0: the model gives members away
     hint = "add --allow-risky to export at w = 0 anyway"
-    if failed is not None and failed.auc < cfg.auc_max:
+    if failed is not None and failed.auc < cfg.auc_max:  # failed by its SE only: too few rows
         where += " (its mean is below the limit, but on so few rows the audit cannot show that it stays below)"
         hint = "more rows would settle it; " + hint.replace("add ", "or add ")
     elif failed is not None and failed.w <= 0.0:
-        hint = (
+        hint = (  # the model itself gives members away: less detail or more rows help
             "the model itself gives members away at w = 0 (common below ~500 rows): leave out or "
             "coarsen columns that single people out (exact dates, rare categories) or add rows; "
             + hint.replace("add ", "")
