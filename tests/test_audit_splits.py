@@ -60,3 +60,4 @@ def test_an_audit_whose_splits_disagree_reports_their_spread() -> None:
     # about 0.1, while the eight repeats' SE is 0.04 (what was reported before)
     assert top.auc_se > 0.09
     assert top.auc_se > 2.0 * top.auc_sd / np.sqrt(top.repeats)
+    assert "per-split means" in res.to_dict()["se_method"]  # audit.json says what the SE counts

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 DEFAULT_GRID = tuple(round(0.05 * i, 2) for i in range(20))
 SE_TARGET, MIN_REPEATS, MAX_REPEATS = 0.01, 3, 20
+SE_METHOD = "larger of the repeats' SE and the SE of the per-split means (split_se)"
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class AuditResult:
             "budget_exhausted": self.budget_exhausted,
             "copies_audited": self.copies,
             "se_target": SE_TARGET,
+            "se_method": SE_METHOD,
             "se_target_met": all(p.se_target_met for p in self.curve),
             "max_repeats": MAX_REPEATS,
             "architecture": None
