@@ -20,14 +20,11 @@ class _Identity:
         return Z
 
 
-class _Forgetful:
+class _Forgetful(_Identity):
     """A map whose synthetic rows carry nothing of the rows they came from."""
 
     def __init__(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
-
-    def to_latent(self, X: np.ndarray) -> np.ndarray:
-        return X
 
     def from_latent(self, Z: np.ndarray) -> np.ndarray:
         return self.rng.standard_normal(Z.shape)
