@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from engine.pipeline import RunConfig, prepare, synthesize
-from engine.tables.missing import LayeredEncoder, MissingLayer, prepared_rows
+from engine.tables.layered import LayeredEncoder, prepared_rows
+from engine.tables.missing import MissingLayer
 from engine.tables.schema import infer_schema
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 from engine.errors import InputError
 
 if TYPE_CHECKING:
-    from engine.tables.missing import LayeredEncoder
+    from engine.tables.layered import LayeredEncoder
     from engine.tables.read import LoadedTable
     from engine.tables.schema import Schema
 

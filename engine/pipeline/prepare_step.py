@@ -53,9 +53,9 @@ def _complete_cases(config: RunConfig) -> bool:
 
 def prepare(config: RunConfig, progress: ProgressFn = no_progress) -> Prepared:
     """Read the file, infer the schema and fit the encoder: missing values modelled as
-    indicators and dates as days (:mod:`engine.tables.missing`), or complete cases when asked."""
+    indicators and dates as days (:mod:`engine.tables.layered`), or complete cases when asked."""
     from engine.pipeline.config import make_rng
-    from engine.tables.missing import LayeredEncoder, prepared_rows
+    from engine.tables.layered import LayeredEncoder, prepared_rows
 
     config.validate()
     progress(0.0, "reading the file")

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from engine.privacy.audit import AuditResult
     from engine.privacy.release import EpsilonStatement, ProtectResult, ReleaseMetrics
     from engine.tables.encoder import Decoded
-    from engine.tables.missing import LayeredEncoder
+    from engine.tables.layered import LayeredEncoder
 
 
 class _Refusal(PrivacyRefused):

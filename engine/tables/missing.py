@@ -30,10 +30,9 @@ The missing cell itself gets a *placeholder* that carries no information the rel
   of the modelled table) are part of the distance, so the audit and the release metrics cover
   the missingness pattern.
 
-:class:`LayeredEncoder` applies dates -> days (:mod:`engine.tables.dates`), then indicators and
-placeholders, before the :class:`~engine.tables.encoder.TableEncoder`; and the reverse after it.
-Everything else of the encoder's face (``d_model_``, ``feature_names_``, ...) is the inner
-encoder's. Pure pandas (no torch).
+:class:`engine.tables.layered.LayeredEncoder` applies dates -> days (:mod:`engine.tables.dates`),
+then indicators and placeholders, before the :class:`~engine.tables.encoder.TableEncoder`; and
+the reverse after it. Pure pandas (no torch).
 
 References: issue 13 item 4; van Buuren, *Flexible Imputation of Missing Data* (2018), 3.4
 (hot-deck draws).
@@ -54,14 +53,13 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from engine.tables.dates import DateLayer
 from engine.tables.dequantize import latent_corr
 from engine.tables.frequencies import CALIBRATE_ROWS, top_rows
 from engine.tables.kinds import ColumnSpec
@@ -256,134 +254,3 @@ def _gone(s: pd.Series) -> pd.Series:
     if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
         gone |= np.isinf(s.astype("float64"))
     return gone
-
-
-class LayeredEncoder:
-    """Dates -> days and missing -> indicator + placeholder before a
-    :class:`~engine.tables.encoder.TableEncoder`, and the reverse after it.
-
-    ``transform`` (training, noise injection) draws hot-deck placeholders; ``distance_space`` uses
-    the deterministic ones; ``inverse_transform`` returns the table with dates and missing cells
-    back and without indicators. Other attributes are the inner encoder's.
-    """
-
-    def __init__(
-        self, schema: Any, frame: pd.DataFrame, rng: np.random.Generator, *, model_missing: bool
-    ) -> None:
-        from engine.tables.encoder import TableEncoder
-
-        self.schema = schema  # the person-facing schema (no indicators; dates as dates)
-        used = [c.name for c in schema.synthesized()]
-        dates = [c.name for c in schema.synthesized() if c.kind == "date"]
-        self.dates = DateLayer.fit(frame, dates, rng) if dates else None
-        days = self._days(frame[used])
-        self.missing = MissingLayer.fit(days, used if model_missing else ())
-        self.modelled_schema = replace(
-            schema,
-            columns=tuple(self._modelled_spec(c) for c in schema.columns)
-            + tuple(self.missing.specs()),
-        )
-        self.inner = TableEncoder(self.modelled_schema).fit(self.missing.fill(days, rng))
-
-    def _modelled_spec(self, spec: ColumnSpec) -> ColumnSpec:
-        """A date column as days (whole days: integer; with a time of day: continuous)."""
-        if spec.kind != "date" or spec.action != "synthesize" or self.dates is None:
-            return spec
-        col = next(c for c in self.dates.columns if c.name == spec.name)
-        kind = "integer" if col.whole_days else "continuous"
-        return replace(
-            spec, kind=kind, lower=col.lower, upper=col.upper,
-            decimals=0 if col.whole_days else 6, dtype="float64",
-        )  # fmt: skip
-
-    def _days(self, frame: pd.DataFrame) -> pd.DataFrame:
-        return frame if self.dates is None else self.dates.to_days(frame)
-
-    def modelled(self, frame: pd.DataFrame, rng: np.random.Generator | None) -> pd.DataFrame:
-        """The table as the flow sees it (days, indicators, placeholders)."""
-        return self.missing.fill(self._days(frame), rng)
-
-    def transform(self, df: pd.DataFrame, rng: np.random.Generator) -> np.ndarray:
-        """Model-space matrix; placeholders (and dequantization noise) drawn from ``rng``,
-        then indicators and placeholders drawn given their rows (:meth:`MissingLayer.cells`)."""
-        days = self._days(df)
-        filled = self.missing.fill(days, rng)
-        return np.asarray(self.inner.transform(filled, rng, cells=self.missing.cells(days)))
-
-    def distance_space(self, df: pd.DataFrame) -> np.ndarray:
-        """Deterministic distance rows, indicators included."""
-        return np.asarray(self.inner.distance_space(self.modelled(df, None)))
-
-    def inverse_transform(self, arr: np.ndarray) -> Any:
-        """The inner encoder's :class:`~engine.tables.encoder.Decoded`, its frame with the
-        missing cells and dates back; counts keep the person-facing columns only."""
-        decoded = self.inner.inverse_transform(arr)
-        frame = self.missing.restore(decoded.frame)
-        if self.dates is not None:
-            frame = self.dates.to_dates(frame)
-        keep = set(frame.columns)
-        return replace(
-            decoded,
-            frame=frame,
-            clip_counts={k: v for k, v in decoded.clip_counts.items() if k in keep},
-            non_finite={k: v for k, v in decoded.non_finite.items() if k in keep},
-        )
-
-    def complete_cases(self, df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
-        """All rows of the synthesized columns (none left out: missingness is modelled)."""
-        return prepared_rows(self.schema, df, complete_cases=False)
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "inner":  # not yet set (during __init__ or unpickling)
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-
-def prepared_rows(
-    schema: Any, df: pd.DataFrame, *, complete_cases: bool
-) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """The synthesized columns (dates parsed) and the truthful ``rows_dropped`` record.
-
-    With ``complete_cases`` rows with a missing value in a used column are left out (today's
-    behaviour, as in the paper); without it every row is kept and missingness is modelled,
-    except the rows missing a value of a column that is missing in fewer than 10 rows (a
-    count the release would reproduce exactly).
-    """
-    from engine.disclosure import THRESHOLD
-    from engine.tables.dates import parse_dates
-    from engine.tables.encoder import TableEncoder
-
-    used = [c.name for c in schema.synthesized()]
-    data = df[used].copy()
-    for c in schema.synthesized():
-        if c.kind == "date":
-            data[c.name] = parse_dates(data[c.name])
-    gone = pd.DataFrame({c: _gone(data[c]) for c in used}, index=data.index)
-    by_column = {c: int(gone[c].sum()) for c in used if gone[c].any()}
-    if complete_cases:
-        real, info = TableEncoder(schema).complete_cases(data)
-        info["missing_modelled"] = False
-        return real, info
-    # A column missing in 1-9 rows: its missing rate would come back exactly and show a count
-    # under 10 (engine.disclosure.THRESHOLD); those few rows are left out instead.
-    rare = [c for c, k in by_column.items() if k < THRESHOLD]
-    keep = ~gone[rare].any(axis=1) if rare else pd.Series(True, index=data.index)
-    reason = (
-        "no row is left out: missing values are modelled (each column's missingness is "
-        "synthesized together with the values)"
-    )
-    if rare:
-        reason = (
-            "missing values are modelled (each column's missingness is synthesized together "
-            f"with the values), except in columns missing in fewer than {THRESHOLD} rows, "
-            "whose rows with a missing value are left out"
-        )
-    info = {
-        "rows_in": len(df),
-        "rows_used": int(keep.sum()),
-        "rows_dropped": int((~keep).sum()),
-        "missing_by_column": by_column,
-        "reason": reason,
-        "missing_modelled": True,
-    }
-    return data[keep.to_numpy()].copy(), info
