@@ -59,7 +59,7 @@ def test_audit_json_roc_steps_hold_ten_rows_and_low_fpr_tpr_is_withheld(export) 
     members, holdout = _split_sizes(len(real))
     assert (members, holdout) == (318, 79) and 0.01 * holdout < K
     audit = json.loads(texts["audit.json"])["audit"]
-    assert len(audit["curve"]) == 2
+    assert len(audit["curve"]) >= 2  # the grid, plus refined points when w = 0.5 fails
     for point in audit["curve"]:
         for key in ("tpr_at_1pct_fpr", "tpr_at_01pct_fpr"):
             assert point[key] == "not shown: fewer than 10 holdout rows", (key, point[key])

@@ -25,10 +25,12 @@ integers, point masses), the draw is conditional on the rest of its row
 Categorical: ordinal code in an ordered probit, not one-hot. Reason: one dimension per column
 keeps d small, and the generating pass of a MAF costs d sequential network evaluations per layer
 (METHOD.md section 3). Trade-off: the flow sees the (sorted) level order, so noise in the latent
-space tends to move a row to a neighbouring level; for ordered categories (stage I-IV) that is
-natural, for nominal ones an arbitrary but harmless order (each level's frequency is still exact
-in expectation). Distances for the privacy audit use one-hot instead (``distance_space``), on
-the raw scale, so the audit's distance space is unchanged by the map.
+space tends to move a row to a neighbouring level; for ordered categories (stage 1-4) that is
+natural. For nominal ones it is not harmless (a level with a large effect between two ordinary
+ones loses most of it), so the pipeline's encoder gives a category with words for labels one
+binary column per level instead (:mod:`engine.tables.nominal`); this encoder then sees only
+those 0/1 columns. Distances for the privacy audit use one-hot (``distance_space``), on the raw
+scale, so the audit's distance space is unchanged by the map.
 
 Decoding never crashes: NaN / inf values are clipped to the bounds (NaN -> the column's mean)
 and counted in ``clip_counts`` and, separately, in ``non_finite``; a release first redraws such

@@ -19,6 +19,7 @@ import pandas as pd
 from engine.tables.dates import DateLayer
 from engine.tables.kinds import ColumnSpec
 from engine.tables.missing import MissingLayer, _gone
+from engine.tables.nominal import NominalLayer
 
 
 class LayeredEncoder:
@@ -31,7 +32,13 @@ class LayeredEncoder:
     """
 
     def __init__(
-        self, schema: Any, frame: pd.DataFrame, rng: np.random.Generator, *, model_missing: bool
+        self,
+        schema: Any,
+        frame: pd.DataFrame,
+        rng: np.random.Generator,
+        *,
+        model_missing: bool,
+        nominal: bool = True,
     ) -> None:
         from engine.tables.encoder import TableEncoder
 
@@ -41,12 +48,29 @@ class LayeredEncoder:
         self.dates = DateLayer.fit(frame, dates, rng) if dates else None
         days = self._days(frame[used])
         self.missing = MissingLayer.fit(days, used if model_missing else ())
-        self.modelled_schema = replace(
-            schema,
-            columns=tuple(self._modelled_spec(c) for c in schema.columns)
-            + tuple(self.missing.specs()),
+        taken = set(map(str, frame.columns)) | set(self.missing.indicators.values())
+        self.nominal = NominalLayer.fit(days, schema.synthesized() if nominal else (), taken)
+        columns = tuple(self._modelled_spec(c) for c in schema.columns)
+        self.modelled_schema = replace(schema, columns=columns + tuple(self.missing.specs()))
+        filled = self.missing.fill(days, rng)
+        wide = replace(
+            self.modelled_schema,
+            columns=tuple(
+                s for c in self.modelled_schema.columns
+                for s in (self.nominal.specs(c.name) if c.name in self.nominal.levels else [c])
+            ),
+        )  # fmt: skip
+        self.inner = TableEncoder(wide).fit(self.nominal.expand(filled))
+        # The audit's distances use each nominal column itself (one-hot), not its indicators.
+        self.audit = (
+            TableEncoder(self.modelled_schema).fit(filled) if self.nominal.levels else self.inner
         )
-        self.inner = TableEncoder(self.modelled_schema).fit(self.missing.fill(days, rng))
+        names = self.inner.feature_names_
+        self._cuts = {
+            n: (names.index(n), float(self.inner.columns_[names.index(n)].marginal.interval(
+                np.ones(1))[0][0]))
+            for n in self.nominal.indicators()
+        }  # fmt: skip
 
     def _modelled_spec(self, spec: ColumnSpec) -> ColumnSpec:
         """A date column as days (whole days: integer; with a time of day: continuous)."""
@@ -71,25 +95,46 @@ class LayeredEncoder:
         then indicators and placeholders drawn given their rows (:meth:`MissingLayer.cells`)."""
         days = self._days(df)
         filled = self.missing.fill(days, rng)
-        return np.asarray(self.inner.transform(filled, rng, cells=self.missing.cells(days)))
+        cells = self.missing.cells(days)
+        if self.nominal.levels:  # a nominal placeholder's indicators are free too
+            gone = {c: _gone(days[c]).to_numpy() for c in self.nominal.levels if c in days}
+            cells.update(self.nominal.free(gone))
+        wide = self.nominal.expand(filled)
+        return np.asarray(self.inner.transform(wide, rng, cells=cells))
 
     def distance_space(self, df: pd.DataFrame) -> np.ndarray:
-        """Deterministic distance rows, indicators included."""
-        return np.asarray(self.inner.distance_space(self.modelled(df, None)))
+        """Deterministic distance rows, missingness indicators included (nominal columns
+        one-hot, as without their indicators)."""
+        return np.asarray(self.audit.distance_space(self.modelled(df, None)))
 
     def inverse_transform(self, arr: np.ndarray) -> Any:
         """The inner encoder's :class:`~engine.tables.encoder.Decoded`, its frame with the
         missing cells and dates back; counts keep the person-facing columns only."""
         decoded = self.inner.inverse_transform(arr)
-        frame = self.missing.restore(decoded.frame)
+        frame, clips, non_finite = (
+            decoded.frame,
+            dict(decoded.clip_counts),
+            dict(decoded.non_finite),
+        )
+        if self.nominal.levels:
+            arr = np.asarray(arr, dtype="float64")
+            cols = self.inner.columns_
+            margins = {
+                n: arr[:, j] * cols[j].sd + cols[j].mean - cut for n, (j, cut) in self._cuts.items()
+            }
+            frame = self.nominal.restore(frame, margins)
+            for c, own in self.nominal.names.items():  # counts of rows, not of indicators
+                clips[c] = max(clips.get(n, 0) for n in own if n is not None)
+                non_finite[c] = max(non_finite.get(n, 0) for n in own if n is not None)
+        frame = self.missing.restore(frame)
         if self.dates is not None:
             frame = self.dates.to_dates(frame)
         keep = set(frame.columns)
         return replace(
             decoded,
             frame=frame,
-            clip_counts={k: v for k, v in decoded.clip_counts.items() if k in keep},
-            non_finite={k: v for k, v in decoded.non_finite.items() if k in keep},
+            clip_counts={k: v for k, v in clips.items() if k in keep},
+            non_finite={k: v for k, v in non_finite.items() if k in keep},
         )
 
     def complete_cases(self, df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
