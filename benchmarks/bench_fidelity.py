@@ -444,7 +444,7 @@ def distance_auc(
 ) -> float:
     """The audit's distance attack on a released table: members vs holdout, a smaller nearest
     distance to the synthetic rows means "member" (AUC 0.5 = no leak)."""
-    cols = encoder.feature_names_
+    cols = [c.name for c in encoder.schema.synthesized()]  # the person-facing columns
     ref = encoder.distance_space(synth[cols])
     d_mem = nearest_distances(encoder.distance_space(members[cols]), ref)
     d_out = nearest_distances(encoder.distance_space(holdout[cols]), ref)
@@ -483,7 +483,7 @@ def run_one(table: Table, seed: int, tmp: Path, use_sdv: bool) -> list[dict[str,
         return []
     secs = time.perf_counter() - t0
     enc, real = ls["encoder"], ls["real"]
-    kinds = {c.spec.name: c.spec.kind for c in enc.columns_}
+    kinds = {c.name: c.kind for c in enc.schema.synthesized()}  # person-facing columns
     used = list(real.columns)
     members_u, holdout_u = real, holdout[used].dropna().reset_index(drop=True)
     holdout_u = holdout_u.astype(members_u.dtypes.to_dict())

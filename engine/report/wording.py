@@ -292,7 +292,9 @@ METHOD_PARAGRAPHS: tuple[str, ...] = (
     "so each column's distribution, including common exact values and each category's share, "
     "is reproduced closely; the map is inverted after generation. For a category column whose "
     "every category is held by at least 10 people, each category's number of rows is the real one "
-    "(scaled to the synthetic table's rows); which rows fall in each category is generated.",
+    "(scaled to the synthetic table's rows); which rows fall in each category is generated. "
+    "A category column named by words (such as a group or a site; up to 12 categories) is given "
+    "to the model as one yes/no column per category, so that no order is imposed on them.",
     "<b>Latent Noise Injection.</b> Each real record's code z is blended with fresh standard-normal noise "
     "e: z' = √w · z + √(1 − w) · e, and z' is mapped back to a synthetic record. w = 1 would return the "
     "real record, w = 0 an independent draw from the model. One synthetic row is made per real row and "
