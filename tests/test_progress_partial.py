@@ -133,7 +133,7 @@ def test_pipeline_reports_each_model_and_each_w(tmp_path: Path) -> None:
     models = list(dict.fromkeys(p.model for p in partials if isinstance(p, EpochDone)))
     # the fast budget may train candidate flows per split (the one-SE choice): each is named
     splits = list(dict.fromkeys(m.split(", candidate")[0] for m in models))
-    assert splits == [f"audit split {i}" for i in range(1, 5)] + ["final model"]  # 300 rows: 4
+    assert splits == [f"audit split {i}" for i in range(1, 13)] + ["final model"]  # 300 rows: 12
     assert all(m in splits or ", candidate " in m for m in models)
     final = [p for p in partials if isinstance(p, EpochDone) and p.model == "final model"]
     assert [(p.epoch, p.train_loss, p.val_loss) for p in final] == list(result.history)

@@ -170,7 +170,7 @@ def test_released_model_has_the_audited_architecture(
     )  # fmt: skip
     result = run_pipeline(cfg)
     record = json.loads((out / "audit.json").read_text(encoding="utf-8"))
-    assert result.audit.splits == 4  # 300 rows: four fresh splits
+    assert result.audit.splits == 12  # 300 rows: twelve fresh splits
     model = record["model"]
     first = searches[0]
     assert (model["flows"], model["hidden"], model["layers"]) == first

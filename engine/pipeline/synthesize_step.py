@@ -14,7 +14,8 @@ import numpy as np
 
 from engine.pipeline.compare_step import fidelity_of
 from engine.pipeline.config import (
-    SPLIT_FOUR_TIMES_UP_TO,
+    SMALL_AUDIT_SPLITS,
+    SMALL_AUDIT_UP_TO,
     SPLIT_TWICE_UP_TO,
     Prepared,
     RunConfig,
@@ -135,10 +136,14 @@ def _audit(
         )
     )
     # Fresh train/holdout splits (the flow is retrained for each) where that is cheap, so the
-    # spread of the AUC reflects the choice of split and not only the noise draws: four on
+    # spread of the AUC reflects the choice of split and not only the noise draws: twelve on
     # small tables, where that spread decides w, two up to 20,000 rows, one above.
     splits = (
-        4 if len(real) <= SPLIT_FOUR_TIMES_UP_TO else 2 if len(real) <= SPLIT_TWICE_UP_TO else 1
+        SMALL_AUDIT_SPLITS
+        if len(real) <= SMALL_AUDIT_UP_TO
+        else 2
+        if len(real) <= SPLIT_TWICE_UP_TO
+        else 1
     )
     # With M copies the audit's synthetic set is the union of M draws per member (what a
     # recipient of all M files holds), so the chosen w is the one safe for M copies.
