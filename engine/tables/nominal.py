@@ -111,7 +111,7 @@ class NominalLayer:
     levels: dict[str, tuple[Any, ...]]  # column -> its labels (the schema's order)
     base: dict[str, int]  # column -> index of its most frequent level (no indicator)
     names: dict[str, tuple[str | None, ...]]  # column -> indicator name per level (base: None)
-    shares: dict[str, tuple[float, ...] | None]  # column -> real shares (None: a level < 10 rows)
+    shares: dict[str, tuple[float, ...]]  # column -> each level's real share
     dtypes: dict[str, Any]  # column -> its dtype, restored on the way back
 
     @classmethod
@@ -130,7 +130,8 @@ class NominalLayer:
                 continue
             labels = tuple(spec.labels)
             codes = _codes(frame[spec.name].dropna(), labels)
-            if len(frame) < CALIBRATE_ROWS or calibrated_shares(codes, len(labels)) is None:
+            real_shares = calibrated_shares(codes, len(labels))
+            if len(frame) < CALIBRATE_ROWS or real_shares is None:
                 continue
             dtypes[spec.name] = frame[spec.name].dtype
             counts = np.bincount(codes, minlength=len(labels))
@@ -146,7 +147,7 @@ class NominalLayer:
                 taken.add(name)
                 own.append(name)
             levels[spec.name], names[spec.name] = labels, tuple(own)
-            shares[spec.name] = calibrated_shares(codes, len(labels))
+            shares[spec.name] = real_shares
         return cls(levels, base, names, shares, dtypes)
 
     def specs(self, column: str) -> list[ColumnSpec]:
@@ -193,7 +194,7 @@ class NominalLayer:
         dropped. ``margins``: per indicator, its score minus its cut (above 0: set). A row
         gets the level with the largest margin (the base level's is 0); ``calibrate``
         (default: batches of at least ``CALIBRATE_ROWS`` rows) gives each level its real
-        share when the column has shares (:func:`ranked_levels`)."""
+        share (:func:`ranked_levels`)."""
         calibrate = len(frame) >= CALIBRATE_ROWS if calibrate is None else calibrate
         out: dict[str, Any] = {}
         for c in frame.columns:
@@ -208,10 +209,9 @@ class NominalLayer:
                     ]
                 )
                 score = np.nan_to_num(score, nan=-np.inf)
-                shares = self.shares[owner]
                 codes = (
-                    ranked_levels(score, shares)
-                    if calibrate and shares is not None
+                    ranked_levels(score, self.shares[owner])
+                    if calibrate
                     else np.argmax(score, axis=1)
                 )
                 col = SimpleNamespace(labels=self.levels[owner], dtype=self.dtypes[owner])
