@@ -23,12 +23,14 @@ from engine.tables.nominal import NominalLayer
 
 
 class LayeredEncoder:
-    """Dates -> days and missing -> indicator + placeholder before a
+    """Dates -> days, missing -> indicator + placeholder and nominal categories -> one 0/1
+    column per level (:mod:`engine.tables.nominal`) before a
     :class:`~engine.tables.encoder.TableEncoder`, and the reverse after it.
 
     ``transform`` (training, noise injection) draws hot-deck placeholders; ``distance_space`` uses
-    the deterministic ones; ``inverse_transform`` returns the table with dates and missing cells
-    back and without indicators. Other attributes are the inner encoder's.
+    the deterministic ones and each nominal column itself; ``inverse_transform`` returns the
+    table with dates, missing cells and nominal columns back and without indicators. Other
+    attributes are the inner encoder's (``feature_names_`` names the model columns).
     """
 
     def __init__(
@@ -65,12 +67,12 @@ class LayeredEncoder:
         self.audit = (
             TableEncoder(self.modelled_schema).fit(filled) if self.nominal.levels else self.inner
         )
-        names = self.inner.feature_names_
-        self._cuts = {
-            n: (names.index(n), float(self.inner.columns_[names.index(n)].marginal.interval(
-                np.ones(1))[0][0]))
-            for n in self.nominal.indicators()
-        }  # fmt: skip
+        # Each nominal indicator's model column and cut (the lowest score that decodes to 1).
+        self._cuts: dict[str, tuple[int, float]] = {}
+        for name in self.nominal.indicators():
+            j = self.inner.feature_names_.index(name)
+            lowest_one, _ = self.inner.columns_[j].marginal.interval(np.ones(1))
+            self._cuts[name] = (j, float(lowest_one[0]))
 
     def _modelled_spec(self, spec: ColumnSpec) -> ColumnSpec:
         """A date column as days (whole days: integer; with a time of day: continuous)."""
