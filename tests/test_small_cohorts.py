@@ -121,20 +121,29 @@ def _fit_and_attack(seed: int, candidates: list[FlowConfig] | None) -> dict[str,
 
 
 def test_small_cohort_flow_leaks_less_and_keeps_the_regression() -> None:
-    """Six 200-row tables. Measured, before (3 x 32 or 5 x 64) / now (2 x 16 or 3 x 32): density
-    AUC at w = 0 mean 0.564 / 0.550 (now never above before by more than 0.002), likelihood
-    gap mean 0.27 / 0.16 nats; now coefficient z-gaps 0.2-2.3, slope of x2 on x1 0.51-0.65
-    (truth 0.6)."""
+    """Six 200-row tables. The ``fast`` choice today (2 x 16 or 3 x 32, whitened start) against
+    the larger pair from a plain start (the choice before issue 13) and against today's pair
+    from a plain start. Measured (density AUC at w = 0 / likelihood gap in nats): 0.531 / 0.079
+    today, 0.563 / 0.266 before, 0.550 / 0.162 unwhitened; today's coefficient z-gaps at most
+    1.04, slopes of x2 on x1 0.56-0.69 (truth 0.6). (With the whitened start the larger pair
+    leaks as little: 0.528 / 0.094.)"""
     seeds = (4, 10, 11, 12, 13, 14)
-    before = [_fit_and_attack(s, select.FAST_CANDIDATES) for s in seeds]
+    plain = [replace(c, whiten=False) for c in select.FAST_CANDIDATES]
+    before = [_fit_and_attack(s, plain) for s in seeds]
+    unwhitened = [_fit_and_attack(s, [replace(c, whiten=False) for c in select.SMALL_CANDIDATES]) for s in seeds]
     now = [_fit_and_attack(s, None) for s in seeds]
-    auc_before, auc_now = np.mean([r["auc"] for r in before]), np.mean([r["auc"] for r in now])
-    assert auc_now < 0.56
-    assert auc_now <= auc_before
-    assert np.mean([r["gap"] for r in now]) < 0.75 * np.mean([r["gap"] for r in before])
+
+    def mean(rs: list[dict[str, Any]], key: str) -> float:
+        return float(np.mean([r[key] for r in rs]))
+
+    assert mean(now, "auc") < 0.545
+    assert mean(now, "auc") <= mean(before, "auc") - 0.02
+    assert mean(now, "auc") <= mean(unwhitened, "auc") - 0.01
+    assert mean(now, "gap") < 0.5 * mean(before, "gap")
+    assert mean(now, "gap") < 0.75 * mean(unwhitened, "gap")
     for r in now:
-        assert np.all(r["z"] < 2.5)
-        assert r["slope"] == pytest.approx(0.6, abs=0.15)
+        assert np.all(r["z"] < 2.0)
+        assert r["slope"] == pytest.approx(0.6, abs=0.12)
 
 
 class _Identity:

@@ -27,6 +27,9 @@ class FlowConfig:
     equivalent to Tikhonov regularization"): the flow fits the data smoothed by a Gaussian
     kernel of that width instead of point masses at the training rows. 0: off.
 
+    ``whiten``: start the flow from the Gaussian fitted to the training rows (a fixed linear
+    first step, :func:`engine.flows.train.whitening`) instead of from independent columns.
+
     References: Papamakarios et al. 2017; Germain et al. 2015; Miyato et al. 2018.
 
     Example:
@@ -48,6 +51,7 @@ class FlowConfig:
     val_fraction: float = 0.2
     weight_decay: float = 0.0
     input_noise: float = 0.0
+    whiten: bool = True
 
     def effective_batch(self, n_train: int) -> int:
         """Rows per optimizer step for ``n_train`` training rows."""

@@ -97,6 +97,9 @@ class MAF(nn.Module):
     v2: Tensor
     bn_mean: Tensor
     bn_var: Tensor
+    white_mean: Tensor
+    white_inv: Tensor
+    white_chol: Tensor
 
     def __init__(
         self,
@@ -146,7 +149,23 @@ class MAF(nn.Module):
         self.bn_beta = nn.Parameter(torch.zeros(nb, d))
         self.register_buffer("bn_mean", torch.zeros(nb, d))
         self.register_buffer("bn_var", torch.ones(nb, d))  # not 0: see PITFALLS.md
+        # The fixed linear first step (``set_whitening``): identity until set.
+        self.register_buffer("white_mean", torch.zeros(d))
+        self.register_buffer("white_inv", torch.eye(d))
+        self.register_buffer("white_chol", torch.eye(d))
         self._cache: tuple[tuple[int, ...], tuple[Tensor, Tensor, Tensor]] | None = None
+
+    @torch.no_grad()
+    def set_whitening(self, mean: Tensor, chol: Tensor) -> None:
+        """Make the flow's first step the fixed map ``x -> L^-1 (x - mean)`` for a lower
+        triangular ``L`` (a Cholesky factor of the training rows' covariance): the MADE
+        layers, which start close to the identity, then start from the Gaussian with that
+        mean and covariance instead of from independent columns. Lower triangular, so the
+        map stays autoregressive; its log-determinant is the constant ``-sum log L_ii``.
+        """
+        self.white_mean.copy_(mean)
+        self.white_chol.copy_(torch.tril(chol))
+        self.white_inv.copy_(torch.linalg.inv(torch.tril(chol).double()).to(chol.dtype))
 
     # ----------------------------------------------------------------- spectral norm
     def _masked(self) -> tuple[Tensor, Tensor, Tensor]:
@@ -247,7 +266,8 @@ class MAF(nn.Module):
     def to_latent(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """Density pass ``x -> (z, log|det dz/dx|)``: one network evaluation per layer."""
         weights = self.normalized_weights()
-        log_det = x.new_zeros(x.shape[0])
+        x = (x - self.white_mean) @ self.white_inv.T
+        log_det = x.new_zeros(x.shape[0]) - torch.log(torch.diagonal(self.white_chol)).sum()
         for k in range(self.flows):
             mu, s = self._made(x, k, weights)
             x = (x - mu) * torch.exp(-s)
@@ -290,7 +310,7 @@ class MAF(nn.Module):
                 if incremental
                 else self._inverse_naive(x, k, weights)
             )
-        return x
+        return x @ self.white_chol.T + self.white_mean
 
     def _inverse_naive(self, z: Tensor, k: int, weights: tuple[Tensor, Tensor, Tensor]) -> Tensor:
         """d full MADE passes; after pass i the first i+1 columns are exact."""
