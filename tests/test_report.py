@@ -710,3 +710,18 @@ def test_a_missing_count_under_ten_is_not_revealed_by_the_total_minus_the_others
     assert shown["Missing values in hdl"].startswith("not shown")  # the smallest shown one
     assert shown["Missing values in age"] == "40"
     assert shown["Rows dropped (a missing value in a used column)"] == "25"
+
+
+def test_method_says_the_model_starts_from_the_correlations_only_when_it_did(
+    released: Path, tmp_path: Path
+) -> None:
+    """The sentence on the whitened start follows the model record: a flow trained from the
+    plain start (as under DP-SGD, whose model may not see a covariance of the rows) must not
+    be described as starting from the correlations."""
+    phrase = "starts from the correlations between the columns' normal scores"
+    r = fake_result()
+    assert r.model is not None and not r.model.whitened
+    assert phrase not in " ".join(_text(released).split())
+    whitened = replace(r, model=replace(r.model, whitened=True))
+    assert phrase in " ".join(_text(build_report(whitened, tmp_path / "w.pdf")).split())
+    assert whitened.model is not None and whitened.model.to_dict()["whitened"] is True

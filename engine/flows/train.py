@@ -131,6 +131,7 @@ class TrainedFlow:
             "device": self.device,
             "device_note": self.device_note,
             "train_seconds": self.train_seconds,
+            "whitened": self.config.whiten,
         }
 
 

@@ -55,6 +55,7 @@ class ModelSummary:
     device: str
     device_note: str | None
     train_seconds: float
+    whitened: bool = False  # started from the Gaussian fitted to the rows (not under DP-SGD)
 
     @classmethod
     def of(cls, flow: TrainedFlow) -> ModelSummary:
@@ -71,6 +72,7 @@ class ModelSummary:
             "device": self.device,
             "device_note": self.device_note,
             "train_seconds": self.train_seconds,
+            "whitened": self.whitened,
         }
 
 

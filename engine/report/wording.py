@@ -284,6 +284,13 @@ def epsilon_paragraphs(eps: EpsilonStatement | None, w: float | None) -> list[st
     return [head, body]
 
 
+# Added to the method's model paragraph when the flow started from the fitted Gaussian (not
+# under DP-SGD, whose model sees the rows only through its noisy gradients).
+WHITENED_START = (
+    "The model starts from the correlations between the columns' normal scores and learns only what "
+    "they do not capture."
+)
+
 METHOD_PARAGRAPHS: tuple[str, ...] = (
     "<b>Model.</b> A Masked Autoregressive Flow (a neural network that can be run in both directions) "
     "learns to map each prepared real record to a code of independent standard-normal numbers and back. "

@@ -109,6 +109,7 @@ class DPConfig:
             log_scale_bound=self.log_scale_bound,
             lr=self.lr,
             max_epochs=0,
+            whiten=False,  # a covariance of the rows would be spent outside the DP accounting
         )
 
     @classmethod

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.report.data import NOT_AVAILABLE, decimals
 from engine.report.layout import paragraph, table, text
-from engine.report.wording import METHOD_PARAGRAPHS, REFERENCES
+from engine.report.wording import METHOD_PARAGRAPHS, REFERENCES, WHITENED_START
 
 if TYPE_CHECKING:
     from engine.pipeline.config import RunConfig
@@ -45,7 +45,10 @@ def method_section(result: RunResult, sheet: dict[str, Any], width: float) -> li
     from engine.provenance import library_versions
 
     out: list[Any] = [paragraph("4. Method, settings and software", sheet, "h1")]
-    out += [paragraph(par, sheet) for par in METHOD_PARAGRAPHS]
+    pars = list(METHOD_PARAGRAPHS)
+    if result.model is not None and result.model.whitened:
+        pars[0] = f"{pars[0]} {WHITENED_START}"
+    out += [paragraph(par, sheet) for par in pars]
     out += _model_rows(result, width, sheet)
     out += [
         paragraph("Settings", sheet, "h2"),
