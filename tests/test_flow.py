@@ -266,7 +266,9 @@ def test_whitened_identity_flow_is_the_fitted_gaussian() -> None:
     from engine.flows.train import WHITEN_RIDGE, whitening
 
     rng = np.random.default_rng(3)
-    X = rng.multivariate_normal([1.0, -2.0, 0.5], [[2, 1.2, 0.3], [1.2, 1.5, -0.4], [0.3, -0.4, 1]], 400)
+    X = rng.multivariate_normal(
+        [1.0, -2.0, 0.5], [[2, 1.2, 0.3], [1.2, 1.5, -0.4], [0.3, -0.4, 1]], 400
+    )
     m = MAF(3, flows=2, hidden=8).double()
     with torch.no_grad():
         m.W2.zero_()

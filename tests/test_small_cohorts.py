@@ -130,7 +130,10 @@ def test_small_cohort_flow_leaks_less_and_keeps_the_regression() -> None:
     seeds = (4, 10, 11, 12, 13, 14)
     plain = [replace(c, whiten=False) for c in select.FAST_CANDIDATES]
     before = [_fit_and_attack(s, plain) for s in seeds]
-    unwhitened = [_fit_and_attack(s, [replace(c, whiten=False) for c in select.SMALL_CANDIDATES]) for s in seeds]
+    unwhitened = [
+        _fit_and_attack(s, [replace(c, whiten=False) for c in select.SMALL_CANDIDATES])
+        for s in seeds
+    ]
     now = [_fit_and_attack(s, None) for s in seeds]
 
     def mean(rs: list[dict[str, Any]], key: str) -> float:
