@@ -468,3 +468,15 @@ def test_without_dp_accounting_sigma_is_calibrated_on_the_rdp_bound(
         assert sigma > 0.66  # above the PLD sigma 0.62: the bound is looser
     finally:
         acc.accountant_name.cache_clear()
+
+
+def test_the_dp_model_starts_from_independent_columns_not_from_the_rows_covariance() -> None:
+    """The ordinary flow starts from the Gaussian fitted to its rows (a covariance computed
+    outside any accounting); under DP-SGD the rows may be seen only through the clipped, noisy
+    gradients, so the DP model's first step must stay the identity and its record must say so."""
+    rng = np.random.default_rng(0)
+    X = rng.multivariate_normal([3.0, -1.0], [[1.0, 0.9], [0.9, 1.0]], 400)
+    flow = train_dp_flow(X, epsilon=8.0, config=DPConfig(flows=1, hidden=8, steps=5), seed=0)
+    assert torch.equal(flow.model.white_chol, torch.eye(2))
+    assert torch.equal(flow.model.white_mean, torch.zeros(2))
+    assert flow.to_dict()["whitened"] is False
