@@ -263,7 +263,7 @@ def test_whitened_identity_flow_is_the_fitted_gaussian() -> None:
     and the generating pass must invert the density pass."""
     from scipy.stats import multivariate_normal
 
-    from engine.flows.train import WHITEN_RIDGE, whitening
+    from engine.flows.whiten import WHITEN_RIDGE, whitening
 
     rng = np.random.default_rng(3)
     X = rng.multivariate_normal(

@@ -28,7 +28,7 @@ class FlowConfig:
     kernel of that width instead of point masses at the training rows. 0: off.
 
     ``whiten``: start the flow from the Gaussian fitted to the training rows (a fixed linear
-    first step, :func:`engine.flows.train.whitening`) instead of from independent columns.
+    first step, :func:`engine.flows.whiten.whitening`) instead of from independent columns.
 
     References: Papamakarios et al. 2017; Germain et al. 2015; Miyato et al. 2018.
 
