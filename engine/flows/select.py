@@ -8,7 +8,8 @@ generating 100,000 rows 0.24 s vs 1.18 s at d = 7 (4.9x) and 0.60 s vs 13.1 s at
 (22x), with less memory (273 vs 1,717 MiB peak RSS at d = 50). zuko also cannot normalize the
 *masked* weight, the quantity Lemma 2 needs, without patching its layers.
 
-* ``FlowConfig``: architecture and schedule; ``train_flow``: Adam (fused), 80/20 seeded split,
+* ``FlowConfig``: architecture and schedule; ``train_flow``: a whitened start (the Gaussian of
+  the training rows, :mod:`engine.flows.whiten`), Adam (fused), 80/20 seeded split,
   ReduceLROnPlateau down to ``min_lr``, early stopping on validation NLL of an exponential
   moving average of the weights, best (averaged) weights restored.
 * ``TrainedFlow``: ``to_latent`` / ``from_latent`` on float64 numpy arrays (float32 on the
