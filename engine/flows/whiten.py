@@ -38,7 +38,6 @@ def whitening(X: np.ndarray, ridge: float = WHITEN_RIDGE) -> tuple[torch.Tensor,
     """
     mean = X.mean(axis=0)
     C = np.atleast_2d(np.cov(X, rowvar=False))
-    diag = np.maximum(np.diag(C), 1e-6)
-    C = C - np.diag(np.diag(C)) + np.diag(diag * (1.0 + ridge))
+    C[np.diag_indices_from(C)] = np.maximum(np.diag(C), 1e-6) * (1.0 + ridge)
     L = np.linalg.cholesky(C)
     return torch.as_tensor(mean, dtype=torch.float32), torch.as_tensor(L, dtype=torch.float32)
