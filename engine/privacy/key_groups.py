@@ -24,7 +24,7 @@ Gower (1971) Biometrics 27(4) (the mixed-type distance); anonymeter 1.1
 Example:
     >>> numtocat_breaks(np.arange(0.0, 101.0)).round(6).tolist()
     [0.0, 20.0, 40.0, 60.0, 80.0, 100.0]
-    >>> numtocat_breaks(np.array([0.0, 0.0, 0.0, 0.0, 1.0])).tolist()   # quantiles: 2 groups
+    >>> numtocat_breaks(np.array([0.0, 0.0, 0.0, 0.0, 1.0])).round(6).tolist()  # 2 quantile groups
     [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
 """
 
