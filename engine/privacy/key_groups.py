@@ -153,8 +153,10 @@ def gower_coordinates(
     blocks: list[list[np.ndarray]] = [[] for _ in frames]
     for c in columns:
         s = real[c]
-        if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s) or (
-            pd.api.types.is_datetime64_any_dtype(s)
+        if (
+            pd.api.types.is_numeric_dtype(s)
+            and not pd.api.types.is_bool_dtype(s)
+            or (pd.api.types.is_datetime64_any_dtype(s))
         ):
             x = _numeric(s)
             lo, hi = np.nanmin(x), np.nanmax(x)
@@ -166,7 +168,7 @@ def gower_coordinates(
         else:
             levels = pd.Index(pd.unique(s.astype(object).fillna(MISSING)))
             for i, f in enumerate(frames):
-                pos = levels.get_indexer(f[c].astype(object).fillna(MISSING))
+                pos = levels.get_indexer(pd.Index(f[c].astype(object).fillna(MISSING)))
                 onehot = np.zeros((len(f), len(levels) + 1))
                 onehot[np.arange(len(f)), np.where(pos < 0, len(levels), pos)] = 0.5
                 blocks[i].append(onehot)
