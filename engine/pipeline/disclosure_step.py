@@ -26,6 +26,7 @@ References: ARCHITECTURE.md; Raab, Nowok & Dibben (2024) arXiv:2406.16826; Giomi
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -67,9 +68,16 @@ def measure(result: RunResult, rng: np.random.Generator) -> DisclosureResult | N
 
 
 def apply_disclosure_rule(
-    result: RunResult, rng: np.random.Generator, progress: ProgressFn, cancel: CancelToken
+    result: RunResult,
+    rng: np.random.Generator,
+    progress: ProgressFn,
+    cancel: CancelToken,
+    steps: tuple[Callable[..., RunResult], Callable[..., RunResult]],
 ) -> RunResult:
-    """The module's rule on a fresh release: keep it, lower w, or refuse."""
+    """The module's rule on a fresh release: keep it, lower w, or refuse. ``steps`` are
+    :func:`engine.pipeline.release_step.release` and its ``refused_result``, handed in (not
+    imported) so that the two modules do not import each other."""
+    release_at, refused_result = steps
     release = result.released
     if release is None:
         return result
@@ -81,8 +89,6 @@ def apply_disclosure_rule(
     cfg, audit = result.config, result.audit
     tried = [(release.w, found)]
     if cfg.forced_w is None and audit is not None:
-        from engine.pipeline.release_step import release as release_at
-
         for w in sorted({p.w for p in audit.curve if p.w < release.w - 1e-9}, reverse=True):
             cancel.raise_if_cancelled()
             progress(0.95, f"the synthetic file disclosed more than a fresh sample: w = {w:.2f}")
@@ -108,7 +114,7 @@ def apply_disclosure_rule(
     if acknowledged:
         out = replace(result, verdict=Verdict.RELEASED_WITH_OVERRIDE)
         return _with(out, release, _noted(final, tried))
-    return _refuse(result, _noted(final, tried), tried[-1][0])
+    return _refuse(result, _noted(final, tried), tried[-1][0], refused_result)
 
 
 def _timed(result: RunResult, t0: float) -> RunResult:
@@ -183,10 +189,10 @@ def _and(names: tuple[str, ...]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _refuse(result: RunResult, found: DisclosureResult, w: float) -> RunResult:
+def _refuse(
+    result: RunResult, found: DisclosureResult, w: float, refused_result: Callable[..., RunResult]
+) -> RunResult:
     """The run refused by the disclosure rule: nothing released, the measures kept."""
-    from engine.pipeline.release_step import refused_result
-
     cfg, audit = result.config, result.audit
     assert audit is not None  # a release always follows an audit
     hint = (

@@ -185,7 +185,7 @@ def release(
     if disclosure_rule:  # identity and attribute disclosure; may lower w or refuse (issue 29)
         from engine.pipeline.disclosure_step import apply_disclosure_rule
 
-        result = apply_disclosure_rule(result, rng, progress, cancel)
+        result = apply_disclosure_rule(result, rng, progress, cancel, (release, refused_result))
     progress(1.0, "done")
     return replace(result, audit_json=build_audit_json(result))
 
