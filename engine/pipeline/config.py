@@ -126,7 +126,7 @@ class RunConfig:
             raise InputError(f"privacy δ = {self.dp_delta:g}: choose a value between 0 and 1")
         if self.disclosure_margin is not None and not 0.0 <= self.disclosure_margin <= 100.0:
             raise InputError(
-                f"disclosure margin {self.disclosure_margin:g}: choose 0 to 100 percentage points"
+                f"the disclosure margin {self.disclosure_margin:g}: choose 0 to 100 percentage points"
             )
         problems = check_analysis(self)
         if problems:

@@ -144,6 +144,8 @@ COMMAND_LINE_OPTIONS = {
     "the effect-per-units setting": "--per COL=UNITS",
     "the number of copies": "--copies N",
     "the output folder": "--out DIR",
+    "the key columns": "--keys COL,COL",
+    "the disclosure margin": "--disclosure-margin POINTS",
 }
 META_OPTIONS = {"the covariates": "--exposure COL --adjust COL,COL"}
 

@@ -160,7 +160,7 @@ def refusal_words(found: DisclosureResult, w: float) -> str:
         ...     InferenceRisk.of(Rate(0.7, 0.05), Rate(0.5, 0.05)), 15.0)
         >>> d = DisclosureResult(("age", "sex"), {}, 10.0, 2.0, 1.0, 1.0, 0.2, (t,), 3.0, 800,
         ...     400, 5)
-        >>> refusal_words(d, 0.0)[:118]
+        >>> refusal_words(d, 0.0)[:117]
         'knowing age and sex, the synthetic file at w = 0.00 gives the right cvd for 52 % of real patients against 20 % from a'
     """
     keys = _and(found.keys)

@@ -112,15 +112,14 @@ def check_keys(schema: Any, keys: Sequence[str] | None, targets: Sequence[str] |
         >>> check_keys(schema, ("agee",), None)
         Traceback (most recent call last):
         ...
-        engine.errors.InputError: key column 'agee' (what an attacker may know) is not among the synthesized columns: choose from age
+        engine.errors.InputError: the key columns name 'agee', which is not among the synthesized columns: choose from age
     """
     names = [c.name for c in schema.synthesized()]
-    for what, chosen in (("key column", keys), ("disclosure target", targets)):
+    choose = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "")
+    for what, chosen in (("the key columns", keys), ("the disclosure targets", targets)):
         for name in chosen or ():
             if name not in names:
-                role = " (what an attacker may know)" if what == "key column" else ""
                 raise InputError(
-                    f"{what} '{name}'{role} is not among the synthesized columns: choose from "
-                    + ", ".join(names[:12])
-                    + (" ..." if len(names) > 12 else "")
+                    f"{what} name '{name}', which is not among the synthesized columns: choose "
+                    f"from {choose}"
                 )
