@@ -145,7 +145,9 @@ def test_inference_risk_agrees_with_anonymeter() -> None:
     people = _fine_cohort(1000, 3)
     members, control = people.iloc[:500].reset_index(drop=True), people.iloc[500:]
     control = control.reset_index(drop=True)
-    syn = members.copy()
+    syn = members.sample(frac=1.0, random_state=0).reset_index(
+        drop=True
+    )  # released in random order
     syn["bmi"] = syn["bmi"] + 0.2
     keys = ["age", "sex", "ethnicity", "bmi"]
     ev = InferenceEvaluator(
