@@ -94,7 +94,7 @@ def test_a_leak_above_some_w_lowers_w_until_the_rule_holds(
 
 
 def test_an_ordinary_run_records_the_measures(tmp_path: Path) -> None:
-    config = _config(_cohort(tmp_path), out=tmp_path / "out", report=False)
+    config = _config(_cohort(tmp_path), out=tmp_path / "out")
     result = write_outputs(synthesize(prepare(config)), tmp_path / "out")
     record = json.loads((tmp_path / "out" / "audit.json").read_text())
     block = record["disclosure_risk"]
@@ -110,6 +110,18 @@ def test_an_ordinary_run_records_the_measures(tmp_path: Path) -> None:
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     text = json.dumps(results)
     assert '"disclosure_no_more_than_fresh_sample": true' in text
+    # the report's page, in words a checker reads, with no command-line flag
+    from pypdf import PdfReader
+
+    pages = [p.extract_text() for p in PdfReader(tmp_path / "out" / "report.pdf").pages]
+    page = next(p for p in pages if "2b. Identity and attribute disclosure" in p)
+    flat = " ".join(page.split())
+    shown = event["disco_release_pct"]
+    assert (
+        f"Knowing age, sex and ethnicity, the synthetic file gives the right event for {shown:.0f} % "
+        "of real patients; a fresh sample of real patients gives" in flat
+    )
+    assert "It holds for the released file" in flat and "--" not in page
 
 
 def test_keys_that_are_not_columns_stop_before_training(tmp_path: Path) -> None:
