@@ -16,8 +16,9 @@ written. Where the rule holds, the measures ride on the :class:`Release` (``audi
   with the override verdict, as for the membership audit.
 
 Lowering w costs one release per step (on the demo about 0.5 s each: drawing, decoding and the
-fidelity comparison); the measures take 0.3 s on the demo's 1,608 rows with its 5 targets
-(3.5 % of the 8.5 s run).
+fidelity comparison); the measures take 0.04 s on the demo's 1,608 rows with its 5 targets
+(0.5 % of the 8.5 s run) and 0.6 s on 19,296 rows (nearest neighbours on one core: spreading
+queries of a few thousand rows over threads cost more than it saved).
 
 References: ARCHITECTURE.md; Raab, Nowok & Dibben (2024) arXiv:2406.16826; Giomi et al.
 (2023) PoPETs 2023(2).

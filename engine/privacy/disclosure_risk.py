@@ -112,7 +112,7 @@ def nearest_guesses(
     """
     if len(target_coords) == 0:
         return np.asarray(syn_secret)[:0]
-    _, idx = cKDTree(syn_coords).query(target_coords, k=1, p=1, workers=-1)
+    _, idx = cKDTree(syn_coords).query(target_coords, k=1, p=1)
     return np.asarray(syn_secret)[np.asarray(idx, dtype=int)]
 
 
