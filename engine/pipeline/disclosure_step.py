@@ -63,9 +63,14 @@ def measure(result: RunResult, rng: np.random.Generator) -> DisclosureResult | N
         if kinds.get(t) in NUMERIC_KINDS
         or (kinds.get(t) == "integer" and real[t].nunique() > MANY_VALUES)
     ]  # fmt: skip
-    return measure_disclosure(
+    found = measure_disclosure(
         real, synthetic, keys, targets, rng=rng, numeric=numeric, margin_cap=cfg.disclosure_margin
     )
+    if cfg.copies > 1:  # the rule is checked on the first copy; each copy is drawn the same way
+        found = replace(
+            found, notes=(*found.notes, f"measured on the first of {cfg.copies} copies")
+        )
+    return found
 
 
 def apply_disclosure_rule(

@@ -12,10 +12,9 @@ m rows from the same population, is scored against A in the same way. Both files
 rows and face the same m real records, so the comparison is like for like; it is repeated with A
 and B swapped and over :data:`HALVINGS` = 5 random halvings, and the ten pairs averaged (the
 demo's 1,608 rows: ten comparisons of 804 rows, 0.04 s in all for 5 targets; 0.6 s on 19,296
-rows). For the inference attack B is also
-anonymeter's control set: real records whose rows are not in A's share of the release (the
-model saw them, so the risk measures what the per-record noise leaves of each record, not what
-the model learnt of everyone). synthpop's figures for the whole file against the whole table
+rows). For the inference attack B is also anonymeter's control set: real records whose rows are
+not in A's share of the release (the model saw them, so the risk measures what the per-record
+noise leaves of each record, not what the model learnt of everyone). synthpop's figures for the whole file against the whole table
 (n rows each) are reported beside, as synthpop would print them.
 
 **The rule.** The released file may disclose no more than the fresh sample plus a margin: for
