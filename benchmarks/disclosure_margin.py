@@ -14,7 +14,12 @@ same for the inference attack's success.
 Keys and targets are the suggested ones (``engine/tables/keys.py``): age, sex, race and the like;
 the event and the clinical columns.
 
-Run: ``nice -n 10 python benchmarks/disclosure_margin.py [--seeds 20]``.
+Measured (20 seeds): the excess of DiSCO has SD 0.1-10 points (largest for binary targets held
+by few, under coarse keys: rossi's mar, 10.2); a fixed margin would bind on 49 % (3 points) or
+27 % (5 points) of these runs, 3 points or 3 / 4 / 5 SDs of the fresh sample over the halvings
+on 10 / 3.6 / 1.4 %: the rule uses the last (``engine/privacy/disclosure_check.py``).
+
+Run: ``PYTHONPATH=. nice -n 10 python benchmarks/disclosure_margin.py [--seeds 20]``.
 """
 
 from __future__ import annotations
