@@ -68,10 +68,21 @@ def test_a_planted_leak_is_refused_in_plain_words(
     assert "Coarsen a key" in reason and "--" not in reason  # plain words, no flag
     assert "--keys" in result.refusal.hint  # the command line's hint names the option
     block = result.audit_json["disclosure_risk"]
+    assert result.audit_json["release"]["refused_by"] == "the disclosure rule"
     assert block["holds"] is False and "event" in block["failing"]
     assert any("at w = 0.00 the rule failed" in note for note in block["notes"])
     # every audited w was tried, from the audit's choice down to 0
     assert sum("the rule failed" in note for note in block["notes"]) >= 2
+    # the report says so on its disclosure page and where the deciding attack is named
+    from pypdf import PdfReader
+
+    from engine.report.build import build_report
+
+    pdf = build_report(result, tmp_path / "report.pdf")
+    flat = " ".join(" ".join(p.extract_text() for p in PdfReader(pdf).pages).split())
+    assert "It was not met even at w = 0: nothing was exported." in flat
+    assert "Nothing was released because of the disclosure rule (section 2b)" in flat
+    assert "--" not in flat
 
 
 def test_a_leak_above_some_w_lowers_w_until_the_rule_holds(

@@ -293,6 +293,8 @@ class Refusal:
             "binding_auc": None if binding is None else binding.auc,
             "binding_auc_se": None if binding is None else binding.se,
         }
+        if self.disclosure is not None:  # refused by the disclosure rule (issue 29)
+            out["refused_by"] = "the disclosure rule"
         if self.dp is not None:
             out["dp"] = self.dp.to_dict()
         return out

@@ -94,6 +94,9 @@ def audit_precision_sentences(
         out.append(
             f"The released w was decided by {text(chosen_by)} (section 2b). The membership "
             "attacks allowed more; at the released w:"
+            if w is not None
+            else "Nothing was released because of the disclosure rule (section 2b), not a "
+            "membership attack; the membership audit itself found:"
         )
     binding = audit.binding(w)
     if binding is not None:
@@ -182,7 +185,10 @@ def _how_the_audit_ran(result: RunResult, audit: AuditResult, sheet: dict[str, A
             sheet,
         )
     ]
-    chosen_by = str(getattr(result.release, "chosen_by", ""))
+    refused_by_rule = result.released is None and getattr(result.release, "disclosure", None)
+    chosen_by = (
+        "the disclosure rule" if refused_by_rule else str(getattr(result.release, "chosen_by", ""))
+    )
     out += [
         paragraph(t, sheet) for t in audit_precision_sentences(audit, result.release.w, chosen_by)
     ]
