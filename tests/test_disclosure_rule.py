@@ -105,12 +105,18 @@ def test_a_leak_above_some_w_lowers_w_until_the_rule_holds(
 
 
 def test_an_ordinary_run_records_the_measures(tmp_path: Path) -> None:
-    config = _config(_cohort(tmp_path), out=tmp_path / "out")
+    path = _cohort(tmp_path)
+    config = _config(path, out=tmp_path / "out")
     result = write_outputs(synthesize(prepare(config)), tmp_path / "out")
     record = json.loads((tmp_path / "out" / "audit.json").read_text())
     block = record["disclosure_risk"]
     assert block["keys"] == ["age", "sex", "ethnicity"] and block["holds"] is True
     assert [t["target"] for t in block["targets"]] == ["bmi", "event"]  # no survival roles here
+    # bmi is grouped at its quintiles; the real minimum and maximum are never shown
+    bmi = pd.read_csv(path)["bmi"]
+    groups = block["key_groups"]["bmi"]
+    assert groups.startswith("5 groups: below ") and groups.endswith(" and above")
+    assert f"{bmi.min():g}" not in groups and f"{bmi.max():g}" not in groups
     event = block["targets"][1]
     # the released file discloses about what a fresh sample does (measured: 16 % vs 16 %)
     assert (

@@ -229,7 +229,7 @@ def measure_disclosure(
     )  # fmt: skip
     return DisclosureResult(
         keys=tuple(keys),
-        bands={c: bands[c].describe() for c in bands},
+        bands={c: bands[c].describe(n) for c in bands},
         uio=whole.uio,
         repu_whole=whole.repu,
         repu_release=float(ident[:, 0].mean()),

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from engine.disclosure.counts import THRESHOLD
+
 GROUPS = 5  # numtocat.syn's default catgroups
 EXACT_UP_TO = 100  # distinct whole numbers used value by value (age in years)
 MISSING = "Missing"
@@ -87,11 +89,30 @@ class Banding:
         out = np.where(missing, MISSING, out)
         return pd.Series(out, index=s.index, dtype=object)
 
-    def describe(self) -> str:
-        """In words, for the report: "as recorded" or the groups."""
+    def describe(self, rows: int) -> str:
+        """In words, for the report and ``audit.json``: "as recorded" or the groups by their
+        inner breaks only (the outer ones are the real minimum and maximum, which the
+        disclosure rules never show), and no break at all where a group of ``rows`` real values
+        would hold fewer than 10.
+
+        Example:
+            >>> Banding("sbp", (90.0, 120.0, 140.0, 250.0)).describe(300)
+            '3 groups: below 120, 120 to under 140, 140 and above'
+            >>> Banding("sbp", (90.0, 120.0, 140.0, 250.0)).describe(24)
+            '3 groups at the quantiles (breaks not shown: fewer than 10 values a group)'
+        """
         if self.breaks is None:
             return "as recorded"
-        return f"{len(self.breaks) - 1} groups: " + ", ".join(_band_labels(np.asarray(self.breaks)))
+        inner = [f"{b:g}" for b in self.breaks[1:-1]]
+        groups = len(self.breaks) - 1
+        if rows / groups < THRESHOLD or not inner:
+            return (
+                f"{groups} groups at the quantiles (breaks not shown: fewer than 10 values a group)"
+            )
+        middle = [f"{a} to under {b}" for a, b in zip(inner[:-1], inner[1:], strict=True)]
+        return f"{groups} groups: " + ", ".join(
+            [f"below {inner[0]}", *middle, f"{inner[-1]} and above"]
+        )
 
 
 def _exact(value: object) -> object:
