@@ -110,8 +110,8 @@ class TargetDisclosure:
             "inference_fresh_sample_pct": shown_pct(self.inference_fresh, m),
             "inference_risk": inf.risk,
             "inference_risk_ci": [inf.ci_low, inf.ci_high],
-            "inference_main_rate": inf.main.value,
-            "inference_control_rate": inf.control.value,
+            "inference_main_rate": _rate(inf.main.value, n),
+            "inference_control_rate": _rate(inf.control.value, n),
             "holds": self.holds,
         }
 
@@ -255,6 +255,12 @@ def shown_pct(pct: float, rows: int) -> float | str:
     if pct / 100.0 * rows < THRESHOLD - 1e-9:
         return f"{SMALL} records"
     return round(float(pct), 2)
+
+
+def _rate(rate: float, attacks: int) -> float | str:
+    """A success rate over ``attacks`` real records, under the same rule as a percentage."""
+    shown = shown_pct(100.0 * rate, attacks)
+    return shown if isinstance(shown, str) else round(rate, 4)
 
 
 def margin_for(fresh_sd: float, cap: float | None = None) -> float:
