@@ -49,7 +49,7 @@ def tables() -> dict[str, tuple[pd.DataFrame, str | None, str | None]]:
     demo = pd.read_csv(demo_input(), dtype={"participant_id": str})
     demo = demo[demo["study"] == "Framingham M"].drop(columns=["study", "cohort"])
     diabetes = load_diabetes(as_frame=True, scaled=False).frame
-    return {
+    out = {
         "lung": (ld.load_lung(), "time", "status"),
         "rossi": (ld.load_rossi(), "week", "arrest"),
         "gbsg2": (ld.load_gbsg2(), "time", "cens"),
@@ -57,6 +57,35 @@ def tables() -> dict[str, tuple[pd.DataFrame, str | None, str | None]]:
         "lymph_node": (ld.load_lymph_node(), "survtime", "censrec"),
         "diabetes": (diabetes, None, None),
         "demo": (demo, "time_cvd_years", "cvd"),
+    }
+    return out | sksurv_tables()
+
+
+def sksurv_tables() -> dict[str, tuple[pd.DataFrame, str | None, str | None]]:
+    """scikit-survival's whas500, actg320 (AIDS) and flchain, read from the ARFF files of its
+    wheel (``pip download --no-deps scikit-survival``, unzip ``sksurv/datasets/data``) in the
+    folder named by ``SKSURV_DATA``: no install, so no second numpy or torch. Empty without it."""
+    import os
+    from pathlib import Path
+
+    from scipy.io import arff
+
+    folder = os.environ.get("SKSURV_DATA")
+    if not folder:
+        return {}
+
+    def load(name: str) -> pd.DataFrame:
+        data, _ = arff.loadarff(Path(folder) / f"{name}.arff")
+        frame = pd.DataFrame(data)
+        for c in frame.columns:
+            if frame[c].dtype == object:
+                frame[c] = frame[c].str.decode("utf-8")
+        return frame
+
+    return {
+        "whas500": (load("whas500"), "lenfol", "fstat"),
+        "actg320": (load("actg320").drop(columns=["time_d", "censor_d"]), "time", "censor"),
+        "flchain": (load("flchain").drop(columns=["chapter"]), "futime", "death"),
     }
 
 

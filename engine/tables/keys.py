@@ -38,7 +38,7 @@ KEY_TOKENS = frozenset(
     {
         "age", "aged", "yob", "dob", "birth", "born", "birthyear",
         "sex", "gender", "male", "female",
-        "ethnicity", "ethnic", "ethnicgroup", "race", "ancestry",
+        "ethnicity", "ethnic", "ethnicgroup", "race", "raceth", "ancestry",
         "postcode", "zip", "zipcode", "region", "county", "district", "state", "country",
         "area", "town", "city", "ward", "lsoa", "msoa", "geography", "residence", "nation",
     }
