@@ -149,3 +149,15 @@ def test_keys_that_are_not_columns_stop_before_training(tmp_path: Path) -> None:
         ["run", str(path), "--out", str(tmp_path / "o"), "--keys", "age,postcode", "--quiet"]
     )
     assert code == 2
+
+
+def test_the_override_exports_the_least_disclosive_file_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _copying(monkeypatch, above=-1.0)
+    result = synthesize(prepare(_config(_cohort(tmp_path), allow_risky=True)))
+    assert result.verdict == Verdict.RELEASED_WITH_OVERRIDE and result.release.w == 0.0
+    assert result.release.chosen_by == (
+        "override: the disclosure rule was not met at any w; released at w = 0.00"
+    )
+    assert result.audit_json["disclosure_risk"]["holds"] is False

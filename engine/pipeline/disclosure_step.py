@@ -93,7 +93,7 @@ def apply_disclosure_rule(
     if found is None or found.holds:
         return _with(result, release, found)
     cfg, audit = result.config, result.audit
-    tried = [(release.w, found)]
+    tried, last = [(release.w, found)], result
     if cfg.forced_w is None and audit is not None:
         for w in sorted({p.w for p in audit.curve if p.w < release.w - 1e-9}, reverse=True):
             cancel.raise_if_cancelled()
@@ -112,14 +112,22 @@ def apply_disclosure_rule(
             if lower is None or found is None:
                 return again
             tried.append((lower.w, found))
+            last = again
             if found.holds:
                 chosen = _lowered_words(tried)
                 return _with(again, replace(lower, chosen_by=chosen), _noted(found, tried))
     acknowledged = cfg.allow_risky or (cfg.forced_w is not None and cfg.risk_acknowledged)
     final = tried[-1][1]
-    if acknowledged:
-        out = replace(result, verdict=Verdict.RELEASED_WITH_OVERRIDE)
-        return _with(out, release, _noted(final, tried))
+    if acknowledged:  # exported anyway: the least disclosive file tried, its verdict says so
+        kept = last.released
+        assert kept is not None
+        chosen = (
+            kept.chosen_by
+            if cfg.forced_w is not None
+            else f"override: the disclosure rule was not met at any w; released at w = {kept.w:.2f}"
+        )
+        out = replace(last, verdict=Verdict.RELEASED_WITH_OVERRIDE)
+        return _with(out, replace(kept, chosen_by=chosen), _noted(final, tried))
     return _refuse(result, _noted(final, tried), tried[-1][0], refused_result)
 
 
