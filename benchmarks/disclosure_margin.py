@@ -82,6 +82,9 @@ def sksurv_tables() -> dict[str, tuple[pd.DataFrame, str | None, str | None]]:
         for c in frame.columns:
             if frame[c].dtype == object:
                 frame[c] = frame[c].str.decode("utf-8")
+                numbers = pd.to_numeric(frame[c], errors="coerce")
+                if numbers.notna().sum() == frame[c].ne("?").sum():  # "0"/"1" coded as nominal
+                    frame[c] = numbers
         return frame
 
     return {
