@@ -87,10 +87,15 @@ def sksurv_tables() -> dict[str, tuple[pd.DataFrame, str | None, str | None]]:
                     frame[c] = numbers
         return frame
 
+    flchain = load("flchain").drop(columns=["chapter"])  # chapter: the cause of death, as text
     return {
         "whas500": (load("whas500"), "lenfol", "fstat"),
         "actg320": (load("actg320").drop(columns=["time_d", "censor_d"]), "time", "censor"),
-        "flchain": (load("flchain").drop(columns=["chapter"]), "futime", "death"),
+        "flchain": (
+            flchain.assign(death=(flchain["death"] == "dead").astype(int)),
+            "futime",
+            "death",
+        ),
     }
 
 
