@@ -101,6 +101,20 @@ def test_a_leak_above_some_w_lowers_w_until_the_rule_holds(
     assert block["holds"] is True  # what is recorded is the file released at the lower w
     assert block["notes"][0].startswith(f"at w = {chosen:.2f} the rule failed: re-identification")
     assert block["notes"][-1] == f"at w = {honest:.2f} the rule held"
+    # the report says which rule decided: on page 1 and where the deciding attack is named
+    from pypdf import PdfReader
+
+    from engine.report.build import build_report
+
+    pages = PdfReader(build_report(result, tmp_path / "report.pdf")).pages
+    first = " ".join(pages[0].extract_text().split())
+    assert "lowered by the disclosure rule, section 2b" in first
+    assert "Knowing age, sex, ethnicity, the synthetic file discloses no more than a fresh" in first
+    flat = " ".join(" ".join(p.extract_text() for p in pages).split())
+    assert (
+        f"The released w was decided by the disclosure rule: at the audit's w = {chosen:.2f}"
+        in flat
+    )
     assert result.config.forced_w is None  # the user forced nothing
 
 
