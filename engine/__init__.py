@@ -43,6 +43,7 @@ _PUBLIC = {
     "infer_schema": "engine.tables.schema",
     "recognise_survival_roles": "engine.tables.schema",
     "atomic_write_bytes": "engine.tables.write",
+    "suggest_keys": "engine.tables.keys",
     # statistics and the report
     "pool": "engine.stats.meta",
     "read_summary": "engine.stats.meta",
@@ -83,6 +84,7 @@ __all__ = [
     "infer_schema",
     "recognise_survival_roles",
     "atomic_write_bytes",
+    "suggest_keys",
     "pool",
     "read_summary",
     "build_report",
@@ -123,6 +125,7 @@ if TYPE_CHECKING:
     from engine.report.curve_plot import draw_privacy_curve
     from engine.report.forest import forest_figure
     from engine.stats.meta import pool, read_summary
+    from engine.tables.keys import suggest_keys
     from engine.tables.read import read_table
     from engine.tables.schema import infer_schema, recognise_survival_roles
     from engine.tables.write import atomic_write_bytes

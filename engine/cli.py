@@ -90,6 +90,7 @@ def _add_run_options(p: argparse.ArgumentParser, out_required: bool = True) -> N
         ("--kind", "COL=KIND", str, "override a column's kind"),
         ("--bounds", "COL=LO:HI", _bound, "allowed range"),
         ("--missing", "CODE", str, "extra missing-value code, e.g. -999"),
+        ("--keys", "COL,COL", str, "columns an attacker may know, for the disclosure measures"),
     )
     for option, metavar, kind, text in repeatable:
         roles.add_argument(
@@ -131,6 +132,8 @@ def _add_run_options(p: argparse.ArgumentParser, out_required: bool = True) -> N
         help="formal DP mode: also release data from a DP-SGD-trained flow at this epsilon "
         "(needs --bounds for every column without a clinical preset)",
     )
+    margin = "lower the disclosure rule's margin (percentage points)"
+    priv.add_argument("--disclosure-margin", type=float, metavar="POINTS", help=margin)
     priv.add_argument("--dp-delta", type=float, help="delta for --dp-epsilon (default 1/n^1.1)")
     priv.add_argument(
         "--seed",
@@ -150,21 +153,15 @@ def _add_run_options(p: argparse.ArgumentParser, out_required: bool = True) -> N
         "shown and recorded in audit.json; cuda: stop with exit code 2 if the GPU cannot run; "
         "cpu: never touch the GPU (default auto)",
     )
-    model.add_argument(
-        "--budget",
-        default="fast",
-        choices=("fast", "default", "thorough"),
-        help="model search effort",
-    )
+    efforts = ("fast", "default", "thorough")
+    model.add_argument("--budget", default="fast", choices=efforts, help="model search effort")
     model.add_argument(
         "--format",
         dest="file_format",
         default="csv",
         choices=("csv", "xlsx", "parquet", "sav", "dta"),
     )
-    model.add_argument(
-        "--copies", type=int, default=1, help="number of independent synthetic tables"
-    )
+    model.add_argument("--copies", type=int, default=1, help="independent synthetic tables")
     model.add_argument("--no-report", action="store_true", help="skip the PDF report")
     stats = p.add_argument_group("analysis (real vs synthetic)")
     stats.add_argument("--analysis", choices=("cox", "ols", "logistic"))
@@ -249,7 +246,7 @@ def _config_from_args(ns: argparse.Namespace, input_path: Path | str, **extra: A
     same = (
         "out", "time", "event", "auc_max", "forced_w", "repeats", "audit_max_rows", "seed",
         "device", "file_format", "budget", "analysis", "outcome", "allow_risky",
-        "protect_outliers", "copies", "dp_epsilon", "dp_delta", "complete_cases",
+        "protect_outliers", "copies", "dp_epsilon", "dp_delta", "complete_cases", "disclosure_margin",
     )  # fmt: skip
     values: dict[str, Any] = {name: getattr(ns, name) for name in same}
     values.update(
@@ -261,6 +258,7 @@ def _config_from_args(ns: argparse.Namespace, input_path: Path | str, **extra: A
         kinds=tuple(kinds),
         bounds=tuple(ns.bounds),
         w_grid=ns.w_grid or DEFAULT_GRID,
+        keys=tuple(k for v in ns.keys for k in _name_list(v)) if ns.keys else None,
         covariates=tuple(ns.covariates),
         per=per,
         report=not ns.no_report,

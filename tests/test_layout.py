@@ -54,6 +54,7 @@ PUBLIC_HOMES = {
     "infer_schema": "engine.tables.schema",
     "recognise_survival_roles": "engine.tables.roles",
     "atomic_write_bytes": "engine.tables.atomic",
+    "suggest_keys": "engine.tables.keys",
     "pool": "engine.stats.meta",
     "read_summary": "engine.stats.meta",
     "build_report": "engine.report.build",

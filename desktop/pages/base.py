@@ -123,6 +123,8 @@ SETTING_NAMES = {
     "--budget": "the Model search effort setting",
     "--format": "the Format setting (Export page)",
     "--out": "the folder (Export page)",
+    "--keys": "the key columns (Columns page)",
+    "--disclosure-margin": "the disclosure margin",
 }
 _FLAG = re.compile(r"--([a-z][a-z-]*)(?: [A-Z][A-Z_,:=]*(?:\b|$))?")
 

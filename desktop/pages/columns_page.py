@@ -17,6 +17,11 @@ from desktop.pages.base import Page, note
 from desktop.qt import QMessageBox, Qt, QtWidgets
 
 ROLES = ("covariate", "time", "event", "drop")
+KEYS_HINT = (
+    "Columns someone may know about a patient (age, sex, ethnicity, where they live, dates): "
+    "the report measures what the synthetic file tells them about the other columns. Separate "
+    "names with commas."
+)
 COVARIATE_KINDS = (
     "continuous",
     "integer",
@@ -82,6 +87,15 @@ class ColumnsPage(Page):
             "shows how often each column is empty. Off: rows with an empty cell are left out."
         )
         layout.addWidget(self.model_missing)
+        # Issue 29: the columns an attacker may know, for the identity and attribute disclosure
+        # measures (the engine suggests them; an unchanged suggestion is left to the engine).
+        layout.addWidget(note(KEYS_HINT))
+        self.keys = QtWidgets.QLineEdit()
+        self.keys.setAccessibleName("Columns someone may know about a patient")
+        self.keys.setToolTip(KEYS_HINT)
+        self.keys.setPlaceholderText("none recognised: type column names, separated by commas")
+        layout.addWidget(self.keys)
+        self._suggested_keys = ""
         self.summary = note("")
         layout.addWidget(self.summary)
         self.status = QtWidgets.QProgressBar()
@@ -145,6 +159,10 @@ class ColumnsPage(Page):
             self.table.setItem(row, COL_REASON, reason)
         self.table.resizeColumnsToContents()
         self.table.setColumnWidth(COL_REASON, max(self.table.columnWidth(COL_REASON), 260))
+        from engine import suggest_keys
+
+        self._suggested_keys = ", ".join(suggest_keys(schema.columns))
+        self.keys.setText(self._suggested_keys)
         self._update_summary()
 
     def _update_summary(self) -> None:
@@ -231,7 +249,15 @@ class ColumnsPage(Page):
             "kinds": tuple(kinds),
             "bounds": tuple(bounds),
             "complete_cases": not self.model_missing.isChecked(),
+            "keys": self.chosen_keys(),
         }
+
+    def chosen_keys(self) -> tuple[str, ...] | None:
+        """The key columns typed by the user; None while the suggestion is unchanged."""
+        typed = self.keys.text()
+        if typed.strip() == self._suggested_keys:
+            return None
+        return tuple(k.strip() for k in typed.split(",") if k.strip())
 
     def _bound(self, row: int, col: int, name: str) -> float | None:
         text = self.table.item(row, col).text().strip()

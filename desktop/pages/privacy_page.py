@@ -295,7 +295,7 @@ def summary_html(result: Any) -> str:
             if audit.selected_w is None
             else "Nothing can be exported yet."
         )
-        return "<br>".join(lines)
+        return "<br>".join(lines + disclosure_lines(result))
     binding = audit.binding(rel.w)
     lines.append(f"Released: <b>w = {rel.w:.2f}</b>, {rel.rows:,} rows ({result.verdict}).")
     lines.append(
@@ -331,4 +331,43 @@ def summary_html(result: Any) -> str:
             "<span style='color:#a00'>You acknowledged the higher risk of this w; the "
             "report records it.</span>"
         )
-    return "<br>".join(lines)
+    return "<br>".join(lines + disclosure_lines(result))
+
+
+def _share(value: float, rows: int) -> str:
+    """A percentage of real patients, or "fewer than 10 patients" where it stands for so few."""
+    return "fewer than 10 patients" if value / 100.0 * rows < 10 - 1e-9 else f"{value:.0f} %"
+
+
+def disclosure_lines(result: Any, most: int = 3) -> list[str]:
+    """Identity and attribute disclosure (issue 29) in the summary's words: what knowing the key
+    columns gives from the synthetic file and from a fresh sample of real patients, per target
+    (the first ``most``; all of them in the report), and what the disclosure rule did."""
+    found = getattr(result.release, "disclosure", None)
+    if found is None:
+        return []
+    keys = list(found.keys)
+    known = keys[0] if len(keys) == 1 else ", ".join(keys[:-1]) + " and " + keys[-1]
+    m = found.half_rows
+    lines = [f"<b>Knowing {known}</b> (the key columns):"]
+    for t in found.targets[:most]:
+        flag = "" if t.holds else " <span style='color:#a00'>(more than allowed)</span>"
+        lines.append(
+            f"the synthetic file gives the right {t.target} for {_share(t.disco_release, m)} "
+            f"of real patients; a fresh sample of real patients gives {_share(t.disco_fresh, m)}"
+            f"{flag}."
+        )
+    if len(found.targets) > most:
+        lines.append(f"({len(found.targets) - most} more columns in the report.)")
+    chosen = str(getattr(result.release, "chosen_by", ""))
+    if result.released is None:
+        lines.append(
+            "<span style='color:#a00'>The synthetic file would disclose more than a fresh "
+            "sample of real patients even at w = 0. Coarsen a key column (for example age in "
+            "5-year bands) or leave it out.</span>"
+        )
+    elif chosen.startswith("the disclosure rule"):
+        lines.append(f"w was lowered by {chosen}.")
+    elif found.holds:
+        lines.append("It discloses no more than a fresh sample of real patients would.")
+    return lines

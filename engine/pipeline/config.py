@@ -78,6 +78,9 @@ class RunConfig:
     dp_delta: float | None = None  # default 1 / n^1.1
     input_label: str | None = None  # e.g. "demo cohort, ARIC F"
     complete_cases: bool = False  # leave out rows with a missing value instead of modelling it
+    keys: tuple[str, ...] | None = None  # what an attacker may know (None: suggested, tables/keys)
+    disclosure_targets: tuple[str, ...] | None = None  # what they try to learn (None: suggested)
+    disclosure_margin: float | None = None  # cap on the disclosure rule's margin, in points
 
     def validate(self) -> None:
         """Raise :class:`InputError` for options that cannot work, before any heavy work.
@@ -121,6 +124,10 @@ class RunConfig:
             )
         if self.dp_delta is not None and not 0.0 < self.dp_delta < 1.0:
             raise InputError(f"privacy δ = {self.dp_delta:g}: choose a value between 0 and 1")
+        if self.disclosure_margin is not None and not 0.0 <= self.disclosure_margin <= 100.0:
+            raise InputError(
+                f"the disclosure margin {self.disclosure_margin:g}: choose 0 to 100 percentage points"
+            )
         problems = check_analysis(self)
         if problems:
             raise InputError(problems[0])

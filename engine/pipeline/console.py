@@ -77,6 +77,8 @@ def print_summary(result: RunResult, out: Path) -> None:
         return
     binding = result.audit.binding(rel.w)
     attack = "" if binding is None else f" ({binding.quote(result.config.auc_max)})"
+    if rel.chosen_by.startswith("the disclosure rule"):  # issue 29: the rule, not an attack
+        attack = f" (w set by {rel.chosen_by})"
     print(
         f"{result.verdict}: {rel.rows} synthetic rows at w = {rel.w:.2f}{attack}; "
         f"closer probability {rel.metrics.closer_probability:.3f}, "
@@ -144,6 +146,8 @@ COMMAND_LINE_OPTIONS = {
     "the effect-per-units setting": "--per COL=UNITS",
     "the number of copies": "--copies N",
     "the output folder": "--out DIR",
+    "the key columns": "--keys COL,COL",
+    "the disclosure margin": "--disclosure-margin POINTS",
 }
 META_OPTIONS = {"the covariates": "--exposure COL --adjust COL,COL"}
 

@@ -73,5 +73,8 @@ def prepare(config: RunConfig, progress: ProgressFn = no_progress) -> Prepared:
     problems = check_analysis(config, schema, real)  # refuse before any training
     if problems:
         raise InputError(f"{table.path.name}: {problems[0]}")
+    from engine.tables.keys import check_keys  # the disclosure measures' columns (issue 29)
+
+    check_keys(schema, config.keys, config.disclosure_targets)
     progress(1.0, "data ready")
     return Prepared(config, table, schema, real, rows_dropped, encoder)

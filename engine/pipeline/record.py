@@ -47,12 +47,20 @@ def build_audit_json(result: RunResult) -> dict[str, Any]:
             },
             "release": result.release.to_dict(),
             "fidelity": result.fidelity.to_dict(),
+            "disclosure_risk": _disclosure(result),
             "settings": _settings(cfg),
             "timings": result.timings,
             "software": library_versions(),
             "outputs": result.outputs,
         }
     ))  # fmt: skip
+
+
+def _disclosure(result: RunResult) -> dict[str, Any] | None:
+    """The ``disclosure_risk`` block (issue 29): measured on the released file, or on the file
+    the disclosure rule refused; None when no key column was chosen."""
+    found = getattr(result.release, "disclosure", None)
+    return None if found is None else found.to_dict()
 
 
 def _settings(cfg: RunConfig) -> dict[str, Any]:
@@ -79,6 +87,11 @@ def _settings(cfg: RunConfig) -> dict[str, Any]:
         "event": cfg.event,
         "drop": list(cfg.drop),
         "missing_codes": list(cfg.missing_codes),
+        "keys": None if cfg.keys is None else list(cfg.keys),
+        "disclosure_targets": None
+        if cfg.disclosure_targets is None
+        else list(cfg.disclosure_targets),
+        "disclosure_margin": cfg.disclosure_margin,
     }
 
 
@@ -137,7 +150,12 @@ def file_properties(name: str, result: RunResult) -> dict[str, Any]:
     verdict = result.fidelity.verdict
     if not name.startswith("synthetic") or name.startswith("synthetic_dp") or verdict is None:
         return {}
-    return {
+    out: dict[str, Any] = {
         "fidelity_same_conclusions": verdict.same_conclusions,
         "fidelity_verdict": verdict.line,
     }
+    found = getattr(result.release, "disclosure", None)
+    if found is not None:  # issue 29: the disclosure rule's outcome beside the table
+        out["disclosure_no_more_than_fresh_sample"] = found.holds
+        out["disclosure_keys"] = list(found.keys)
+    return out

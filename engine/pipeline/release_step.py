@@ -117,11 +117,13 @@ def release(
     flow: TrainedFlow | None = None,
     started: str | None = None,
     timings: dict[str, float] | None = None,
+    disclosure_rule: bool = True,
 ) -> RunResult:
     """The second half of a run, for an audit already done: choose w (``prep.config.forced_w`` forces
     one; raising it above the audit's choice needs ``allow_risky`` or ``risk_acknowledged``),
-    train the final flow on all rows (or reuse ``flow``), inject noise, decode, shuffle,
-    measure and compare. The wizard calls this again when the user moves w."""
+    train the final flow on all rows (or reuse ``flow``), inject noise, decode, shuffle, measure,
+    compare, and apply the disclosure rule (``engine.pipeline.disclosure_step``, which may lower
+    w or refuse). The wizard calls this again when the user moves w."""
     cfg = prep.config
     started = started or datetime.now(timezone.utc).isoformat(timespec="seconds")
     timings = dict(timings or {})
@@ -129,7 +131,7 @@ def release(
     try:
         w, verdict = _choose_w(cfg, audit)
     except _Refusal as refusal:
-        return _refused(prep, audit, started, timings, refusal.reason, refusal.hint)
+        return refused_result(prep, audit, started, timings, refusal.reason, refusal.hint)
 
     X_model = prep.encoder.transform(prep.real, rng)
     if flow is None:
@@ -178,7 +180,12 @@ def release(
         started=started,
         history=tuple(getattr(flow, "history", ())),
         flow=flow,
+        record_order=drawn.decoded[0][1].frame.set_axis(prep.real.index[drawn.decoded[0][0]]),
     )
+    if disclosure_rule:  # identity and attribute disclosure; may lower w or refuse (issue 29)
+        from engine.pipeline.disclosure_step import apply_disclosure_rule
+
+        result = apply_disclosure_rule(result, rng, progress, cancel, (release, refused_result))
     progress(1.0, "done")
     return replace(result, audit_json=build_audit_json(result))
 
@@ -338,23 +345,15 @@ def _closest_copy(real: np.ndarray, copies: list[np.ndarray]) -> np.ndarray:
 
 def _chosen_by(cfg: RunConfig, audit: AuditResult, w: float) -> str:
     if cfg.forced_w is None:
-        return (
-            "the audit: the largest w meeting the AUC limit"
-            if audit.selected_w is not None
-            else "override: w = 0"
-        )
+        found = audit.selected_w is not None
+        return "the audit: the largest w meeting the AUC limit" if found else "override: w = 0"
     if not above_choice(audit, w):
         return "the user, at or below the audited choice"
     return "the user, above the audited choice (risk acknowledged)"
 
 
-def _refused(
-    prep: Prepared,
-    audit: AuditResult,
-    started: str,
-    timings: dict[str, float],
-    why: str,
-    hint: str,
+def refused_result(
+    prep: Prepared, audit: AuditResult, started: str, timings: dict[str, float], why: str, hint: str
 ) -> RunResult:
     result = RunResult(
         config=prep.config,
@@ -394,7 +393,6 @@ def release_without_unique_copies(
         return latent_noise_injection(flow, X_model[rows], w_here, rng)
 
     def decode(model_rows: np.ndarray) -> pd.DataFrame:
-        frame: pd.DataFrame = encoder.inverse_transform(model_rows).frame
-        return frame
+        return encoder.inverse_transform(model_rows).frame
 
     return redraw_unique_copies(synth_model, redraw, decode, real)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from engine.flows.train import TrainedFlow
     from engine.pipeline.config import Prepared, RunConfig
     from engine.privacy.audit import AuditResult, BindingAttack, CurvePoint
+    from engine.privacy.disclosure_check import DisclosureResult
     from engine.privacy.dp.release import DPRelease
     from engine.privacy.release import EpsilonStatement, ReleaseMetrics
     from engine.stats.models import FidelityResult, ModelFit
@@ -220,6 +221,7 @@ class Release:
     exact_copies: CopyCheck
     protect_outliers: OutlierProtection | None = None
     dp: DPResult | None = None
+    disclosure: DisclosureResult | None = None  # identity/attribute disclosure (issue 29)
 
     @property
     def rows(self) -> int:
@@ -270,6 +272,7 @@ class Refusal:
     hint: str
     binding: BindingAttack | None = None
     dp: DPResult | None = None  # formal DP mode's release, computed but not exported
+    disclosure: DisclosureResult | None = None  # when the disclosure rule refused (issue 29)
     w: None = None  # nothing released: no w
     rows: int = 0
 
@@ -290,6 +293,8 @@ class Refusal:
             "binding_auc": None if binding is None else binding.auc,
             "binding_auc_se": None if binding is None else binding.se,
         }
+        if self.disclosure is not None:  # refused by the disclosure rule (issue 29)
+            out["refused_by"] = "the disclosure rule"
         if self.dp is not None:
             out["dp"] = self.dp.to_dict()
         return out
@@ -316,6 +321,9 @@ class RunResult:
     history: tuple[tuple[int, float, float], ...] = ()
     flow: Any = field(default=None, repr=False, compare=False)  # in memory only, never exported
     dp_synthetic: pd.DataFrame | None = None  # formal DP mode's Flow Sampling release
+    # The first copy in record order (row i made from real row i), in memory only and only until
+    # the disclosure measures have used it (engine.pipeline.disclosure_step); never exported.
+    record_order: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     def curve_point(self, w: float | None) -> CurvePoint | None:
         """The audited curve point nearest ``w`` (:func:`engine.privacy.curve.nearest_point`)."""

@@ -107,6 +107,7 @@ def sections() -> tuple[Callable[[RunResult, dict[str, Any], float], list[Any]],
     """The section builders in print order (:mod:`engine.report.sections`)."""
     from engine.report.sections.copies import copies_section
     from engine.report.sections.data import data_page
+    from engine.report.sections.disclosure_risk import disclosure_section
     from engine.report.sections.dp import dp_section
     from engine.report.sections.method import method_section
     from engine.report.sections.privacy import privacy_section
@@ -117,6 +118,7 @@ def sections() -> tuple[Callable[[RunResult, dict[str, Any], float], list[Any]],
         summary_page,
         data_page,
         privacy_section,
+        disclosure_section,
         utility_section,
         copies_section,
         method_section,

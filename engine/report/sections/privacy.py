@@ -82,12 +82,22 @@ def curve_rows(audit: AuditResult) -> list[tuple[float, float, float, float, flo
     return sorted(out, key=lambda r: r[0])
 
 
-def audit_precision_sentences(audit: AuditResult | None, w: float | None) -> list[str]:
-    """Which attack decided (mean ± SE), whether the audit covered every copy, and whether the
-    AUCs' standard error reached the 0.01 target at every w."""
+def audit_precision_sentences(
+    audit: AuditResult | None, w: float | None, chosen_by: str = ""
+) -> list[str]:
+    """Which attack decided (mean ± SE), or the disclosure rule where it lowered w, whether the
+    audit covered every copy, and whether the AUCs' standard error reached the 0.01 target."""
     if audit is None:
         return []
     out = []
+    if chosen_by.startswith("the disclosure rule"):  # issue 29: it, not an attack, decided w
+        out.append(
+            f"The released w was decided by {text(chosen_by)} (section 2b). The membership "
+            "attacks allowed more; at the released w:"
+            if w is not None
+            else "Nothing was released because of the disclosure rule (section 2b), not a "
+            "membership attack; the membership audit itself found:"
+        )
     binding = audit.binding(w)
     if binding is not None:
         where = "At the released w" if w is not None else "At the smallest w that failed the limit"
@@ -175,7 +185,13 @@ def _how_the_audit_ran(result: RunResult, audit: AuditResult, sheet: dict[str, A
             sheet,
         )
     ]
-    out += [paragraph(t, sheet) for t in audit_precision_sentences(audit, result.release.w)]
+    refused_by_rule = result.released is None and getattr(result.release, "disclosure", None)
+    chosen_by = (
+        "the disclosure rule" if refused_by_rule else str(getattr(result.release, "chosen_by", ""))
+    )
+    out += [
+        paragraph(t, sheet) for t in audit_precision_sentences(audit, result.release.w, chosen_by)
+    ]
     audited, used = audited_rows(result), result.release.rows
     if result.released is not None and audited < used:
         out.append(

@@ -171,6 +171,20 @@ def key_rows(result: RunResult) -> list[list[Any]]:
         ]
     )
     rows.append(["Per-record risk", text(risk_sentence(release))])
+    found = getattr(release, "disclosure", None)
+    if found is not None:  # issue 29: identity and attribute disclosure against a fresh sample
+        verdict_words = (
+            "no more than a fresh sample of real patients"
+            if found.holds
+            else "more than a fresh sample of real patients (exported with the risk acknowledged)"
+        )
+        rows.append(
+            [
+                "What knowing a patient's details reveals",
+                f"Knowing {text(', '.join(found.keys))}, the synthetic file discloses "
+                f"{verdict_words}. Details in section 2b.",
+            ]
+        )
     rows.append(
         [
             "Formal bound (Theorem 2)",
@@ -198,6 +212,8 @@ def _attack_rows(result: RunResult) -> list[list[Any]]:
             if result.config.forced_w is not None
             else "the largest w that met the limit"
         )
+        if str(getattr(result.release, "chosen_by", "")).startswith("the disclosure rule"):
+            how = "lowered by the disclosure rule, section 2b"  # issue 29
         w_text = f"<b>{decimals(w, 2)}</b> ({how})"
         at = f"at w = {decimals(point.w, 2)}" if point is not None else ""
     if point is None:
