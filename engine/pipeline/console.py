@@ -122,6 +122,13 @@ def recognise_roles(ns: Any) -> None:
     roles = recognise_survival_roles(frame.drop(columns=[c for c in ns.drop if c in frame]))
     for note in roles.notes:
         print(f"survival columns: {note}")
+    if roles.must_ask:
+        value = "" if roles.event_value is None else f"={roles.event_value}"
+        print(
+            f"survival columns: '{roles.likely_time}' and '{roles.likely_event}' may be the "
+            f"follow-up time and the event, but {roles.question}; to compare a survival model, "
+            f"run again with --time {roles.likely_time} --event {roles.likely_event}{value}"
+        )
     if roles.time and roles.event:
         ns.time, ns.event = roles.time, roles.event
         print(

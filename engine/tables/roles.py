@@ -30,6 +30,7 @@ import pandas as pd
 from engine.errors import InputError
 from engine.tables.kinds import NEGATIVE_FIRST, ColumnSpec, binary_labels
 from engine.tables.names import name_tokens
+from engine.tables.survival_names import event_word_order
 from engine.tables.values import decimal_places, sorted_values
 
 
@@ -113,7 +114,12 @@ def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
     reversed_ = censoring_reversed(e_best)
     if reversed_:
         value = False if pd.api.types.is_bool_dtype(frame[e_best]) else 0
-    ties_t = [t for t in t_rank if time_score(t) == ts and t != t_best and not paired]
+    key_t = (ts, _not_time_like(t_best))
+    ties_t = [
+        t
+        for t in t_rank
+        if (time_score(t), _not_time_like(t)) == key_t and t != t_best and not paired
+    ]
     ties_e = [e for e in e_rank if event_score(e) == es and e != e_best and not paired]
     cands = {"time_candidates": tuple(t_rank), "event_candidates": tuple(e_rank)}
     why = None
@@ -164,7 +170,9 @@ def _event_coding(s: pd.Series) -> str | None:
             return "0/1"
         return "1/2" if codes == {1.0, 2.0} else None
     pair = frozenset(str(v).strip().lower() for v in values)
-    return "labels" if len(values) == 2 and pair in NEGATIVE_FIRST else None
+    if len(values) == 2 and (pair in NEGATIVE_FIRST or event_word_order(values) is not None):
+        return "labels"
+    return None
 
 
 def role_spec(
@@ -219,8 +227,9 @@ def _event_spec(s: pd.Series, source: str, name: str, event_value: Any = None) -
     codes = set(float(v) for v in values) if pd.api.types.is_numeric_dtype(s) else set()
     ok_numeric = pd.api.types.is_numeric_dtype(s) and codes <= {0.0, 1.0}
     one_two = pd.api.types.is_numeric_dtype(s) and codes == {1.0, 2.0}
-    ok_pair = (
-        len(values) == 2 and frozenset(str(v).strip().lower() for v in values) in NEGATIVE_FIRST
+    ok_pair = len(values) == 2 and (
+        frozenset(str(v).strip().lower() for v in values) in NEGATIVE_FIRST
+        or event_word_order(values) is not None
     )
     if event_value is not None and len(values) <= 2:
         labels = _chosen_labels(s, values, event_value, source, name)
@@ -288,7 +297,7 @@ def _event_labels(s: pd.Series, values: list[Any]) -> tuple[Any, ...]:
         if {float(v) for v in values} == {1.0, 2.0}:
             return (cast(1), cast(2))
         return (cast(0), cast(1))
-    return binary_labels(values)
+    return event_word_order(values) or binary_labels(values)
 
 
 def event_codes(values: pd.Series, labels: tuple[Any, ...] | None) -> pd.Series:

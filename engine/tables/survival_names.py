@@ -70,6 +70,10 @@ Example:
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+from typing import Any
+
 from engine.tables.names import name_tokens
 
 # Whole names (lower case) that mean a follow-up time.
@@ -102,6 +106,38 @@ EVENT_TOKENS = frozenset({"event", "status", "death", "dead", "died", "deceased"
 # Censoring-looking names: the direction of the coding is asked about, never assumed.
 CENSOR_EVENT_LIKELY = frozenset({"cens", "censor", "censoring_indicator"})
 CENSOR_REVERSED_LIKELY = ("censored", "is_censored", "iscensored", "censoring")
+
+
+# Words a status column uses for "the event happened" and for "not (yet)": cBioPortal's
+# "0:LIVING" / "1:DECEASED", METABRIC's Living / Deceased, SEER's Alive / Dead, trial files'
+# censored / relapsed.
+EVENT_WORDS = frozenset({"dead", "deceased", "died", "death", "event", "relapse", "relapsed",
+                         "recurred", "recurrence", "progressed", "progression", "failure",
+                         "failed", "progression/death"})  # fmt: skip
+NO_EVENT_WORDS = frozenset({"alive", "living", "censored", "censor", "no event", "event free",
+                            "event-free", "disease free", "diseasefree", "no", "none"})  # fmt: skip
+
+
+def event_word_order(values: Sequence[Any]) -> tuple[Any, Any] | None:
+    """(the "not yet" value, the event value) for a pair of words such as Living / Deceased or
+    "0:LIVING" / "1:DECEASED" (a leading code and colon are ignored); None otherwise.
+
+    Example:
+        >>> event_word_order(["1:DECEASED", "0:LIVING"])
+        ('0:LIVING', '1:DECEASED')
+        >>> event_word_order(["Living", "Deceased"]), event_word_order(["red", "blue"])
+        (('Living', 'Deceased'), None)
+    """
+    if len(values) != 2:
+        return None
+    words = [re.sub(r"^\s*\d+\s*:\s*", "", str(v)).strip().lower() for v in values]
+    present = [w in EVENT_WORDS for w in words]
+    absent = [w in NO_EVENT_WORDS for w in words]
+    if present == [False, True] and absent[0]:
+        return (values[0], values[1])
+    if present == [True, False] and absent[1]:
+        return (values[1], values[0])
+    return None
 
 
 def _low(name: str) -> str:
