@@ -29,7 +29,7 @@ import pandas as pd
 
 from engine.errors import InputError
 from engine.tables.kinds import NEGATIVE_FIRST, ColumnSpec, binary_labels
-from engine.tables.names import name_tokens
+from engine.tables.names import is_id_like_name, name_tokens
 from engine.tables.survival_names import event_word_order
 from engine.tables.values import decimal_places, sorted_values
 
@@ -99,7 +99,9 @@ def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
     columns = [str(c) for c in frame.columns]
     codings = {c: _event_coding(frame[c]) for c in columns}
     events = [c for c in columns if codings[c] is not None]
-    times = [c for c in columns if c not in events and _time_values(frame[c])]
+    times = [
+        c for c in columns if c not in events and not is_id_like_name(c) and _time_values(frame[c])
+    ]
     t_rank = sorted(times, key=lambda c: (-time_score(c), _not_time_like(c)))
     e_rank = sorted(events, key=lambda c: -event_score(c))
     notes: list[str] = []
@@ -121,7 +123,8 @@ def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
         if (time_score(t), _not_time_like(t)) == key_t and t != t_best and not paired
     ]
     ties_e = [e for e in e_rank if event_score(e) == es and e != e_best and not paired]
-    cands = {"time_candidates": tuple(t_rank), "event_candidates": tuple(e_rank)}
+    named = tuple(t for t in t_rank if time_score(t) >= 2)  # when any is named like a time
+    cands = {"time_candidates": named or tuple(t_rank), "event_candidates": tuple(e_rank)}
     why = None
     if es == 1:
         meaning = "censored" if reversed_ else "the event happened"
@@ -137,19 +140,22 @@ def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
         return RecognisedRoles(t_best, e_best, tuple(notes), t_best, e_best, value, None, **cands)
     elif ts < 2 and es < 2:
         return RecognisedRoles(None, None, tuple(notes), **cands)
+    elif ts < 2:
+        why = f"'{t_best}' is not named like a follow-up time"
     elif ties_t or ties_e:
         others = ", ".join(f"'{c}'" for c in (ties_t or ties_e))
         why = f"more than one column could be the {'time' if ties_t else 'event'} ({others})"
-    elif ts < 2:
-        why = f"'{t_best}' is not named like a follow-up time"
     else:
         why = f"'{e_best}' is not named like an event indicator"
     return RecognisedRoles(None, None, tuple(notes), t_best, e_best, value, why, **cands)
 
 
 def _not_time_like(name: str) -> bool:
-    """A name that says it is a measurement (age, weight, ...), ranked after the others."""
-    return bool(set(name_tokens(name)) & NOT_TIME_TOKENS)
+    """A name that says it is a measurement (age, weight, totchol, ...), ranked after the others."""
+    tokens = name_tokens(name)
+    return bool(set(tokens) & NOT_TIME_TOKENS) or any(
+        len(t) > 4 and any(w in t for w in NOT_TIME_TOKENS if len(w) >= 4) for t in tokens
+    )
 
 
 def _time_values(s: pd.Series) -> bool:
