@@ -78,7 +78,9 @@ class OutcomeChoice:
     def label(self) -> str:
         if self.time is None or self.event is None:
             return "No survival outcome: compare distributions and correlations only"
-        means = "" if self.event_value is None else f" (“{self.event_value}” means the event happened)"
+        means = (
+            "" if self.event_value is None else f" (“{self.event_value}” means the event happened)"
+        )
         return f"Follow-up time “{self.time}” with event “{self.event}”{means}"
 
 

@@ -175,7 +175,9 @@ def test_refusal_writes_nothing_and_offers_the_settings(
     frame = pd.read_csv(survival_csv, dtype={"participant_id": str})
     renamed = tmp_path / "input" / "cohort.csv"
     renamed.parent.mkdir()
-    frame.rename(columns={"cvd": "cvd_event", "fu_len": "time_cvd_years"}).to_csv(renamed, index=False)
+    frame.rename(columns={"cvd": "cvd_event", "fu_len": "time_cvd_years"}).to_csv(
+        renamed, index=False
+    )
 
     def no_question(*args, **kwargs):
         raise AssertionError("the pair was recognised; no question should be asked")

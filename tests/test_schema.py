@@ -322,7 +322,9 @@ def test_censoring_indicators_are_asked_about_and_1_2_codings_used_with_a_note()
     censored = recognise_survival_roles(pd.DataFrame({**base, "censored": rng.integers(0, 2, n)}))
     assert censored.event is None and censored.must_ask
     assert (censored.likely_time, censored.likely_event, censored.event_value) == (
-        "futime", "censored", 0
+        "futime",
+        "censored",
+        0,
     )
     assert "censoring indicator" in str(censored.question)
     r_style = recognise_survival_roles(pd.DataFrame({**base, "status": rng.integers(1, 3, n)}))

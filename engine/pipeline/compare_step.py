@@ -65,7 +65,10 @@ def fidelity_of(prep: Prepared, released: tuple[pd.DataFrame, ...]) -> Fidelity:
 
     spec = model_spec(prep)
     columns = [c.name for c in prep.schema.synthesized()]
-    real, released = as_event_codes(prep, prep.real), tuple(as_event_codes(prep, r) for r in released)
+    real, released = (
+        as_event_codes(prep, prep.real),
+        tuple(as_event_codes(prep, r) for r in released),
+    )
     report = fidelity_report(real, released[0], spec, columns)
     if len(released) < 2 or spec is None or report.model_error is not None:
         return Fidelity(report)

@@ -239,7 +239,9 @@ def _event_spec(s: pd.Series, source: str, name: str, event_value: Any = None) -
     )
     if event_value is not None and len(values) <= 2:
         labels = _chosen_labels(s, values, event_value, source, name)
-        reason = f"event indicator (chosen as the event column; '{labels[1]}' means the event happened)"
+        reason = (
+            f"event indicator (chosen as the event column; '{labels[1]}' means the event happened)"
+        )
     elif pd.api.types.is_bool_dtype(s) or ok_numeric or ok_pair or one_two:
         labels = _event_labels(s, values)
         reason = (
