@@ -272,8 +272,10 @@ def fidelity_text(result: Any) -> str:
     verdict = getattr(fidelity, "verdict", None)
     if verdict is None:
         return "Not measured: no synthetic copy was compared with the real table."
-    if not verdict.model_compared:
-        scope = "each column's distribution (no outcome model was compared)"
+    if not verdict.model_compared or not verdict.coefficients:
+        scope = (
+            "each column's distribution, the correlations and a propensity score (no outcome model)"
+        )
     else:
         config = getattr(result, "config", None)
         cox = getattr(config, "analysis", None) in (None, "cox")

@@ -140,4 +140,6 @@ def file_properties(name: str, result: RunResult) -> dict[str, Any]:
     return {
         "fidelity_same_conclusions": verdict.same_conclusions,
         "fidelity_verdict": verdict.line,
+        "fidelity_compared": verdict.compared,
+        "fidelity_s_pmse": None if verdict.utility is None else round(verdict.utility.s_pmse, 3),
     }
