@@ -273,9 +273,9 @@ def fidelity_text(result: Any) -> str:
     if verdict is None:
         return "Not measured: no synthetic copy was compared with the real table."
     if not verdict.model_compared or not verdict.coefficients:
-        scope = (
-            "each column's distribution, the correlations and a propensity score (no outcome model)"
-        )
+        scope = "each column's distribution and the correlations"
+        if getattr(verdict, "utility", None) is not None:
+            scope = "each column's distribution, the correlations and a propensity score"
     else:
         config = getattr(result, "config", None)
         cox = getattr(config, "analysis", None) in (None, "cox")

@@ -122,7 +122,9 @@ def test_one_click_summary_shows_the_verdict_line() -> None:
         (), [ColumnFlag("c", "KS", 0.01, 0.05, False)], model_compared=False
     )
     result = SimpleNamespace(fidelity=SimpleNamespace(verdict=no_model), config=None)
-    assert fidelity_text(result).endswith("(no outcome model was compared).")
+    text = fidelity_text(result)
+    assert text.startswith("Distributions match") and "same conclusions" not in text.lower()
+    assert text.endswith("Compared: each column's distribution and the correlations.")
     assert "Not measured" in fidelity_text(SimpleNamespace(fidelity=None))
 
 
@@ -216,3 +218,29 @@ def test_a_table_with_no_outcome_model_gets_a_plain_words_verdict_naming_what_wa
     bad = good.assign(age=good["age"] + 9)  # one SD off: told apart, and flagged
     worse = fidelity_report(real, bad, None)
     assert worse.utility.s_pmse > 20 and worse.verdict.headline == "Differences to check"
+
+
+def test_a_log_gets_one_line_per_stage_with_its_time(capsys) -> None:
+    """Issue 28 item 3: when the output is not a terminal, the progress bar writes one line
+    per stage when it ends (the epochs of one model are one stage), each with its time."""
+    import re
+
+    from engine.pipeline.console import TerminalProgress
+
+    bar = TerminalProgress(enabled=True)
+    bar.tty = False
+    bar(0.0, "reading the file")
+    for epoch in range(1, 301):
+        bar(
+            0.1 + epoch / 1000,
+            f"training flow: epoch {epoch}/300, training loss {8 - epoch / 100:.2f}",
+        )
+    for w in (0.0, 0.05, 0.1):
+        bar(0.5 + w, f"audit: w = {w:g} (split 1), AUC 0.51, density AUC 0.52")
+    bar(0.9, "writing files")
+    bar.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 5, lines  # four stages and the total
+    assert all(re.match(r"\d+:\d\d  ", line) for line in lines)
+    assert lines[1].endswith(" s)") and "epoch 1/300" in lines[1]
+    assert lines[-1].split()[-3:-1] == ["done", "in"] or "done in" in lines[-1]

@@ -124,7 +124,7 @@ def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
     ]
     ties_e = [e for e in e_rank if event_score(e) == es and e != e_best and not paired]
     named = tuple(t for t in t_rank if time_score(t) >= 2)  # when any is named like a time
-    cands = {"time_candidates": named or tuple(t_rank), "event_candidates": tuple(e_rank)}
+    t_cands, e_cands = named or tuple(t_rank), tuple(e_rank)
     why = None
     if es == 1:
         meaning = "censored" if reversed_ else "the event happened"
@@ -137,9 +137,21 @@ def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
             notes.append(
                 f"'{e_best}' is coded 1/2: 2 is taken as the event, as in R's survival data"
             )
-        return RecognisedRoles(t_best, e_best, tuple(notes), t_best, e_best, value, None, **cands)
+        return RecognisedRoles(
+            t_best,
+            e_best,
+            tuple(notes),
+            t_best,
+            e_best,
+            value,
+            None,
+            time_candidates=t_cands,
+            event_candidates=e_cands,
+        )
     elif ts < 2 and es < 2:
-        return RecognisedRoles(None, None, tuple(notes), **cands)
+        return RecognisedRoles(
+            None, None, tuple(notes), time_candidates=t_cands, event_candidates=e_cands
+        )
     elif ts < 2:
         why = f"'{t_best}' is not named like a follow-up time"
     elif ties_t or ties_e:
@@ -147,7 +159,17 @@ def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
         why = f"more than one column could be the {'time' if ties_t else 'event'} ({others})"
     else:
         why = f"'{e_best}' is not named like an event indicator"
-    return RecognisedRoles(None, None, tuple(notes), t_best, e_best, value, why, **cands)
+    return RecognisedRoles(
+        None,
+        None,
+        tuple(notes),
+        t_best,
+        e_best,
+        value,
+        why,
+        time_candidates=t_cands,
+        event_candidates=e_cands,
+    )
 
 
 def _not_time_like(name: str) -> bool:
