@@ -72,12 +72,16 @@ class OutcomeChoice:
 
     time: str | None
     event: str | None
+    event_value: Any = None  # the value meaning "the event happened" when not the usual one
 
     @property
     def label(self) -> str:
         if self.time is None or self.event is None:
             return "No survival outcome: compare distributions and correlations only"
-        return f"Follow-up time “{self.time}” with event “{self.event}”"
+        means = (
+            "" if self.event_value is None else f" (“{self.event_value}” means the event happened)"
+        )
+        return f"Follow-up time “{self.time}” with event “{self.event}”{means}"
 
 
 NO_OUTCOME = OutcomeChoice(None, None)
@@ -106,33 +110,17 @@ def plan_outcome(frame: Any) -> OutcomePlan:
 
     found = recognise_survival_roles(frame)
     if found.time and found.event:
-        return OutcomePlan(OutcomeChoice(found.time, found.event), ())
-    times = [c for c in map(str, frame.columns) if _accepted_as_time(frame, c)]
-    events = [c for c in map(str, frame.columns) if c not in times and _event_like(frame, c)]
-    pairs = tuple(OutcomeChoice(t, e) for t in times[:MAX_CHOICES] for e in events[:MAX_CHOICES])
+        return OutcomePlan(OutcomeChoice(found.time, found.event, found.event_value), ())
+    times = list(found.time_candidates[:MAX_CHOICES])
+    events = list(found.event_candidates[:MAX_CHOICES])
+    pairs = [OutcomeChoice(t, e) for t in times for e in events]
+    if found.likely_time and found.likely_event:  # the likely answer first: preselected
+        likely = OutcomeChoice(found.likely_time, found.likely_event, found.event_value)
+        pairs = [likely, *(p for p in pairs if (p.time, p.event) != (likely.time, likely.event))]
+        if "censoring" in str(found.question):  # a censoring-looking name: the other reading too
+            other = 0 if found.event_value is None else 1
+            pairs.insert(1, OutcomeChoice(likely.time, likely.event, other))
     return OutcomePlan(None, (*pairs, NO_OUTCOME) if pairs else ())
-
-
-def _accepted_as_time(frame: Any, column: str) -> bool:
-    import pandas as pd
-
-    from engine import recognise_survival_roles
-
-    coded = [i % 2 for i in range(len(frame))]  # an unambiguous 0/1 event beside it
-    probe = pd.DataFrame({column: frame[column].to_numpy(), "probe_event": coded})
-    return recognise_survival_roles(probe).time == column
-
-
-def _event_like(frame: Any, column: str) -> bool:
-    import pandas as pd
-
-    from engine import recognise_survival_roles
-
-    values = frame[column].dropna()
-    if pd.api.types.is_numeric_dtype(values) and set(values.unique()) == {0, 1}:
-        return True
-    probe = pd.DataFrame({"futime": 1.0, column: frame[column].to_numpy()}, index=frame.index)
-    return recognise_survival_roles(probe).event == column
 
 
 class OutcomeQuestion(QtWidgets.QDialog):
@@ -193,6 +181,8 @@ def oneclick_config(fields: dict[str, Any], choice: OutcomeChoice | None) -> Any
     values = dict(fields)
     if choice is not None:
         values.update(time=choice.time, event=choice.event)
+        if choice.event_value is not None:
+            values.update(event_value=str(choice.event_value))
         if choice.time is None:
             values.update(analysis=None, covariates=(), per=())
     if values.get("time") and values.get("event"):
@@ -282,8 +272,10 @@ def fidelity_text(result: Any) -> str:
     verdict = getattr(fidelity, "verdict", None)
     if verdict is None:
         return "Not measured: no synthetic copy was compared with the real table."
-    if not verdict.model_compared:
-        scope = "each column's distribution (no outcome model was compared)"
+    if not verdict.model_compared or not verdict.coefficients:
+        scope = "each column's distribution and the correlations"
+        if getattr(verdict, "utility", None) is not None:
+            scope = "each column's distribution, the correlations and a propensity score"
     else:
         config = getattr(result, "config", None)
         cox = getattr(config, "analysis", None) in (None, "cox")

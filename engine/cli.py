@@ -1,9 +1,9 @@
 """The ``latent-synth`` command line (CONTRACTS.md): ``run``, ``demo``, ``meta``. (With no
 arguments the console script opens the desktop wizard instead: see ``desktop/launch.py``.)
 
-Exit codes: 0 success; 2 bad usage or input (one line on stderr naming the file, column or
-row and what to do); 3 refused for privacy; 130 cancelled (Ctrl-C). Never a traceback for a
-user error: unexpected errors print one line and, with ``--debug``, the traceback.
+Exit codes: 0 success; 2 bad usage or input (one line on stderr naming the file, column or row
+and what to do); 3 refused for privacy; 130 cancelled (Ctrl-C). Never a traceback for a user
+error: unexpected errors print one line and, with ``--debug``, the traceback.
 """
 
 from __future__ import annotations
@@ -20,10 +20,8 @@ from engine import __version__
 from engine.errors import Cancelled, InputError, LatentSynthError
 from engine.progress import CancelToken, ProgressFn
 
-DEMO_STUDIES = (
-    "ARIC F", "ARIC M", "CARDIA F", "CARDIA M", "CHS F", "CHS M", "MESA F", "MESA M",
-    "Framingham F", "Framingham M", "Jackson Heart F", "Jackson Heart M",
-)  # fmt: skip
+DEMO_STUDIES = ("ARIC F", "ARIC M", "CARDIA F", "CARDIA M", "CHS F", "CHS M", "MESA F", "MESA M",
+                "Framingham F", "Framingham M", "Jackson Heart F", "Jackson Heart M")  # fmt: skip
 DEFAULT_DEMO_STUDY = "Framingham M"
 
 
@@ -83,7 +81,7 @@ def _add_run_options(p: argparse.ArgumentParser, out_required: bool = True) -> N
     )
     roles = p.add_argument_group("columns")
     roles.add_argument("--time", help="time-to-event column (survival analysis)")
-    roles.add_argument("--event", help="event indicator column (0 = censored, 1 = event)")
+    roles.add_argument("--event", help="event column (1 = event); COL=VALUE names the event value")
     repeatable = (  # (option, metavar, type, help): each may be given several times
         ("--drop", None, str, "exclude this column (repeatable); never exported"),
         ("--keep", None, str, "synthesize a column that looks like an identifier"),
@@ -263,6 +261,8 @@ def _config_from_args(ns: argparse.Namespace, input_path: Path | str, **extra: A
         per=per,
         report=not ns.no_report,
     )
+    if ns.event and "=" in ns.event:  # --event COL=VALUE: VALUE means the event happened
+        values["event"], _, values["event_value"] = ns.event.partition("=")
     values.update(extra)
     return RunConfig(**values)
 

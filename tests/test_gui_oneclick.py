@@ -20,14 +20,16 @@ RELEASE_FILES = {"synthetic.csv", "report.pdf", "audit.json", "results.json", "R
 
 @pytest.fixture(scope="module")
 def survival_csv(tmp_path_factory) -> Path:
-    """400 rows of the demo's Framingham M study: time ``time_cvd_years``, event ``cvd`` (a
-    name the schema does not take for an event on its own, so the one question is asked)."""
+    """400 rows of the demo's Framingham M study, its follow-up time under a name no survival
+    vocabulary holds (``fu_len``; event ``cvd``): the pair is plausible but not certain, so the
+    one question is asked (issue 28), with that pair preselected."""
     import pandas as pd
 
     from engine.pipeline.demo import demo_input
 
     frame = pd.read_csv(demo_input(), dtype={"participant_id": str})
     small = frame[frame["study"] == "Framingham M"].head(ONECLICK_ROWS).drop(columns="study")
+    small = small.rename(columns={"time_cvd_years": "fu_len"})
     path = tmp_path_factory.mktemp("oneclick") / "heart study.csv"
     small.to_csv(path, index=False)
     return path
@@ -112,9 +114,9 @@ def test_dropped_file_to_released_export_with_one_click(
     assert any(t.startswith("Testing how well an attacker") for t in stages)
     assert not any(w in t for t in stages for w in ("hidden", "flows", "layer", "epoch"))
 
-    # one question, whose first (pre-selected) choice is the demo's survival pair
+    # one question, whose first (pre-selected) choice is the likely survival pair
     assert len(asked) == 1
-    assert asked[0][0] == "Follow-up time “time_cvd_years” with event “cvd”"
+    assert asked[0][0] == "Follow-up time “fu_len” with event “cvd”"
     assert asked[0][-1].startswith("No survival outcome")
     folder = documents / "latent-synth" / f"heart study {date.today().isoformat()}"
     assert {p.name for p in folder.iterdir()} == RELEASE_FILES
@@ -126,7 +128,11 @@ def test_dropped_file_to_released_export_with_one_click(
     assert audit["release"]["w"] == selected  # the audit chose w, nobody forced it
     assert audit["release"]["chosen_by"] != "user"
     kinds = {c["name"]: c["kind"] for c in audit["columns"]}
-    assert (kinds["time_cvd_years"], kinds["cvd"]) == ("time", "event")
+    assert (kinds["fu_len"], kinds["cvd"]) == ("time", "event")
+    # ... and the user's Cox model was compared, real vs synthetic (issue 28)
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    assert "no outcome model" not in json.dumps(results)
+    assert audit["fidelity"]["model"]["analysis"] == "cox"
     assert audit["input"]["rows_used"] == ONECLICK_ROWS
     synthetic = (folder / "synthetic.csv").read_text(encoding="utf-8").splitlines()
     assert len(synthetic) == ONECLICK_ROWS + 1
@@ -169,7 +175,9 @@ def test_refusal_writes_nothing_and_offers_the_settings(
     frame = pd.read_csv(survival_csv, dtype={"participant_id": str})
     renamed = tmp_path / "input" / "cohort.csv"
     renamed.parent.mkdir()
-    frame.rename(columns={"cvd": "cvd_event"}).to_csv(renamed, index=False)
+    frame.rename(columns={"cvd": "cvd_event", "fu_len": "time_cvd_years"}).to_csv(
+        renamed, index=False
+    )
 
     def no_question(*args, **kwargs):
         raise AssertionError("the pair was recognised; no question should be asked")

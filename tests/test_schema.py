@@ -311,16 +311,25 @@ def test_survival_columns_are_recognised_by_name_and_coding(time: str, event: st
     assert (schema.by_name(time).kind, schema.by_name(event).kind) == ("time", "event")
 
 
-def test_censoring_indicators_and_1_2_codings_are_flagged_not_used() -> None:
+def test_censoring_indicators_are_asked_about_and_1_2_codings_used_with_a_note() -> None:
+    """Issue 28: a censoring-looking name is never used silently (one question, "1 means
+    censored" preselected for 'censored'); R's 1/2 coding is used, 2 = the event, with a note."""
     from engine.tables.schema import recognise_survival_roles
 
     rng = np.random.default_rng(1)
     n = 80
     base = {"futime": rng.uniform(1, 50, n), "age": rng.integers(30, 80, n)}
     censored = recognise_survival_roles(pd.DataFrame({**base, "censored": rng.integers(0, 2, n)}))
-    assert censored.event is None and "censoring indicator" in censored.notes[0]
+    assert censored.event is None and censored.must_ask
+    assert (censored.likely_time, censored.likely_event, censored.event_value) == (
+        "futime",
+        "censored",
+        0,
+    )
+    assert "censoring indicator" in str(censored.question)
     r_style = recognise_survival_roles(pd.DataFrame({**base, "status": rng.integers(1, 3, n)}))
-    assert r_style.event is None and "coded 1/2" in r_style.notes[0]
+    assert (r_style.time, r_style.event, r_style.event_value) == ("futime", "status", 2)
+    assert "coded 1/2" in r_style.notes[0] and not r_style.must_ask
     negative = recognise_survival_roles(
         pd.DataFrame({"time": -base["futime"], "event": rng.integers(0, 2, n)})
     )

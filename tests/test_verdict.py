@@ -83,7 +83,7 @@ def test_column_above_the_real_halves_level_is_flagged() -> None:
     verdict = fidelity_verdict((), list(flags.values()), model_compared=False)
     assert verdict.line == (
         "Differences to check: the distributions of y and g (each differs more than two halves "
-        "of the real table do)."
+        "of the real table do); no outcome model was compared."
     )
     assert coefficient_flag("z", 0.0, 0.497).reasons == ("confidence intervals overlap 49 %",)
 
@@ -122,7 +122,9 @@ def test_one_click_summary_shows_the_verdict_line() -> None:
         (), [ColumnFlag("c", "KS", 0.01, 0.05, False)], model_compared=False
     )
     result = SimpleNamespace(fidelity=SimpleNamespace(verdict=no_model), config=None)
-    assert fidelity_text(result).endswith("(no outcome model was compared).")
+    text = fidelity_text(result)
+    assert text.startswith("Distributions match") and "same conclusions" not in text.lower()
+    assert text.endswith("Compared: each column's distribution and the correlations.")
     assert "Not measured" in fidelity_text(SimpleNamespace(fidelity=None))
 
 
@@ -165,3 +167,80 @@ def test_wizard_fidelity_page_shows_the_reports_numbers(qtbot, tmp_path) -> None
         if page.model.item(r, check).text().startswith("yes")
     }
     assert marked == {c.name for c in verdict.flagged_coefficients}
+
+
+def test_pmse_and_s_pmse_match_a_computation_by_hand() -> None:
+    """Issue 28: synthpop's pMSE and S_pMSE (logistic, main effects) against a by-hand
+    computation on a small table: the propensity model is fitted by Newton's method here, the
+    scores averaged as (p - c)^2, and the null expectation (k - 1)(1 - c)^2 c / N."""
+    import numpy as np
+    import pandas as pd
+
+    from engine.stats.utility import propensity_utility
+
+    real = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], "g": list("aabbab")})
+    synth = pd.DataFrame({"x": [2.0, 3.0, 5.0, 6.0, 7.0, 8.0], "g": list("ababbb")})
+    got = propensity_utility(real, synth)
+    # by hand: x standardized over the 12 stacked rows, g as one 0/1 column (b = 1), intercept
+    x = np.r_[real.x, synth.x]
+    X = np.column_stack([np.ones(12), (x - x.mean()) / x.std(), (np.r_[real.g, synth.g] == "b")])
+    t = np.r_[np.zeros(6), np.ones(6)]
+    beta = np.zeros(3)
+    for _ in range(50):  # Newton-Raphson for the logistic likelihood
+        p = 1 / (1 + np.exp(-X @ beta))
+        beta += np.linalg.solve(X.T @ (X * (p * (1 - p))[:, None]), X.T @ (t - p))
+    p = 1 / (1 + np.exp(-X @ beta))
+    c = 0.5
+    pmse = np.mean((p - c) ** 2)
+    expected = (3 - 1) * (1 - c) ** 2 * c / 12
+    assert got.parameters == 3 and abs(got.expected - expected) < 1e-12
+    assert abs(got.pmse - pmse) < 1e-5 and abs(got.s_pmse - pmse / expected) < 1e-3
+
+
+def test_a_table_with_no_outcome_model_gets_a_plain_words_verdict_naming_what_was_compared():
+    """Issue 28: without an outcome model the verdict never says "same conclusions"; it names
+    what was compared, gives S_pMSE in words, and says how to check a regression."""
+    import numpy as np
+    import pandas as pd
+
+    from engine.stats.fidelity import fidelity_report
+
+    rng = np.random.default_rng(3)
+    real = pd.DataFrame({"age": rng.normal(60, 9, 600), "sex": rng.choice(["F", "M"], 600)})
+    good = pd.DataFrame({"age": rng.normal(60, 9, 600), "sex": rng.choice(["F", "M"], 600)})
+    res = fidelity_report(real, good, None)
+    v = res.verdict
+    assert v.headline == "Distributions match" and "same conclusions" not in v.line.lower()
+    assert "no outcome model was compared" in v.line and "Settings page" in v.line
+    assert "S_pMSE" in v.line and 0.2 < res.utility.s_pmse < 3
+    d = res.to_dict()
+    assert d["utility"]["method"] == "logistic" and d["verdict"]["model_compared"] is False
+    bad = good.assign(age=good["age"] + 9)  # one SD off: told apart, and flagged
+    worse = fidelity_report(real, bad, None)
+    assert worse.utility.s_pmse > 20 and worse.verdict.headline == "Differences to check"
+
+
+def test_a_log_gets_one_line_per_stage_with_its_time(capsys) -> None:
+    """Issue 28 item 3: when the output is not a terminal, the progress bar writes one line
+    per stage when it ends (the epochs of one model are one stage), each with its time."""
+    import re
+
+    from engine.pipeline.console import TerminalProgress
+
+    bar = TerminalProgress(enabled=True)
+    bar.tty = False
+    bar(0.0, "reading the file")
+    for epoch in range(1, 301):
+        bar(
+            0.1 + epoch / 1000,
+            f"training flow: epoch {epoch}/300, training loss {8 - epoch / 100:.2f}",
+        )
+    for w in (0.0, 0.05, 0.1):
+        bar(0.5 + w, f"audit: w = {w:g} (split 1), AUC 0.51, density AUC 0.52")
+    bar(0.9, "writing files")
+    bar.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 5, lines  # four stages and the total
+    assert all(re.match(r"\d+:\d\d  ", line) for line in lines)
+    assert lines[1].endswith(" s)") and "epoch 1/300" in lines[1]
+    assert lines[-1].split()[-3:-1] == ["done", "in"] or "done in" in lines[-1]

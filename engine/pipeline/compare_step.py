@@ -44,6 +44,20 @@ def model_spec(prep: Prepared) -> ModelSpec | None:
     )
 
 
+def as_event_codes(prep: Prepared, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its event column as 0/1 (1 = the event happened) for the models: a
+    column coded alive/dead, True/False or 1/2 (R's coding) is read by its labels."""
+    from engine.tables.roles import event_codes
+
+    event = prep.schema.event
+    if event is None or event not in frame:
+        return frame
+    labels = prep.schema.by_name(event).labels
+    if labels is None or tuple(labels) in ((0, 1), (0.0, 1.0)):
+        return frame
+    return frame.assign(**{event: event_codes(frame[event], labels)})
+
+
 def fidelity_of(prep: Prepared, released: tuple[pd.DataFrame, ...]) -> Fidelity:
     """Real vs synthetic statistics of ``released`` (the first copy; with several copies the
     model is also combined over all of them)."""
@@ -51,7 +65,11 @@ def fidelity_of(prep: Prepared, released: tuple[pd.DataFrame, ...]) -> Fidelity:
 
     spec = model_spec(prep)
     columns = [c.name for c in prep.schema.synthesized()]
-    report = fidelity_report(prep.real, released[0], spec, columns)
+    real, released = (
+        as_event_codes(prep, prep.real),
+        tuple(as_event_codes(prep, r) for r in released),
+    )
+    report = fidelity_report(real, released[0], spec, columns)
     if len(released) < 2 or spec is None or report.model_error is not None:
         return Fidelity(report)
     try:

@@ -52,6 +52,7 @@ class RunConfig:
     subset: tuple[str, str] | None = None  # (column, value): keep only these rows (one site)
     time: str | None = None
     event: str | None = None
+    event_value: str | None = None  # the event column's value that means the event happened
     drop: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
     kinds: tuple[tuple[str, str], ...] = ()
@@ -218,15 +219,21 @@ def _check_columns(
     if real is None or problems:
         return problems
     if analysis == "cox":
-        problems += _check_events(real, str(schema.event), name, "event column")
+        labels = schema.by_name(str(schema.event)).labels
+        problems += _check_events(real, str(schema.event), name, "event column", labels)
     elif analysis == "logistic":
         problems += _check_events(real, str(config.outcome), name, "outcome")
     return problems
 
 
-def _check_events(real: pd.DataFrame, column: str, name: str, what: str) -> list[str]:
-    """The column must be coded 0/1 and hold at least :data:`MIN_EVENTS` ones and zeros."""
-    values = pd.to_numeric(real[column], errors="coerce")
+def _check_events(
+    real: pd.DataFrame, column: str, name: str, what: str, labels: Any = None
+) -> list[str]:
+    """The column must be coded 0/1 (an event column: by its labels, the event second) and hold
+    at least :data:`MIN_EVENTS` ones and zeros."""
+    from engine.tables.roles import event_codes
+
+    values = event_codes(real[column], labels)
     if values.isna().any() or not values.isin([0.0, 1.0]).all():
         shown = ", ".join(str(v) for v in sorted(real[column].dropna().astype(str).unique())[:6])
         return [

@@ -7,6 +7,7 @@ References: CONTRACTS.md (``latent-synth run`` without ``--out``; exit codes and
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import time
@@ -31,6 +32,7 @@ class TerminalProgress:
         self.last_text = ""
         self.last_stage = ""
         self.last_line = 0.0
+        self.stage_text, self.stage_start = "", 0.0
 
     def __call__(self, fraction: float, text: str, partial: object = None) -> None:
         if not self.enabled:
@@ -51,22 +53,65 @@ class TerminalProgress:
         if self.tty:
             width = shutil.get_terminal_size((100, 20)).columns
             sys.stderr.write("\r" + line[: width - 1].ljust(width - 1))
-        else:  # a log file: one line per stage, or every 10 seconds within a long stage
-            # epochs and audited w values of one model / audit are one stage (typed, not parsed)
-            stage = (
-                text
-                if partial is None
-                else f"{type(partial).__name__} {getattr(partial, 'model', '')}"
-            )
-            if stage != self.last_stage or now - self.last_line > 10 or fraction >= 1.0:
-                sys.stderr.write(line + "\n")
-                self.last_stage, self.last_line = stage, now
+        else:  # a log file: one line per stage when it ends, with its time
+            self._log(stage_of(text), text, now, fraction)
         self.last_text = text
         sys.stderr.flush()
+
+    def _log(self, stage: str, text: str, now: float, fraction: float) -> None:
+        """Write the finished stage's line when a new stage starts (and a "still running"
+        line every :data:`HEARTBEAT_S` seconds within a long one)."""
+        if not self.last_stage:
+            self.last_stage, self.stage_text, self.stage_start = stage, text, now
+            self.last_line = now
+        elif stage != self.last_stage:
+            self._write_stage(now, fraction)
+            self.last_stage, self.stage_text, self.stage_start = stage, text, now
+        elif now - self.last_line > HEARTBEAT_S:
+            took = now - self.stage_start
+            sys.stderr.write(
+                f"{_clock(now - self.start)}  {self.stage_text}: still running ({took:.0f} s)\n"
+            )
+            self.last_line = now
+
+    def _write_stage(self, now: float, fraction: float) -> None:
+        took = now - self.stage_start
+        sys.stderr.write(
+            f"{_clock(now - self.start)}  {fraction * 100:3.0f}%  {self.stage_text} ({took:.1f} s)\n"
+        )
+        self.last_line = now
 
     def close(self) -> None:
         if self.enabled and self.tty:
             sys.stderr.write("\n")
+        elif self.enabled and self.last_stage:
+            now = time.monotonic()
+            self._write_stage(now, 1.0)
+            sys.stderr.write(f"{_clock(now - self.start)}  done in {now - self.start:.1f} s\n")
+            sys.stderr.flush()
+            self.last_stage = ""
+
+
+HEARTBEAT_S = 30.0
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?(?:e-?\d+)?")
+
+
+def stage_of(text: str) -> str:
+    """The stage a progress text belongs to, for a log: its first two parts (split at ": ")
+    with every number blanked, so the epochs of one model, the w values of one audit split or
+    the candidates of one search are one stage each.
+
+    Example:
+        >>> stage_of("audit: w = 0.35 (split 1), AUC 0.481") == stage_of("audit: w = 0.4 (split 1), AUC 0.5")
+        True
+        >>> stage_of("choosing flow, candidate 1/2 (2 flows): training flow: epoch 3/300")
+        'choosing flow, candidate #/# (# flows): training flow'
+    """
+    return ": ".join(_NUMBER.sub("#", part) for part in text.split(": ")[:2])
+
+
+def _clock(seconds: float) -> str:
+    return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
 
 
 def print_summary(result: RunResult, out: Path) -> None:
@@ -124,6 +169,13 @@ def recognise_roles(ns: Any) -> None:
     roles = recognise_survival_roles(frame.drop(columns=[c for c in ns.drop if c in frame]))
     for note in roles.notes:
         print(f"survival columns: {note}")
+    if roles.must_ask:
+        value = "" if roles.event_value is None else f"={roles.event_value}"
+        print(
+            f"survival columns: '{roles.likely_time}' and '{roles.likely_event}' may be the "
+            f"follow-up time and the event, but {roles.question}; to compare a survival model, "
+            f"run again with --time {roles.likely_time} --event {roles.likely_event}{value}"
+        )
     if roles.time and roles.event:
         ns.time, ns.event = roles.time, roles.event
         print(

@@ -36,6 +36,7 @@ def schema_for(config: RunConfig, table: Any) -> Any:
         table,
         time=config.time,
         event=config.event,
+        event_value=config.event_value,
         drop=config.drop,
         keep=config.keep,
         kinds=dict(config.kinds) or None,

@@ -153,6 +153,8 @@ def file_properties(name: str, result: RunResult) -> dict[str, Any]:
     out: dict[str, Any] = {
         "fidelity_same_conclusions": verdict.same_conclusions,
         "fidelity_verdict": verdict.line,
+        "fidelity_compared": verdict.compared,
+        "fidelity_s_pmse": None if verdict.utility is None else round(verdict.utility.s_pmse, 3),
     }
     found = getattr(result.release, "disclosure", None)
     if found is not None:  # issue 29: the disclosure rule's outcome beside the table

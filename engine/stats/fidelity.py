@@ -33,6 +33,7 @@ from engine.errors import InputError
 from engine.stats.compare import Comparison, compare_fits
 from engine.stats.fits import ModelNotConverged, ModelSpec, Rule, json_safe
 from engine.stats.regression import check_binary, is_categorical
+from engine.stats.utility import PropensityUtility, propensity_utility
 from engine.stats.verdict import FidelityVerdict, column_shifts, fidelity_verdict
 
 
@@ -244,6 +245,7 @@ class FidelityResult:
         None  # "did not converge: <reason>" when the model could not be fitted
     )
     verdict: FidelityVerdict | None = None  # same conclusions? (engine.stats.verdict)
+    utility: PropensityUtility | None = None  # pMSE / S_pMSE (engine.stats.utility)
 
     def marginal_frame(self) -> pd.DataFrame:
         """The marginal table as a DataFrame."""
@@ -261,6 +263,7 @@ class FidelityResult:
                 "model_status": self.model_error
                 or ("fitted" if self.comparison else "not requested"),
                 "verdict": self.verdict.to_dict() if self.verdict else None,
+                "utility": self.utility.to_dict() if self.utility else None,
             }
         )
 
@@ -310,18 +313,16 @@ def fidelity_report(
             marginal_fidelity(real, first, columns).to_dict(orient="records"),
         )
     )
+    correlation = correlation_difference(real, first, columns)
+    utility = propensity_utility(real, first, columns)
     verdict = fidelity_verdict(
         comparison.rows if comparison is not None else (),
         column_shifts(real, first, columns),
         model_compared=comparison is not None,
         withheld=comparison.real.withheld if comparison is not None else (),
+        utility=utility,
+        correlation=correlation.max_abs_difference,
     )
     return FidelityResult(
-        comparison,
-        marginal,
-        correlation_difference(real, first, columns),
-        km,
-        tuple(notes),
-        model_error,
-        verdict,
+        comparison, marginal, correlation, km, tuple(notes), model_error, verdict, utility
     )

@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from engine.stats.regression import is_categorical
+from engine.stats.utility import PropensityUtility
 
 Z_GAP_LIMIT = 2.0
 OVERLAP_LIMIT = 0.5
@@ -108,6 +109,8 @@ class FidelityVerdict:
     coefficients: tuple[CoefficientFlag, ...]
     columns: tuple[ColumnFlag, ...]
     model_compared: bool
+    utility: PropensityUtility | None = None  # general utility (pMSE), issue 28
+    correlation: float | None = None  # the largest |correlation difference| over column pairs
 
     @property
     def flagged_coefficients(self) -> tuple[CoefficientFlag, ...]:
@@ -126,8 +129,23 @@ class FidelityVerdict:
 
     @property
     def headline(self) -> str:
-        """``"Same conclusions"`` or ``"Differences to check"``."""
-        return "Same conclusions" if self.same_conclusions else "Differences to check"
+        """``"Same conclusions"`` (an outcome model was compared), ``"Distributions match"``
+        (none was) or ``"Differences to check"``."""
+        if not self.same_conclusions:
+            return "Differences to check"
+        return "Same conclusions" if self._model_judged else "Distributions match"
+
+    @property
+    def _model_judged(self) -> bool:
+        return self.model_compared and bool(self.coefficients)
+
+    @property
+    def compared(self) -> str:
+        """What was compared, in words (the verdict claims nothing beyond it)."""
+        what = "column distributions, correlations"
+        if self.utility is not None:
+            what += " and a propensity score"
+        return what + (" and the outcome model" if self._model_judged else "")
 
     @property
     def line(self) -> str:
@@ -135,18 +153,20 @@ class FidelityVerdict:
 
         Example:
             >>> fidelity_verdict((), [ColumnFlag("chol", "KS", 0.2, 0.05, True)]).line
-            'Differences to check: the distribution of chol (differs more than two halves of the real table do).'
+            'Differences to check: the distribution of chol (differs more than two halves of the real table do); no outcome model was compared.'
         """
-        if self.same_conclusions:
-            scope = (
-                "every effect within 2 standard errors of the real one, with confidence "
-                "intervals overlapping at least half"
-                if self.model_compared and self.coefficients
-                else "no outcome model was compared"
-            )
+        if self.same_conclusions and not self._model_judged:
             return (
-                f"Same conclusions: {scope}; every column's distribution as close as two halves "
-                "of the real table are to each other."
+                "Distributions match: column distributions and their correlations match (every "
+                f"column as close as two halves of the real table are{self._general()}); no "
+                "outcome model was compared: choose one on the Settings page to check regression "
+                "results."
+            )
+        if self.same_conclusions:
+            return (
+                "Same conclusions: every effect within 2 standard errors of the real one, with "
+                "confidence intervals overlapping at least half; every column's distribution as "
+                "close as two halves of the real table are to each other."
             )
         parts = [f"the effect of {c.name}{_coef_why(c)}" for c in self.flagged_coefficients]
         columns = [c.column for c in self.flagged_columns]
@@ -157,12 +177,26 @@ class FidelityVerdict:
                 f"the {what} of {_join(columns)} ({each}differs more than two halves of the "
                 "real table do)"
             )
+        if not self._model_judged:
+            parts.append("no outcome model was compared")
         return "Differences to check: " + "; ".join(parts) + "."
+
+    def _general(self) -> str:
+        """The correlation and propensity figures in words, for the no-model line."""
+        out = ""
+        if self.correlation is not None and np.isfinite(self.correlation):
+            out += f"; correlations within {self.correlation:.2f}"
+        if self.utility is not None and np.isfinite(self.utility.s_pmse):
+            out += f"; {self.utility.words} (S_pMSE {self.utility.s_pmse:.1f}, 1 = chance)"
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """The ``fidelity.verdict`` block of ``audit.json`` (new keys; nothing renamed)."""
         return {
             "same_conclusions": self.same_conclusions,
+            "headline": self.headline,
+            "model_compared": self._model_judged,
+            "compared": self.compared,
             "line": self.line,
             "flagged_coefficients": [c.name for c in self.flagged_coefficients],
             "flagged_columns": [c.column for c in self.flagged_columns],
@@ -206,6 +240,8 @@ def fidelity_verdict(
     *,
     model_compared: bool | None = None,
     withheld: Sequence[str] = (),
+    utility: PropensityUtility | None = None,
+    correlation: float | None = None,
 ) -> FidelityVerdict:
     """The verdict from coefficient comparisons and column flags (:func:`column_shifts`).
 
@@ -230,7 +266,7 @@ def fidelity_verdict(
                 )
             )
     compared = bool(flags) if model_compared is None else model_compared
-    return FidelityVerdict(tuple(flags), tuple(columns), compared)
+    return FidelityVerdict(tuple(flags), tuple(columns), compared, utility, correlation)
 
 
 def column_shifts(

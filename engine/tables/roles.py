@@ -1,13 +1,16 @@
 """Survival roles: the follow-up time and the event indicator, checked when chosen and recognised
 by name and coding when not.
 
-A chosen time column must be numeric and never negative; a chosen event column 0/1, boolean or a
-recognised pair (no/yes, alive/dead, ...), with the "event happened" label second.
-:func:`recognise_survival_roles` proposes both from the column names and codings and reports,
-never silently uses, a censoring indicator (1 = censored) or a 1/2 coding. One module because both
-halves answer the same question: which two columns describe survival.
+A chosen time column must be numeric and never negative; a chosen event column 0/1, boolean, a
+recognised pair (no/yes, alive/dead, ...) with the "event happened" label second, 1/2 (R's
+``Surv()`` coding, 2 = the event), or two values with the user's choice of which is the event.
+:func:`recognise_survival_roles` proposes both from the column names (the vocabulary of
+:mod:`engine.tables.survival_names`) and codings; a pair that is plausible but not certain (a
+censoring-looking name, an unrecognised partner) is returned as the likely answer to one question,
+never used silently. :func:`event_codes` turns a chosen event column into 0/1 for the models. One
+module because all of it answers the same question: which two columns describe survival.
 
-References: METHOD.md section 2; R ``survival`` package conventions (1/2 status coding).
+References: METHOD.md section 2; R ``survival`` package, ``Surv()`` (0/1, TRUE/FALSE or 1/2).
 
 Example:
     >>> import pandas as pd
@@ -26,86 +29,154 @@ import pandas as pd
 
 from engine.errors import InputError
 from engine.tables.kinds import NEGATIVE_FIRST, ColumnSpec, binary_labels
-from engine.tables.names import name_tokens
+from engine.tables.names import is_id_like_name, name_tokens
+from engine.tables.survival_names import event_word_order
 from engine.tables.values import decimal_places, sorted_values
-
-TIME_NAMES = frozenset(
-    {"time", "futime", "days", "week", "weeks", "month", "months", "years", "os", "pfs", "dfs",
-     "stime", "survtime", "followup", "fu", "tte"}
-)  # fmt: skip
-TIME_PREFIXES = ("followup", "follow_up", "survival", "surv_")
-EVENT_NAMES = frozenset(
-    {"event", "status", "dead", "death", "died", "arrest", "relapse", "fail", "failure",
-     "failed", "vital_status", "vitalstatus", "outcome_event", "cens", "censor", "censored",
-     "censoring", "d", "delta", "fstat"}
-)  # fmt: skip
-CENSOR_NAMES = ("cens",)  # 'cens', 'censor', 'censored', 'censoring', 'is_censored', ...
 
 
 @dataclass(frozen=True)
 class RecognisedRoles:
-    """Survival columns recognised by name and coding, and what was noticed on the way."""
+    """Survival columns recognised by name and coding, and what was noticed on the way.
+
+    ``time`` and ``event`` are set only when the pair is certain. When it is plausible but not
+    certain (one of the two unrecognised, a censoring-looking name, two equally good
+    candidates), ``likely_time`` / ``likely_event`` / ``event_value`` hold the likely answer to
+    preselect in one question and ``question`` says in plain words why it is asked.
+    ``event_value``: the value that means the event happened (2 for R's 1/2 coding, 0 for a
+    "censored" indicator); None means the usual (1, True, or the second of a known pair).
+    """
 
     time: str | None
     event: str | None
     notes: tuple[str, ...]
+    likely_time: str | None = None
+    likely_event: str | None = None
+    event_value: Any = None
+    question: str | None = None
+    time_candidates: tuple[str, ...] = ()
+    event_candidates: tuple[str, ...] = ()
+
+    @property
+    def must_ask(self) -> bool:
+        """Whether one question should confirm the likely pair before it is used."""
+        return self.question is not None and self.likely_time is not None
+
+
+# Measurements that are numeric, non-negative and many-valued like a follow-up time, but never
+# one: a time column left unnamed is looked for among the others first.
+NOT_TIME_TOKENS = frozenset({"age", "bmi", "weight", "wt", "height", "ht", "sbp", "dbp", "bp",
+    "chol", "hdl", "ldl", "glucose", "karno", "ecog", "score", "year", "grade", "stage", "size",
+    "nodes", "count", "dose", "hr", "rate", "level", "creatinine", "albumin", "bili", "platelet",
+    "platelets", "sodium", "protein", "cd4", "cd8", "id", "loss", "cigs", "pressure"})  # fmt: skip
 
 
 def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
-    """Find a follow-up time and an event indicator by their names and coding.
+    """Find a follow-up time and an event indicator by their names and coding together.
 
-    Time: ``time``, ``futime``, ``days``, ``week(s)``, ``month(s)``, ``years``, ``os``, ``pfs``,
-    ``*_time``, ``time_*``, ``followup*``, ``survival*`` (numeric, never negative). Event:
-    ``event``, ``status``, ``dead``/``death``/``died``, ``arrest``, ``relapse``, ``fail*``,
-    ``*_event``, coded 0/1 or as a recognised pair (alive/dead, no/yes, ...). A censoring indicator
-    (``cens*``: 1 = censored) is the reverse of an event and a 1/2 coding is ambiguous: both are
-    reported, never used silently, so that an event is not counted as a censoring.
+    Time: a name from the vocabulary of :mod:`engine.tables.survival_names` (``futime``,
+    ``OS_MONTHS``, ``pfs``, ``time_to_relapse``, ``lenfol``, ...), numeric and never negative.
+    Event: a name that says what happened (``status``, ``death``, ``DEATH_EVENT``, ``fustat``,
+    ...), coded 0/1, boolean, a recognised pair (alive/dead, no/yes, ...) or 1/2 (R's ``Surv()``
+    convention: 2 = the event, said in a note). A censoring-looking name (``cens``, ``censor``)
+    or an unrecognised partner makes the pair plausible but not certain: it is returned as the
+    likely answer with a question, never used silently.
 
     Example:
         >>> df = pd.DataFrame({"futime": [5.0, 3.0, 9.0], "death": [1, 0, 1], "age": [50, 61, 70]})
         >>> r = recognise_survival_roles(df); (r.time, r.event)
         ('futime', 'death')
+        >>> lung = pd.DataFrame({"time": [306, 455, 1010], "status": [2, 2, 1], "age": [74, 68, 56]})
+        >>> r = recognise_survival_roles(lung); (r.time, r.event, r.event_value)
+        ('time', 'status', 2)
     """
-    times = [c for c in frame.columns if _time_name(str(c)) and _time_values(frame[c])]
-    events, notes = [], []
-    for c in frame.columns:
-        name = str(c)
-        if not _event_name(name) or c in times:
-            continue
-        coding = _event_coding(frame[c])
-        if coding is None:
-            continue
-        if _censor_name(name):
+    from engine.tables.survival_names import (
+        censoring_reversed,
+        event_score,
+        shared_stem,
+        time_score,
+    )
+
+    columns = [str(c) for c in frame.columns]
+    codings = {c: _event_coding(frame[c]) for c in columns}
+    events = [c for c in columns if codings[c] is not None]
+    times = [
+        c for c in columns if c not in events and not is_id_like_name(c) and _time_values(frame[c])
+    ]
+    t_rank = sorted(times, key=lambda c: (-time_score(c), _not_time_like(c)))
+    e_rank = sorted(events, key=lambda c: -event_score(c))
+    notes: list[str] = []
+    if not t_rank or not e_rank:
+        return RecognisedRoles(None, None, (), time_candidates=tuple(t_rank))
+    t_best, e_best = t_rank[0], e_rank[0]
+    paired = [(t, e) for t in t_rank for e in e_rank if shared_stem(t, e)]
+    if paired and time_score(paired[0][0]) >= 2 and event_score(paired[0][1]) >= 1:
+        t_best, e_best = paired[0]
+    ts, es = time_score(t_best), event_score(e_best)
+    value = 2 if codings[e_best] == "1/2" else None
+    reversed_ = censoring_reversed(e_best)
+    if reversed_:
+        value = False if pd.api.types.is_bool_dtype(frame[e_best]) else 0
+    key_t = (ts, _not_time_like(t_best))
+    ties_t = [
+        t
+        for t in t_rank
+        if (time_score(t), _not_time_like(t)) == key_t and t != t_best and not paired
+    ]
+    ties_e = [e for e in e_rank if event_score(e) == es and e != e_best and not paired]
+    named = tuple(t for t in t_rank if time_score(t) >= 2)  # when any is named like a time
+    t_cands, e_cands = named or tuple(t_rank), tuple(e_rank)
+    why = None
+    if es == 1:
+        meaning = "censored" if reversed_ else "the event happened"
+        why = (
+            f"'{e_best}' looks like a censoring indicator; tables use it both ways, so check "
+            f"which value means the event (the likely answer: 1 means {meaning})"
+        )
+    elif ts >= 2 and es >= 2 and not ties_t and not ties_e:
+        if value == 2:
             notes.append(
-                f"'{name}' looks like a censoring indicator (1 = censored), the reverse of an "
-                "event: recode it so that 1 means the event happened, then choose it as the event"
+                f"'{e_best}' is coded 1/2: 2 is taken as the event, as in R's survival data"
             )
-        elif coding == "1/2":
-            notes.append(
-                f"'{name}' is coded 1/2; if 2 means the event (as in R's survival data), recode "
-                "it to 0/1 and choose it as the event"
-            )
-        else:
-            events.append(name)
-    time = str(times[0]) if len(times) == 1 else None
-    event = events[0] if len(events) == 1 else None
-    if len(times) > 1:
-        notes.append(f"several possible time columns ({', '.join(map(str, times))}); choose one")
-    if len(events) > 1:
-        notes.append(f"several possible event columns ({', '.join(events)}); choose one")
-    if time is None or event is None:
-        return RecognisedRoles(None, None, tuple(notes))
-    return RecognisedRoles(time, event, tuple(notes))
+        return RecognisedRoles(
+            t_best,
+            e_best,
+            tuple(notes),
+            t_best,
+            e_best,
+            value,
+            None,
+            time_candidates=t_cands,
+            event_candidates=e_cands,
+        )
+    elif ts < 2 and es < 2:
+        return RecognisedRoles(
+            None, None, tuple(notes), time_candidates=t_cands, event_candidates=e_cands
+        )
+    elif ts < 2:
+        why = f"'{t_best}' is not named like a follow-up time"
+    elif ties_t or ties_e:
+        others = ", ".join(f"'{c}'" for c in (ties_t or ties_e))
+        why = f"more than one column could be the {'time' if ties_t else 'event'} ({others})"
+    else:
+        why = f"'{e_best}' is not named like an event indicator"
+    return RecognisedRoles(
+        None,
+        None,
+        tuple(notes),
+        t_best,
+        e_best,
+        value,
+        why,
+        time_candidates=t_cands,
+        event_candidates=e_cands,
+    )
 
 
-def _time_name(name: str) -> bool:
-    low = name.strip().lower()
+def _not_time_like(name: str) -> bool:
+    """A name that says it is a measurement (age, weight, totchol, ...), ranked after the others."""
     tokens = name_tokens(name)
-    return (
-        low in TIME_NAMES
-        or (bool(tokens) and (tokens[-1] == "time" or tokens[0] == "time"))
-        or low.replace(" ", "_").startswith(TIME_PREFIXES)
-        or low.startswith("survival")
+    return bool(set(tokens) & NOT_TIME_TOKENS) or any(
+        len(t) > 4 and any(w in t for w in NOT_TIME_TOKENS if len(w) >= 4) for t in tokens
     )
 
 
@@ -114,20 +185,6 @@ def _time_values(s: pd.Series) -> bool:
         return False
     v = s.dropna().to_numpy(dtype="float64")
     return bool(v.size and np.all(v >= 0) and np.unique(v).size > 2)
-
-
-def _event_name(name: str) -> bool:
-    low = name.strip().lower().replace(" ", "_")
-    tokens = name_tokens(name)
-    return (
-        low in EVENT_NAMES
-        or (bool(tokens) and tokens[-1] in ("event", "status", "death", "dead", "died"))
-        or low.startswith(("fail", "censor", "relapse", "death"))
-    )
-
-
-def _censor_name(name: str) -> bool:
-    return any(t.startswith(CENSOR_NAMES) for t in name_tokens(name))
 
 
 def _event_coding(s: pd.Series) -> str | None:
@@ -141,17 +198,25 @@ def _event_coding(s: pd.Series) -> str | None:
             return "0/1"
         return "1/2" if codes == {1.0, 2.0} else None
     pair = frozenset(str(v).strip().lower() for v in values)
-    return "labels" if len(values) == 2 and pair in NEGATIVE_FIRST else None
+    if len(values) == 2 and (pair in NEGATIVE_FIRST or event_word_order(values) is not None):
+        return "labels"
+    return None
 
 
 def role_spec(
-    s: pd.Series, source: str, name: str, time: str | None, event: str | None
+    s: pd.Series,
+    source: str,
+    name: str,
+    time: str | None,
+    event: str | None,
+    event_value: Any = None,
 ) -> ColumnSpec | None:
-    """Specs for the ``time`` and ``event`` columns, after their checks."""
+    """Specs for the ``time`` and ``event`` columns, after their checks (``event_value``: the
+    value that means the event happened, when it is not the usual one)."""
     if name == time:
         return _time_spec(s, source, name)
     if name == event:
-        return _event_spec(s, source, name)
+        return _event_spec(s, source, name, event_value)
     return None
 
 
@@ -183,34 +248,74 @@ def _time_spec(s: pd.Series, source: str, name: str) -> ColumnSpec:
     )
 
 
-def _event_spec(s: pd.Series, source: str, name: str) -> ColumnSpec:
-    """Event indicator: 0/1, booleans, or a recognised negative/positive pair."""
+def _event_spec(s: pd.Series, source: str, name: str, event_value: Any = None) -> ColumnSpec:
+    """Event indicator: 0/1, booleans, a recognised negative/positive pair, 1/2 (R's coding,
+    2 = the event), or any two values with ``event_value`` saying which one is the event."""
     values = list(s.dropna().unique())
-    ok_numeric = pd.api.types.is_numeric_dtype(s) and set(float(v) for v in values) <= {0.0, 1.0}
-    ok_pair = (
-        len(values) == 2 and frozenset(str(v).strip().lower() for v in values) in NEGATIVE_FIRST
+    codes = set(float(v) for v in values) if pd.api.types.is_numeric_dtype(s) else set()
+    ok_numeric = pd.api.types.is_numeric_dtype(s) and codes <= {0.0, 1.0}
+    one_two = pd.api.types.is_numeric_dtype(s) and codes == {1.0, 2.0}
+    ok_pair = len(values) == 2 and (
+        frozenset(str(v).strip().lower() for v in values) in NEGATIVE_FIRST
+        or event_word_order(values) is not None
     )
-    if pd.api.types.is_bool_dtype(s) or ok_numeric or ok_pair:
+    if event_value is not None and len(values) <= 2:
+        labels = _chosen_labels(s, values, event_value, source, name)
+        reason = (
+            f"event indicator (chosen as the event column; '{labels[1]}' means the event happened)"
+        )
+    elif pd.api.types.is_bool_dtype(s) or ok_numeric or ok_pair or one_two:
         labels = _event_labels(s, values)
         reason = (
             f"event indicator (chosen as the event column; '{labels[1]}' means the event happened)"
         )
-        return ColumnSpec(
-            name,
-            "event",
-            "synthesize",
-            reason,
-            labels=labels,
-            n_missing=int(s.isna().sum()),
-            dtype=str(s.dtype),
+        if one_two:
+            reason = (
+                "event indicator coded 1/2 (chosen as the event column; 2 is taken as the event, "
+                "as in R's survival data)"
+            )
+    else:
+        shown = ", ".join(str(v) for v in sorted_values(values)[:8]) + (
+            ", ..." if len(values) > 8 else ""
         )
-    shown = ", ".join(str(v) for v in sorted_values(values)[:8]) + (
-        ", ..." if len(values) > 8 else ""
+        raise InputError(
+            f"{source}: column '{name}' has values {shown}; the event column must be binary "
+            "(0/1, or 1/2 with 2 = the event): choose another column as the event column."
+        )
+    return ColumnSpec(
+        name,
+        "event",
+        "synthesize",
+        reason,
+        labels=labels,
+        n_missing=int(s.isna().sum()),
+        dtype=str(s.dtype),
     )
-    raise InputError(
-        f"{source}: column '{name}' has values {shown}; the event column must be binary (0/1). "
-        "Choose another column as the event column."
-    )
+
+
+def _chosen_labels(
+    s: pd.Series, values: list[Any], event_value: Any, source: str, name: str
+) -> tuple[Any, Any]:
+    """(the other value, the value chosen as the event), the chosen value matched as text."""
+    chosen = [v for v in values if str(v).strip().lower() == str(event_value).strip().lower()]
+    if pd.api.types.is_numeric_dtype(s) and not chosen:
+        try:
+            chosen = [v for v in values if float(v) == float(event_value)]
+        except (TypeError, ValueError):
+            chosen = []
+    if not chosen:
+        shown = ", ".join(str(v) for v in sorted_values(values))
+        raise InputError(
+            f"{source}: the event column '{name}' has no value '{event_value}' (it holds {shown}); "
+            "choose which of its values means the event happened."
+        )
+    others = [v for v in values if v is not chosen[0] and v != chosen[0]]
+    if others:
+        return (others[0], chosen[0])
+    if pd.api.types.is_bool_dtype(s):
+        return (not chosen[0], chosen[0])
+    cast = int if s.dtype.kind in "iu" else float
+    return (cast(1 - float(chosen[0])) if float(chosen[0]) in (0.0, 1.0) else None, chosen[0])
 
 
 def _event_labels(s: pd.Series, values: list[Any]) -> tuple[Any, ...]:
@@ -219,5 +324,29 @@ def _event_labels(s: pd.Series, values: list[Any]) -> tuple[Any, ...]:
         return (False, True)
     if pd.api.types.is_numeric_dtype(s):
         cast = int if s.dtype.kind in "iu" else float
+        if {float(v) for v in values} == {1.0, 2.0}:
+            return (cast(1), cast(2))
         return (cast(0), cast(1))
-    return binary_labels(values)
+    return event_word_order(values) or binary_labels(values)
+
+
+def event_codes(values: pd.Series, labels: tuple[Any, ...] | None) -> pd.Series:
+    """An event column as 0/1 floats (1 = the event happened) from its labels (absent first),
+    missing values kept; a column without labels is taken as numbers.
+
+    Example:
+        >>> event_codes(pd.Series([1, 2, 2]), (1, 2)).tolist()
+        [0.0, 1.0, 1.0]
+        >>> event_codes(pd.Series(["alive", "dead"]), ("alive", "dead")).tolist()
+        [0.0, 1.0]
+    """
+    if labels is None or len(labels) != 2:
+        return pd.to_numeric(values, errors="coerce").astype(float)
+    absent, present = labels
+    out = pd.Series(np.nan, index=values.index, dtype=float)
+    out[values == present] = 1.0
+    out[values == absent] = 0.0
+    text = values.astype(str).str.strip().str.lower()
+    out[out.isna() & (text == str(present).strip().lower())] = 1.0
+    out[out.isna() & (text == str(absent).strip().lower())] = 0.0
+    return out

@@ -138,6 +138,7 @@ def infer_schema(
     *,
     time: str | None = None,
     event: str | None = None,
+    event_value: Any = None,
     drop: Sequence[str] = (),
     keep: Sequence[str] = (),
     kinds: Mapping[str, str] | None = None,
@@ -148,6 +149,8 @@ def infer_schema(
 ) -> Schema:
     """Give every column a kind, an action and a reason; check the survival roles.
 
+    ``event_value``: the value of the event column that means the event happened, when it is
+    not the usual one (1, True, the second of a known pair such as alive/dead, 2 of a 1/2 code).
     ``model_dates``: synthesize date columns (as days, :mod:`engine.tables.dates`) or drop them.
     ``complete_cases``: at least 50 rows must then have no missing value in the used columns;
     otherwise (missing values modelled, :mod:`engine.tables.missing`) at least 50 rows in all.
@@ -160,7 +163,7 @@ def infer_schema(
     specs = []
     for name in frame.columns:
         s = frame[name]
-        spec = role_spec(s, source, name, time, event) or infer_column(
+        spec = role_spec(s, source, name, time, event, event_value) or infer_column(
             s, meta.get(name), model_dates=model_dates
         )
         spec = _apply_user(spec, s, source, name, drop, keep, kinds)

@@ -190,6 +190,17 @@ def _correlation_block(fidelity: FidelityResult, sheet: dict[str, Any], width: f
         ),
         paragraph(f"Largest absolute difference: {decimals(corr.max_abs_difference, 3)}.", sheet),
     ]
+    if fidelity.utility is not None:
+        u = fidelity.utility
+        explain.append(
+            paragraph(
+                "Can the synthetic rows be told from the real ones? A logistic model of all the "
+                f"columns together: {u.words} (standardized propensity score error "
+                f"{decimals(u.s_pmse, 2)}; 1 is what two samples of the same data give, "
+                "synthpop's S_pMSE).",
+                sheet,
+            )
+        )
     figure = figure_or_note(lambda: figs.corr_diff_png(columns, diff), 0.52 * width - 10, sheet)
     return [side_by_side(figure, explain, width)]
 
