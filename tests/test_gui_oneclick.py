@@ -164,6 +164,17 @@ def test_dropped_file_to_released_export_with_one_click(
     qtbot.mouseClick(summary.open_folder_button, Qt.MouseButton.LeftButton)
     qtbot.mouseClick(summary.open_report_button, Qt.MouseButton.LeftButton)
     assert opened == [str(folder), str(folder / "report.pdf")]
+    # issue 33 item 5: no PDF viewer registered -> the path, with a button that copies it
+    monkeypatch.setattr(summary_module.QDesktopServices, "openUrl", staticmethod(lambda url: False))
+    qtbot.mouseClick(summary.open_report_button, Qt.MouseButton.LeftButton)
+    box = summary.not_opened
+    assert box.isVisible() and str(folder / "report.pdf") in box.text()
+    qtbot.mouseClick(box.copy_button, Qt.MouseButton.LeftButton)
+    from desktop.qt import QtWidgets
+
+    assert QtWidgets.QApplication.clipboard().text() == str(folder / "report.pdf")
+    assert box.isVisible()  # still open after copying
+    box.close()
     assert "survival model" in summary.fidelity.text()
     assert "cvd" in summary.outcome_note.text()
     # the wizard holds the run: the sidebar reaches the Privacy step with its audit
