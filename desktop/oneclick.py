@@ -229,20 +229,72 @@ def recommendation_text(result: Any) -> str:
     """The tool's recommendation in a sentence a clinician understands."""
     limit = _plain(float(result.config.auc_max))
     if result.verdict == "refused":
-        most = max(result.audit.curve, key=lambda p: p.w)
-        binding = result.audit.binding(most.w)
+        # the most noise is the SMALLEST w (w = 0: new rows drawn from the model alone)
+        least = min(result.audit.curve, key=lambda p: p.w)
+        binding = result.audit.binding(least.w)
         return (
-            f"Do not release. Even with the most noise tried (up to w = {most.w:.2f}), an "
-            "attacker holding the copy could tell whether a given patient was in your file too "
-            f"well: the attack scored {binding.auc:.3f} where the privacy limit is {limit} (0.5 "
-            "is a coin toss). Nothing was written."
+            f"Do not release. Even with the most noise tried (w = {least.w:.2f}, rows drawn "
+            "from the model alone), an attacker holding the copy could tell whether a given "
+            f"patient was in your file too well: the attack scored {binding.auc:.3f} where the "
+            f"privacy limit is {limit} (0.5 is a coin toss). Nothing was written."
         )
     w = float(result.release.w)
     binding = result.audit.binding(w)
     return (
-        "Safe to release. An attacker holding the copy cannot tell whether a given patient was in "
-        f"your file much better than a coin toss: the attack scored {binding.auc:.3f}, under the "
-        f"privacy limit of {limit}. The privacy audit chose the noise level w = {w:.2f}."
+        "Meets the privacy limit the checker set. An attacker holding the copy cannot tell "
+        "whether a given patient was in your file much better than a coin toss: the attack "
+        f"scored {binding.auc:.3f}, under the limit of {limit}. The privacy audit chose the noise "
+        f"level w = {w:.2f}{w_spread(result.audit, w)}.{at_risk_text(result)}"
+    )
+
+
+def w_spread(audit: Any, chosen: float) -> str:
+    """How far another run's w may land, from the audit's own standard errors: the grid w up
+    to which every point passes even at mean + 2 SE, and the one up to which every point's mean
+    alone passes. Empty when both equal the chosen w.
+
+    Example:
+        >>> from types import SimpleNamespace as P
+        >>> curve = [P(w=w, auc=a, se=0.01) for w, a in [(0.0, 0.5), (0.3, 0.52), (0.6, 0.535), (0.9, 0.6)]]
+        >>> audit = P(curve=curve, threshold=0.55, binding=lambda w: [p for p in curve if p.w == w][0])
+        >>> w_spread(audit, 0.3)
+        '; another run may choose a w between 0.30 and 0.60 (the audit is a random test)'
+    """
+    low = high = None
+    sure = likely = True
+    for point in sorted(audit.curve, key=lambda p: p.w):
+        b = audit.binding(point.w)
+        if b is None:
+            break
+        sure = sure and b.auc + 2 * b.se < audit.threshold
+        likely = likely and b.auc < audit.threshold
+        low = point.w if sure else low
+        high = point.w if likely else high
+    low = chosen if low is None else min(low, chosen)
+    high = chosen if high is None else max(high, chosen)
+    if abs(high - low) < 1e-9:
+        return ""
+    return f"; another run may choose a w between {low:.2f} and {high:.2f} (the audit is a random test)"
+
+
+def at_risk_text(result: Any) -> str:
+    """The share of records at risk (own synthetic row among their k nearest), as a
+    percentage with a plain judgement (a count under 10 withheld)."""
+    release = getattr(result, "released", None)
+    metrics = getattr(release, "metrics", None)
+    at_risk, rows = getattr(metrics, "at_risk", None), getattr(release, "rows", None)
+    if at_risk is None or not rows:
+        return ""
+    k = getattr(metrics, "k_risk", 5)
+    if at_risk < 10:
+        return f" Fewer than 10 patients have their synthetic row among their {k} closest records."
+    share = 100.0 * at_risk / rows
+    judgement = (
+        "very few" if share < 1 else "few" if share < 5 else "a notable share: the report says more"
+    )
+    return (
+        f" {share:.1f} % of patients ({at_risk} of {rows}) have their synthetic row among their "
+        f"{k} closest records: {judgement}."
     )
 
 

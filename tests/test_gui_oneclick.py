@@ -140,6 +140,14 @@ def test_dropped_file_to_released_export_with_one_click(
     summary = window.summary_page
     assert "release" in summary.headline.text() and "do not" not in summary.headline.text()
     assert f"w = {selected:.2f}" in summary.recommendation.text()
+    # issue 33 item 2: the limit the checker set, never "safe"; the at-risk share as a percentage
+    said = summary.recommendation.text()
+    assert said.startswith("Meets the privacy limit the checker set") and "Safe" not in said
+    assert "closest records" in said and ("%" in said or "Fewer than 10" in said)
+    from desktop.pages.privacy_page import summary_html
+
+    html = summary_html(window.session.result)  # the Privacy page: a count with its denominator
+    assert f" of {ONECLICK_ROWS} (" in html or "<b>fewer than 10</b>" in html
     assert summary.folder.text() == str(folder)
     assert summary.report_path() == folder / "report.pdf"
     assert summary.open_report_button.isVisible() and summary.open_folder_button.isVisible()
@@ -156,6 +164,17 @@ def test_dropped_file_to_released_export_with_one_click(
     qtbot.mouseClick(summary.open_folder_button, Qt.MouseButton.LeftButton)
     qtbot.mouseClick(summary.open_report_button, Qt.MouseButton.LeftButton)
     assert opened == [str(folder), str(folder / "report.pdf")]
+    # issue 33 item 5: no PDF viewer registered -> the path, with a button that copies it
+    monkeypatch.setattr(summary_module.QDesktopServices, "openUrl", staticmethod(lambda url: False))
+    qtbot.mouseClick(summary.open_report_button, Qt.MouseButton.LeftButton)
+    box = summary.not_opened
+    assert box.isVisible() and str(folder / "report.pdf") in box.text()
+    qtbot.mouseClick(box.copy_button, Qt.MouseButton.LeftButton)
+    from desktop.qt import QtWidgets
+
+    assert QtWidgets.QApplication.clipboard().text() == str(folder / "report.pdf")
+    assert box.isVisible()  # still open after copying
+    box.close()
     assert "survival model" in summary.fidelity.text()
     assert "cvd" in summary.outcome_note.text()
     # the wizard holds the run: the sidebar reaches the Privacy step with its audit
@@ -195,7 +214,9 @@ def test_refusal_writes_nothing_and_offers_the_settings(
     assert "do not release" in summary.headline.text()
     assert "Nothing was written" in summary.recommendation.text()
     assert "the privacy limit is 0.501" in summary.recommendation.text()
-    assert "up to w = 0.30" in summary.recommendation.text()
+    # the most noise is the smallest w tested (issue 33: it named the largest, w = 0.30)
+    assert "most noise tried (w = 0.00" in summary.recommendation.text()
+    assert "up to w = 0.30" not in summary.recommendation.text()
     assert summary.advice.isVisible() and "What to try" in summary.advice.text()
     assert not summary.open_folder_button.isVisible()
     assert not summary.open_report_button.isVisible()

@@ -244,3 +244,34 @@ def test_a_log_gets_one_line_per_stage_with_its_time(capsys) -> None:
     assert all(re.match(r"\d+:\d\d  ", line) for line in lines)
     assert lines[1].endswith(" s)") and "epoch 1/300" in lines[1]
     assert lines[-1].split()[-3:-1] == ["done", "in"] or "done in" in lines[-1]
+
+
+def test_a_lost_treatment_effect_leads_the_verdict() -> None:
+    """Issue 33 item 1: the trial table whose treatment HR 0.513 (0.336-0.783) became 0.742
+    (0.494-1.115) in the copy: the verdict leads with that, in words, and never says "same
+    conclusions" while a coefficient changes significance (on main it flagged only a covariate).
+    The pair of fits is made by hand (log HRs and CIs), within 2 SEs of each other."""
+    from engine.stats.compare import CoefComparison
+
+    def row(name, real, synth, real_p, synth_p, z):
+        (r, rl, rh), (s, sl, sh) = (np.log(real), np.log(synth))
+        return CoefComparison(
+            name, r, 0.216, rl, rh, real_p, s, 0.207, sl, sh, synth_p, z, 0.6,
+            sign_agrees=True, significance_agrees=(real_p < 0.05) == (synth_p < 0.05),
+        )  # fmt: skip
+
+    treat = row("treat", (0.513, 0.336, 0.783), (0.742, 0.494, 1.116), 0.002, 0.15, 1.7)
+    age = row("age", (1.02, 1.01, 1.03), (1.02, 1.01, 1.03), 0.001, 0.001, 0.1)
+    v = fidelity_verdict([treat, age], (), exposure="treat", analysis="cox")
+    assert v.line.startswith(
+        "In the real data treat lowers the hazard (HR 0.51, 95 % CI 0.34-0.78); in the "
+        "synthetic copy the effect is weaker and not significant (HR 0.74, 95 % CI 0.49-1.12)."
+    )
+    assert v.headline == "Differences to check" and not v.same_conclusions
+    assert [c.name for c in v.flagged_coefficients] == ["treat"]
+    assert "significance changes" in v.flagged_coefficients[0].reasons
+    assert v.to_dict()["lead"].startswith("In the real data treat")
+    # the same fits with the significance kept: same conclusions, no lead
+    kept = row("treat", (0.513, 0.336, 0.783), (0.60, 0.40, 0.90), 0.002, 0.01, 1.0)
+    v2 = fidelity_verdict([kept, age], (), exposure="treat", analysis="cox")
+    assert v2.same_conclusions and v2.lead is None and v2.headline == "Same conclusions"

@@ -312,8 +312,13 @@ def summary_html(result: Any) -> str:
     lines.append(
         f"Median rank of the own real row among the nearest: {number(metrics.median_rank)}."
     )
+    rows = max(int(rel.rows), 1)
+    share = (
+        f" of {rel.rows} ({100.0 * metrics.at_risk / rows:.1f} %)" if metrics.at_risk >= 10 else ""
+    )
+    shown = metrics.at_risk if metrics.at_risk >= 10 else "fewer than 10"
     lines.append(
-        f"Records at risk (own row among the {metrics.k_risk} nearest): <b>{metrics.at_risk}</b>."
+        f"Records at risk (own row among the {metrics.k_risk} nearest): <b>{shown}</b>{share}."
     )
     protect = rel.protect_outliers
     if protect is not None:

@@ -262,11 +262,40 @@ class SummaryPage(QtWidgets.QWidget):
     def open_folder(self) -> bool:
         if self.outcome is None or self.outcome.folder is None:
             return False
-        return _open(self.outcome.folder)
+        return _open(self.outcome.folder) or self._not_opened(self.outcome.folder, "folder")
 
     def open_report(self) -> bool:
         path = self.report_path()
-        return path is not None and _open(path)
+        return path is not None and (_open(path) or self._not_opened(path, "report"))
+
+    def _not_opened(self, path: Path, what: str) -> bool:
+        """No program is registered to open it (common on a locked-down workstation): say
+        where the file is, with a button that copies the path. Returns False (not opened)."""
+        self.not_opened = NotOpened(path, what, self)
+        self.not_opened.open()
+        return False
+
+
+class NotOpened(QtWidgets.QMessageBox):
+    """'The report could not be opened' with the file's path and a Copy path button."""
+
+    def __init__(self, path: Path, what: str, parent: QtWidgets.QWidget | None) -> None:
+        super().__init__(parent)
+        self.path = path
+        kind = "PDF report" if what == "report" else "folder"
+        self.setIcon(QtWidgets.QMessageBox.Icon.Information)
+        self.setWindowTitle("latent-synth")
+        self.setText(
+            f"This computer has no program set up to open the {kind}. It is saved here:\n\n"
+            f"{path}\n\nCopy the path and open it from your file manager or PDF reader."
+        )
+        self.copy_button = self.addButton("Copy path", QtWidgets.QMessageBox.ButtonRole.ActionRole)
+        self.copy_button.clicked.disconnect()  # keep the box open after copying
+        self.copy_button.clicked.connect(self.copy_path)
+        self.addButton(QtWidgets.QMessageBox.StandardButton.Close)
+
+    def copy_path(self) -> None:
+        QtWidgets.QApplication.clipboard().setText(str(self.path))
 
 
 def _open(path: Path) -> bool:

@@ -322,6 +322,8 @@ def fidelity_report(
         withheld=comparison.real.withheld if comparison is not None else (),
         utility=utility,
         correlation=correlation.max_abs_difference,
+        exposure=spec.covariates[0] if spec is not None and spec.covariates else None,
+        analysis=spec.analysis if spec is not None else "cox",
     )
     return FidelityResult(
         comparison, marginal, correlation, km, tuple(notes), model_error, verdict, utility

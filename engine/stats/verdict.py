@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine.stats.lead import changes, exposure_sentence
 from engine.stats.regression import is_categorical
 from engine.stats.utility import PropensityUtility
 
@@ -111,6 +112,7 @@ class FidelityVerdict:
     model_compared: bool
     utility: PropensityUtility | None = None  # general utility (pMSE), issue 28
     correlation: float | None = None  # the largest |correlation difference| over column pairs
+    lead: str | None = None  # the exposure's changed effect in words (engine.stats.lead)
 
     @property
     def flagged_coefficients(self) -> tuple[CoefficientFlag, ...]:
@@ -169,6 +171,7 @@ class FidelityVerdict:
                 "close as two halves of the real table are to each other."
             )
         parts = [f"the effect of {c.name}{_coef_why(c)}" for c in self.flagged_coefficients]
+        lead = f"{self.lead} " if self.lead else ""
         columns = [c.column for c in self.flagged_columns]
         if columns:
             what = "distribution" if len(columns) == 1 else "distributions"
@@ -179,7 +182,7 @@ class FidelityVerdict:
             )
         if not self._model_judged:
             parts.append("no outcome model was compared")
-        return "Differences to check: " + "; ".join(parts) + "."
+        return f"{lead}Differences to check: " + "; ".join(parts) + "."
 
     def _general(self) -> str:
         """The correlation and propensity figures in words, for the no-model line."""
@@ -195,6 +198,7 @@ class FidelityVerdict:
         return {
             "same_conclusions": self.same_conclusions,
             "headline": self.headline,
+            "lead": self.lead,
             "model_compared": self._model_judged,
             "compared": self.compared,
             "line": self.line,
@@ -211,7 +215,12 @@ class FidelityVerdict:
 
 
 def coefficient_flag(
-    name: str, z_gap: float | None, ci_overlap: float | None, *, shown: bool = True
+    name: str,
+    z_gap: float | None,
+    ci_overlap: float | None,
+    *,
+    shown: bool = True,
+    changed: tuple[str, ...] = (),
 ) -> CoefficientFlag:
     """Flag one coefficient: |z-gap| > 2 or CI overlap < 0.5 (a missing number flags nothing).
 
@@ -231,6 +240,7 @@ def coefficient_flag(
     if o is not None and o < OVERLAP_LIMIT:
         # rounded down, so a flagged overlap never reads as 50 %
         reasons.append(f"confidence intervals overlap {math.floor(100 * o)} %")
+    reasons += list(changed)  # direction or significance changes (issue 33 item 1)
     return CoefficientFlag(name, z, o, bool(reasons), tuple(reasons), shown)
 
 
@@ -242,6 +252,8 @@ def fidelity_verdict(
     withheld: Sequence[str] = (),
     utility: PropensityUtility | None = None,
     correlation: float | None = None,
+    exposure: str | None = None,
+    analysis: str = "cox",
 ) -> FidelityVerdict:
     """The verdict from coefficient comparisons and column flags (:func:`column_shifts`).
 
@@ -253,20 +265,24 @@ def fidelity_verdict(
         >>> fidelity_verdict([coefficient_flag("x", 0.3, 0.9)], ()).line[:16]
         'Same conclusions'
     """
-    flags = []
+    flags, lead = [], None
     for c in coefficients:
         if str(c.name).lower() in INTERCEPTS:
             continue  # no conclusion rests on it; a shifted outcome shows in its column's flag
         if isinstance(c, CoefficientFlag):
             flags.append(c)
         else:
+            shown = c.name not in set(withheld)
             flags.append(
                 coefficient_flag(
-                    c.name, c.std_difference, c.ci_overlap, shown=c.name not in set(withheld)
+                    c.name, c.std_difference, c.ci_overlap, shown=shown, changed=changes(c)
                 )
             )
+            is_exposure = exposure is not None and str(c.name).split("=")[0] == exposure
+            if lead is None and shown and is_exposure:
+                lead = exposure_sentence(c, analysis)
     compared = bool(flags) if model_compared is None else model_compared
-    return FidelityVerdict(tuple(flags), tuple(columns), compared, utility, correlation)
+    return FidelityVerdict(tuple(flags), tuple(columns), compared, utility, correlation, lead)
 
 
 def column_shifts(
