@@ -13,19 +13,11 @@ import pytest
 
 from engine.pipeline import RunConfig, prepare, synthesize, write_outputs
 from engine.pipeline.results import Verdict
+from tests.test_disclosure_risk import _fine_cohort
 
 
 def _cohort(tmp_path: Path, n: int = 600, seed: int = 0) -> Path:
-    rng = np.random.default_rng(seed)
-    frame = pd.DataFrame(
-        {
-            "age": rng.integers(30, 85, n),
-            "sex": rng.choice(["F", "M"], n),
-            "ethnicity": rng.choice(["white", "black", "asian", "other"], n),
-            "bmi": rng.normal(27, 4, n).round(1),
-        }
-    )
-    frame["event"] = (rng.random(n) < 0.2 + 0.005 * (frame["age"] - 30)).astype(int)
+    frame = _fine_cohort(n, seed)
     path = tmp_path / "cohort.csv"
     frame.to_csv(path, index=False)
     return path
