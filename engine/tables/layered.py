@@ -160,6 +160,7 @@ def prepared_rows(
     count the release would reproduce exactly).
     """
     from engine.disclosure import THRESHOLD
+    from engine.tables.codes import recode
     from engine.tables.dates import parse_dates
     from engine.tables.encoder import TableEncoder
 
@@ -168,6 +169,7 @@ def prepared_rows(
     for c in schema.synthesized():
         if c.kind == "date":
             data[c.name] = parse_dates(data[c.name])
+        data[c.name] = recode(c, data[c.name])  # codes as text, rare levels merged
     gone = pd.DataFrame({c: _gone(data[c]) for c in used}, index=data.index)
     by_column = {c: int(gone[c].sum()) for c in used if gone[c].any()}
     if complete_cases:
