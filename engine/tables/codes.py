@@ -60,6 +60,9 @@ COUNT_TOKENS = frozenset({
     "parity", "gravida", "drinks", "units", "duration", "total", "sum", "pnodes", "prio",
     "karno", "karnofsky", "apgar", "gcs", "qol", "rank", "wt", "ht", "temp",
 })  # fmt: skip
+# parts of a name that say a clinical score or scale, abbreviated as researchers write them
+# (karnof, apg1, adlp, scoma1, ...): measured as numbers, not codes
+SCORE_PARTS = ("score", "karn", "apg", "adl", "coma", "scale", "count", "index")
 ORDERED_TOKENS = frozenset({
     "stage", "grade", "ecog", "nyha", "class", "severity", "tnm", "gleason", "level", "degree",
     "ps", "who", "ordinal", "edu", "education", "income", "tgrade", "tstage", "likert",
@@ -78,7 +81,7 @@ def code_kind(name: str, present: pd.Series) -> tuple[str, str, tuple[Any, ...],
 
     ``present`` holds the column's non-missing values (numeric)."""
     tokens = set(name_tokens(name))
-    if tokens & COUNT_TOKENS:
+    if tokens & COUNT_TOKENS or any(part in t for t in tokens for part in SCORE_PARTS):
         return None
     values = np.unique(present.to_numpy(dtype="float64"))
     if not 3 <= len(values) <= MAX_CODE_LEVELS or not np.all(values == np.round(values)):
