@@ -86,6 +86,15 @@ class LayeredEncoder:
         )  # fmt: skip
 
     def _days(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Dates as days, and numeric codes read as the schema reads them (text codes, rare
+        levels merged: :func:`engine.tables.codes.recode`, a no-op on rows already read so)."""
+        from engine.tables.codes import recode
+
+        coded = [c for c in self.schema.synthesized() if c.merged or c.ordered is not None]
+        if coded:
+            frame = frame.assign(
+                **{c.name: recode(c, frame[c.name]) for c in coded if c.name in frame}
+            )
         return frame if self.dates is None else self.dates.to_days(frame)
 
     def modelled(self, frame: pd.DataFrame, rng: np.random.Generator | None) -> pd.DataFrame:
