@@ -18,6 +18,7 @@ import pytest
 from test_disclosure import rare_table
 
 from engine.pipeline import RunConfig, run_pipeline
+from engine.tables.codes import OTHER
 
 K = 10
 GROUP_NOTE = "not shown: fewer than 10 people in this group"
@@ -93,7 +94,9 @@ def test_coefficient_of_a_four_person_site_is_withheld_in_every_file(export) -> 
         "synthetic": model["synthetic"]["coefficients"],
     }
     for side, coefs in rows.items():
-        c = next(x for x in coefs if x["name"] == "site=C")
+        # the four are merged openly into "other (fewer than 10)" (issue 32); still withheld
+        assert not any(x["name"] == "site=C" for x in coefs)
+        c = next(x for x in coefs if x["name"] == f"site={OTHER}")
         numbers = {k: v for k, v in c.items() if k not in ("name", "per", "not_shown")}
         assert all(v is None for v in numbers.values()), (side, numbers)
         assert c["not_shown"] == GROUP_NOTE
@@ -103,7 +106,7 @@ def test_coefficient_of_a_four_person_site_is_withheld_in_every_file(export) -> 
         assert repr(beta)[:8] not in text, name
         assert f"{np.exp(beta):.3g}" not in text or name == "synthetic.csv", name
     pdf = re.sub(r"\s+", " ", texts["report.pdf"])
-    assert f"site=C {GROUP_NOTE}" in pdf
+    assert f"site={OTHER} {GROUP_NOTE}" in pdf
 
 
 def test_marginal_quantiles_hold_ten_rows_and_level_shares_resist_subtraction(export) -> None:
@@ -125,7 +128,7 @@ def test_marginal_quantiles_hold_ten_rows_and_level_shares_resist_subtraction(ex
     shares = {
         cells[i + 1]: cells[i + 2] for i in range(0, 12, 4) if cells[i] == "site"
     }  # level -> real share
-    assert set(shares) == {"A", "B", "C"} and shares["C"] == "< 10 rows", shares
+    assert set(shares) == {"A", "B", OTHER} and shares[OTHER] == "< 10 rows", shares
     shown = [float(s.rstrip(" %")) for s in shares.values() if s.endswith("%")]
     hidden_rows = len(real) * (100 - sum(shown)) / 100
     assert hidden_rows >= K, (shares, hidden_rows)

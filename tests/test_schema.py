@@ -138,9 +138,13 @@ def test_user_overrides_drop_keep_kinds() -> None:
     df["clinic_code"] = [f"C{k % 5}" for k in range(len(df))]
     schema = infer_schema(df, drop=["age"], kinds={"visits": "categorical"}, keep=[])
     assert schema.by_name("age").action == "drop" and "by the user" in schema.by_name("age").reason
-    assert schema.by_name("visits").kind == "categorical" and schema.by_name(
-        "visits"
-    ).labels == tuple(range(9))
+    visits = schema.by_name("visits")
+    # levels held by fewer than 10 rows are merged openly (issue 32), never dropped or relabelled
+    from engine.tables.codes import OTHER
+
+    kept = [v for v in visits.labels if v != OTHER]
+    assert visits.kind == "categorical" and kept == sorted(kept) and set(kept) <= set(range(9))
+    assert len(kept) + visits.merged == 9 and (OTHER in visits.labels) == (visits.merged > 0)
     ids = pd.DataFrame({"record_id": np.arange(0, 120, 2), "x": np.linspace(0, 1, 60)})
     kept = infer_schema(ids, keep=["record_id"]).by_name("record_id")
     assert (kept.kind, kept.action) == ("integer", "synthesize")
@@ -202,7 +206,8 @@ def test_schema_from_loaded_csv_uses_file_name_and_labels(tmp_path: Path) -> Non
     mixed_frame().to_csv(path, index=False)
     schema = infer_schema(read_table(path), time="time", event="event")
     assert schema.by_name("patient_id").kind == "identifier"
-    assert schema.by_name("stage").kind == "integer"  # no value labels in a CSV
+    # no value labels in a CSV, but few whole values named "stage": an ordered code (issue 32)
+    assert schema.by_name("stage").kind == "categorical" and schema.by_name("stage").ordered
     assert schema.by_name("event").dtype == "int64"
     assert "cohort.csv" in _raises(read_table(path), event="sex" + "x")
 
@@ -261,7 +266,7 @@ def test_measurements_with_many_values_are_not_identifiers() -> None:
         "paid": "integer",  # 'paid' is not 'id'; random amounts, not in row order
         "days_to_event": "integer",  # a time, even sorted
         "site": "categorical",
-        "study": "integer",
+        "study": "categorical",  # three whole values coding studies: unordered groups (issue 32)
     }
     assert {n: schema.by_name(n).kind for n in expected} == expected
     assert len(schema.synthesized()) == 8

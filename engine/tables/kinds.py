@@ -75,6 +75,8 @@ class ColumnSpec:
     decimals: int | None = None
     n_missing: int = 0
     dtype: str = "object"
+    ordered: bool | None = None  # numeric codes (engine.tables.codes): ordered or not
+    merged: int = 0  # levels held by fewer than 10 people merged into one (engine.tables.codes)
 
     def to_dict(self) -> dict[str, Any]:
         """All fields as a plain dictionary."""

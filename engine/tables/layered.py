@@ -86,6 +86,15 @@ class LayeredEncoder:
         )  # fmt: skip
 
     def _days(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Dates as days, and numeric codes read as the schema reads them (text codes, rare
+        levels merged: :func:`engine.tables.codes.recode`, a no-op on rows already read so)."""
+        from engine.tables.codes import recode
+
+        coded = [c for c in self.schema.synthesized() if c.merged or c.ordered is not None]
+        if coded:
+            frame = frame.assign(
+                **{c.name: recode(c, frame[c.name]) for c in coded if c.name in frame}
+            )
         return frame if self.dates is None else self.dates.to_days(frame)
 
     def modelled(self, frame: pd.DataFrame, rng: np.random.Generator | None) -> pd.DataFrame:
@@ -160,6 +169,7 @@ def prepared_rows(
     count the release would reproduce exactly).
     """
     from engine.disclosure import THRESHOLD
+    from engine.tables.codes import recode
     from engine.tables.dates import parse_dates
     from engine.tables.encoder import TableEncoder
 
@@ -168,6 +178,7 @@ def prepared_rows(
     for c in schema.synthesized():
         if c.kind == "date":
             data[c.name] = parse_dates(data[c.name])
+        data[c.name] = recode(c, data[c.name])  # codes as text, rare levels merged
     gone = pd.DataFrame({c: _gone(data[c]) for c in used}, index=data.index)
     by_column = {c: int(gone[c].sum()) for c in used if gone[c].any()}
     if complete_cases:

