@@ -37,7 +37,7 @@ def build_audit_json(result: RunResult) -> dict[str, Any]:
                 "notes": list(table.notes),
             },
             "columns": prep.schema.to_dict(),
-            "model": {} if result.model is None else result.model.to_dict(),
+            "model": {} if result.model is None else {**result.model.to_dict(), **_choice(result)},
             "audit": None
             if result.audit is None
             else {
@@ -53,6 +53,19 @@ def build_audit_json(result: RunResult) -> dict[str, Any]:
             "outputs": result.outputs,
         }
     ))  # fmt: skip
+
+
+def _choice(result: RunResult) -> dict[str, Any]:
+    """The model block's account of the candidate family (issue 27): the released model's
+    label, every candidate's record and why this one."""
+    audit = result.audit
+    if audit is None or not getattr(audit, "candidates", ()):
+        return {}
+    return {
+        "label": audit.chosen,
+        "candidates": [c.to_dict() for c in audit.candidates],
+        "chosen_because": audit.chosen_because,
+    }
 
 
 def _settings(cfg: RunConfig) -> dict[str, Any]:

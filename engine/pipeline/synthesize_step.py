@@ -41,75 +41,91 @@ from engine.progress import (
 AUDIT_SHARE, TRAIN_SHARE = 0.85, 0.3
 
 if TYPE_CHECKING:
-    from engine.flows.train import FlowConfig, TrainedFlow
+    from engine.flows.train import FlowConfig
     from engine.privacy.audit import AuditResult
+    from engine.privacy.family import Candidate
+    from engine.privacy.release import LatentMap
 
 
 class _AuditProgress:
     """One forward-only progress line for an audit: 90 % for the S splits (each split's share
     spent TRAIN_SHARE on training its flow, the rest on attacking its G grid values), 10 % for
-    the R refinement values. ``run_audit`` reports its attacks as one count over all of them
-    (S * (G + R) steps) and the flow reports each fit separately; this maps both onto one line.
-    """
+    the R refinement values. ``run_family_audit`` reports its attacks as one count over all of
+    them (S * (G + R) steps; the smallest w on every split first, then the rest of the grid)
+    and the flow reports each fit separately; this maps both onto one line. Fits of a
+    candidate dropped at the smallest w add no progress (the line waits)."""
 
     def __init__(self, progress: ProgressFn, splits: int, grid: int, refine: int) -> None:
         self.progress, self.splits, self.grid_len, self.refine_len = progress, splits, grid, refine
-        self.fits = 0  # flows trained so far (the current split is fits - 1)
+        self.fits = 0  # flows trained so far
+        self.units = 0.0  # (split, w) attacks done so far
         self.shown = 0.0
 
     def _emit(self, fraction: float, text: str, partial: Partial | None = None) -> None:
         self.shown = max(self.shown, min(fraction, 1.0))
         report(self.progress, self.shown, text, partial)
 
+    def _at(self, fits: float) -> float:
+        S, G = self.splits, self.grid_len
+        trained = min(fits, S) * TRAIN_SHARE
+        return 0.9 * (trained + (1 - TRAIN_SHARE) * min(self.units, S * G) / G) / S
+
     def fit(self, fraction: float, text: str, partial: Partial | None = None) -> None:
-        self._emit(0.9 * (self.fits - 1 + TRAIN_SHARE * fraction) / self.splits, text, partial)
+        self._emit(self._at(self.fits - 1 + fraction), text, partial)
 
     def grid(self, fraction: float, text: str, partial: Partial | None = None) -> None:
         S, G, R = self.splits, self.grid_len, self.refine_len
-        done = fraction * S * (G + R)
-        if self.fits == 0:  # "fitting the map on split 1": nothing done yet
-            self._emit(0.0, text, partial)
-        elif fraction >= 1.0:
+        self.units = fraction * S * (G + R)
+        if fraction >= 1.0:
             self._emit(1.0, text, partial)
-        elif done <= S * G + 1e-9:
-            split = self.fits - 1
-            within = min(max((done - split * G) / G, 0.0), 1.0)
-            within = TRAIN_SHARE + (1 - TRAIN_SHARE) * within
-            self._emit(0.9 * (split + within) / S, text, partial)
+        elif self.units <= S * G + 1e-9:
+            self._emit(self._at(self.fits), text, partial)
         else:
-            self._emit(0.9 + 0.1 * min((done - S * G) / max(S * R, 1), 1.0), text, partial)
+            self._emit(0.9 + 0.1 * min((self.units - S * G) / max(S * R, 1), 1.0), text, partial)
 
 
-class _FlowFitter:
-    """Trains a flow with the run's settings; handed to the audit as its ``fit_map``."""
+class _FamilyFitter:
+    """The candidate family with the run's settings (:mod:`engine.privacy.family`): ranked on
+    the first split's members (:func:`engine.flows.select.rank_family`), each candidate then
+    trained with its own architecture on every split it is audited on."""
 
     def __init__(self, config: RunConfig, tracker: _AuditProgress, cancel: CancelToken) -> None:
         self.config, self.tracker, self.cancel = config, tracker, cancel
-        self.architecture_: FlowConfig | None = None  # chosen on the first split, reused after
+        self.configs: dict[str, FlowConfig] = {}
 
-    def __call__(self, X: np.ndarray) -> TrainedFlow:
+    def rank(self, X: np.ndarray) -> list[tuple[Candidate, LatentMap]]:
+        from engine.flows.select import rank_family
+        from engine.privacy.family import Candidate
+
+        self.tracker.fits += 1
+        ranked = rank_family(
+            X, budget=self.config.budget, device=self.config.device, seed=self.config.seed,
+            progress=labelled(self.tracker.fit, model="audit split 1"), cancel=self.cancel,
+        )  # fmt: skip
+        out: list[tuple[Candidate, LatentMap]] = []
+        for flow, why in ranked:
+            label = flow.config.label()
+            self.configs[label] = flow.config
+            out.append((Candidate(label, flow.config.flows == 0, flow.val_nll, why), flow))
+        return out
+
+    def fit(self, label: str, X: np.ndarray) -> LatentMap:
         from engine.flows.select import select_flow
 
         self.tracker.fits += 1
-        flow = select_flow(
-            X,
-            budget=self.config.budget,
-            device=self.config.device,
-            seed=self.config.seed,
+        return select_flow(
+            X, budget=self.config.budget, device=self.config.device, seed=self.config.seed,
             progress=labelled(self.tracker.fit, model=f"audit split {self.tracker.fits}"),
-            cancel=self.cancel,
-            architecture=self.architecture_,
-        )
-        if self.architecture_ is None:
-            self.architecture_ = flow.config
-        return flow
+            cancel=self.cancel, architecture=self.configs[label],
+        )  # fmt: skip
 
 
 def _audit(
     prep: Prepared, rng: np.random.Generator, progress: ProgressFn, cancel: CancelToken
 ) -> AuditResult:
     from engine.device import nn_method_for, resolve_device
-    from engine.privacy.audit import AuditConfig, run_audit
+    from engine.privacy.audit import AuditConfig
+    from engine.privacy.family import run_family_audit
 
     cfg = prep.config
     enc = prep.encoder
@@ -153,18 +169,12 @@ def _audit(
     )  # fmt: skip
     refine = audit_cfg.refine_points if audit_cfg.refine else 0
     tracker = _AuditProgress(progress, splits, len(grid), refine)
-    fitter = _FlowFitter(cfg, tracker, cancel)
-    result = run_audit(
-        X_model,
-        X_dist,
-        fitter,
-        to_dist=to_dist,
-        config=audit_cfg,
-        rng=rng,
-        progress=tracker.grid,
-        cancel=cancel,
-    )
-    return replace(result, architecture=fitter.architecture_)
+    fitter = _FamilyFitter(cfg, tracker, cancel)
+    result = run_family_audit(
+        X_model, X_dist, fitter, to_dist=to_dist, config=audit_cfg, rng=rng,
+        progress=tracker.grid, cancel=cancel, groups=enc.distance_groups(),
+    )  # fmt: skip
+    return replace(result, architecture=fitter.configs.get(result.chosen or ""))
 
 
 def synthesize(

@@ -87,7 +87,6 @@ from engine.progress import (
     CancelToken,
     ProgressFn,
     no_progress,
-    report,
 )
 
 FitMap = Callable[[np.ndarray], LatentMap]
@@ -235,65 +234,19 @@ def run_audit(
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> AuditResult:
-    """Audit every w of the grid (then refine near the limit) and select w.
+    """Audit every w of the grid (then refine near the limit) and select w, for one model.
 
     ``fit_map`` trains a latent map on the given model-space rows (once per split);
-    ``to_dist`` maps synthetic model-space rows to the distance space of ``X_dist``.
+    ``to_dist`` maps synthetic model-space rows to the distance space of ``X_dist``. A family
+    of candidate models: :func:`engine.privacy.family.run_family_audit`, which this calls with
+    a family of one.
     """
-    X_model, X_dist = np.asarray(X_model, dtype=np.float64), np.asarray(X_dist, dtype=np.float64)
-    validate_audit_inputs(X_model, X_dist, config)
-    t0 = time.perf_counter()
-    grid = sorted(set(float(w) for w in config.grid))
-    splits: list[Split] = []
-    acc: dict[float, _Samples] = {}
-    over_budget = False
-    total = config.splits * (len(grid) + (config.refine_points if config.refine else 0))
-    done = 0
-    for s in range(config.splits):
-        if s > 0 and _over(t0, config):
-            over_budget = True
-            break
-        cancel.raise_if_cancelled()
-        progress(done / total, f"audit: fitting the map on split {s + 1} of {config.splits}")
-        splits.append(make_split(X_model, X_dist, fit_map, config, rng))
-        for w in grid:
-            over_budget |= _audit_w(splits[-1], w, X_dist, to_dist, config, rng, acc, t0, cancel)
-            done += 1
-            point = _summarise(w, acc[w], False)
-            text = f"audit: w = {w:g} (split {s + 1}), AUC {point.auc:.3f}, density AUC {point.density_auc:.3f}"
-            report(progress, done / total, text, _point_done(point, s + 1))
-    curve = [_summarise(w, acc[w], False) for w in grid]
-    selected = select_w(curve, config.threshold, config.select_on)
-    if config.refine and selected is not None and selected < grid[-1]:
-        upper = grid[grid.index(selected) + 1]
-        extra = np.linspace(selected, upper, config.refine_points + 2)[1:-1]
-        for w in (round(float(x), 6) for x in extra):
-            for split in splits:
-                over_budget |= _audit_w(split, w, X_dist, to_dist, config, rng, acc, t0, cancel)
-            done += len(splits)
-            curve.append(_summarise(w, acc[w], True))
-            report(
-                progress,
-                done / total,
-                f"audit: refining, w = {w:g}",
-                _point_done(curve[-1], len(splits)),
-            )
-        curve.sort(key=lambda p: p.w)
-        selected = select_w(curve, config.threshold, config.select_on)
-    progress(1.0, "audit: done")
-    return AuditResult(
-        threshold=config.threshold,
-        holdout_fraction=config.holdout_fraction,
-        repeats=min(p.repeats for p in curve),
-        splits=len(splits),
-        curve=tuple(curve),
-        selected_w=selected,
-        rule=rule_text(config.threshold, config.select_on),
-        seconds=time.perf_counter() - t0,
-        budget_exhausted=over_budget,
-        copies=config.copies,
-        select_on=tuple(config.select_on),
-    )
+    from engine.privacy.family import SingleMap, run_family_audit
+
+    return run_family_audit(
+        X_model, X_dist, SingleMap(fit_map), to_dist=to_dist, config=config, rng=rng,
+        progress=progress, cancel=cancel,
+    )  # fmt: skip
 
 
 def _point_done(point: CurvePoint, split: int) -> AuditPointDone:

@@ -62,6 +62,12 @@ class AuditResult:
     copies: int = 1  # copies per record the audit's synthetic sets held (the attacker's union)
     select_on: tuple[str, ...] = ("distance", "density")
     architecture: Any = None  # the flow architecture chosen on the first split (a FlowConfig)
+    # the candidate family (issue 27): each candidate's record, the chosen one and why, and at
+    # a refusal the columns that drive it ((column, distance AUC without it), after ("", all))
+    candidates: tuple[Any, ...] = ()
+    chosen: str | None = None
+    chosen_because: str = ""
+    drivers: tuple[tuple[str, float], ...] = ()
 
     def binding(self, w: float | None) -> BindingAttack | None:
         """The deciding attack at the curve point nearest ``w`` (at refusal, ``w=None``: the
@@ -92,6 +98,12 @@ class AuditResult:
             "architecture": None
             if arch is None
             else {"flows": arch.flows, "hidden": arch.hidden, "layers": arch.layers},
+            "candidates": [c.to_dict() for c in self.candidates],
+            "chosen_model": self.chosen,
+            "chosen_because": self.chosen_because,
+            "refusal_columns": [
+                {"column": c, "distance_auc_without": a} for c, a in self.drivers if c
+            ],
         }
 
 
