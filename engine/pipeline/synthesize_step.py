@@ -126,6 +126,7 @@ def _audit(
     from engine.device import nn_method_for, resolve_device
     from engine.privacy.audit import AuditConfig
     from engine.privacy.family import run_family_audit
+    from engine.privacy.released_space import ReleasedSpace
 
     cfg = prep.config
     enc = prep.encoder
@@ -140,10 +141,14 @@ def _audit(
     if len(real) > cfg.audit_max_rows:
         real = real.iloc[np.sort(rng.choice(len(real), cfg.audit_max_rows, replace=False))]
     X_model = enc.transform(real, rng)
-    X_dist = enc.distance_space(real)
+    # The audit's own distance space, then the released columns as a checker sees them (the
+    # "released" attack, :mod:`engine.privacy.released_space`): one decode serves both.
+    space = ReleasedSpace.fit(real)
+    X_dist = np.hstack([enc.distance_space(real), space.transform(real)])
 
     def to_dist(rows: np.ndarray) -> np.ndarray:
-        return enc.distance_space(enc.inverse_transform(rows).frame)
+        frame = enc.inverse_transform(rows).frame
+        return np.hstack([enc.distance_space(frame), space.transform(frame)])
 
     grid = tuple(
         sorted(
@@ -166,6 +171,7 @@ def _audit(
     audit_cfg = AuditConfig(
         threshold=cfg.auc_max, grid=grid, repeats=cfg.repeats, splits=splits, copies=cfg.copies,
         nn_method=nn_method_for(choice.device, X_dist.shape[1]),
+        released_columns=space.width, select_on=("distance", "density", "released"),
     )  # fmt: skip
     refine = audit_cfg.refine_points if audit_cfg.refine else 0
     tracker = _AuditProgress(progress, splits, len(grid), refine)

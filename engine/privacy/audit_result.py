@@ -44,6 +44,9 @@ class AuditConfig:
     nn_method: str = "auto"
     select_on: tuple[str, ...] = ("distance", "density")
     copies: int = 1  # released copies per record: the attacker holds the union of all of them
+    # the last columns of the distance rows that are the released space (the "released"
+    # attack's; :mod:`engine.privacy.released_space`), 0: none
+    released_columns: int = 0
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,7 @@ def rule_text(threshold: float, attacks: tuple[str, ...]) -> str:
     names = {
         "distance": "the distance to the closest synthetic row",
         "density": "the density ratio synthetic/reference",
+        "released": "the distance to the closest released row on the released columns",
     }
     which = " and ".join(names[a] for a in attacks)
     return (

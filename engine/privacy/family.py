@@ -38,7 +38,7 @@ from typing import Protocol
 
 import numpy as np
 
-from engine.privacy.attacks import Split, _draw_repeats, make_split
+from engine.privacy.attacks import Split, _draw_repeats, binding_attack, make_split
 from engine.privacy.audit_result import AuditConfig, AuditResult, rule_text, validate_audit_inputs
 from engine.privacy.release import LatentMap, identity
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress, report
@@ -74,6 +74,8 @@ class CandidateRecord:
     auc_w0_se: float | None = None
     density_auc_w0: float | None = None
     density_auc_w0_se: float | None = None
+    released_auc_w0: float | None = None
+    released_auc_w0_se: float | None = None
 
     def to_dict(self) -> dict:
         """JSON-safe dict for ``audit.json``'s ``candidates`` list."""
@@ -236,7 +238,7 @@ def _record(
     cand: Candidate, rank: int, point, passes: bool, config: AuditConfig
 ) -> CandidateRecord:
     """The record of an audited candidate (chosen when it passes or is the floor)."""
-    upper = max(point.auc + point.auc_se, point.density_auc + point.density_auc_se)
+    upper = max(a.auc + a.se for a in (binding_attack(point, (n,)) for n in config.select_on))
     if passes:
         status, why = (
             "chosen",
@@ -254,7 +256,8 @@ def _record(
         )
     return CandidateRecord(
         cand.label, rank + 1, cand.floor, cand.val_nll, status, why, point.w, point.auc,
-        point.auc_se, point.density_auc, point.density_auc_se,
+        point.auc_se, point.density_auc, point.density_auc_se, point.released_auc,
+        point.released_auc_se,
     )  # fmt: skip
 
 
@@ -318,9 +321,10 @@ def column_drivers(
     from engine.privacy.audit import membership_auc
     from engine.privacy.neighbours import nearest_distances
 
-    keep_sets = {"": np.arange(X_dist.shape[1])}
+    own = np.arange(X_dist.shape[1] - config.released_columns)  # the audit's own space
+    keep_sets = {"": own}
     for name, cols in groups.items():
-        rest = np.setdiff1d(np.arange(X_dist.shape[1]), cols)
+        rest = np.setdiff1d(own, cols)
         if len(rest):
             keep_sets[name] = rest
     aucs: dict[str, list[float]] = {k: [] for k in keep_sets}
