@@ -161,3 +161,80 @@ def test_gaussian_candidate_is_the_whitened_start_alone() -> None:
     assert sorted(f.config.flows for f, _ in ranked) == [0, 2, 3]
     with pytest.raises(ValueError):
         train_flow(X, FlowConfig(flows=-1), seed=0)
+
+
+def _released_attack(real, members, holdout, synth) -> float:  # type: ignore[no-untyped-def]
+    """The checker's attack on a released file, as the audit's ``released`` attack runs it."""
+    from engine.privacy.audit import membership_auc
+    from engine.privacy.neighbours import nearest_distances
+    from engine.privacy.released_space import ReleasedSpace
+
+    space = ReleasedSpace.fit(real)
+    ref = space.transform(synth)
+    d_in = nearest_distances(space.transform(members), ref)
+    d_out = nearest_distances(space.transform(holdout), ref)
+    return membership_auc(-d_in, -d_out)
+
+
+def test_a_planted_leak_in_the_released_file_is_caught() -> None:
+    """Rows copied from members into a released file: the released-columns attack sees them
+    (a clean file of fresh draws does not)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(4)
+
+    def frame(n: int) -> pd.DataFrame:
+        x = rng.multivariate_normal(np.zeros(3), COV, n)
+        return pd.DataFrame({
+            "age": (60 + 10 * x[:, 0]).round(), "sbp": (130 + 15 * x[:, 1]).round(1),
+            "smoker": np.where(x[:, 2] > 0.5, "yes", "no"), "stage": rng.integers(1, 5, n),
+        })  # fmt: skip
+
+    members, holdout = frame(300), frame(300)
+    real = pd.concat([members, holdout], ignore_index=True)
+    clean = frame(300)
+    leaky = clean.copy()
+    copied = rng.choice(300, 60, replace=False)
+    leaky.iloc[:60] = members.iloc[copied].to_numpy()  # 20 % of the file: members verbatim
+    assert abs(_released_attack(real, members, holdout, clean) - 0.5) < 0.05
+    assert _released_attack(real, members, holdout, leaky) > 0.57
+
+
+def test_the_released_attack_decides_when_only_the_released_columns_leak() -> None:
+    """The audit's own space shows nothing; the released block of the decoded rows copies
+    members. The released attack binds and keeps w down (here: refuses at w = 0)."""
+    X = _rows(400)
+    released = 3  # the last three columns: the released space
+
+    class Plant:
+        def __init__(self, rows: np.ndarray) -> None:
+            self.g, self.rows = _Gaussian(rows), rows
+
+        def to_latent(self, A):  # type: ignore[no-untyped-def]
+            return self.g.to_latent(A)
+
+        def from_latent(self, Z):  # type: ignore[no-untyped-def]
+            own = self.g.from_latent(Z)
+            near = ((own[:, None, :] - self.rows[None]) ** 2).sum(-1).argmin(axis=1)
+            return np.hstack([own, self.rows[near]])  # released block: members verbatim
+
+    cfg = AuditConfig(
+        grid=(0.0, 0.5), repeats=3, refine=False, splits=2, released_columns=released,
+        select_on=("distance", "density", "released"),
+    )  # fmt: skip
+    X_dist = np.hstack([X, X])
+    res = run_family_audit(X, X_dist, _PlantFamily(Plant), config=cfg, rng=np.random.default_rng(1))
+    p0 = res.curve[0]
+    assert p0.auc < 0.56 and p0.released_auc > 0.6
+    assert res.selected_w is None and res.binding(None).attack == "released"
+
+
+class _PlantFamily:
+    def __init__(self, make) -> None:  # type: ignore[no-untyped-def]
+        self.make = make
+
+    def rank(self, X):  # type: ignore[no-untyped-def]
+        return [(Candidate("plant", True), self.make(X))]
+
+    def fit(self, label, X):  # type: ignore[no-untyped-def]
+        return self.make(X)
