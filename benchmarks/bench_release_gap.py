@@ -26,7 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.pipeline import RunConfig, prepare, release, synthesize  # noqa: E402
 from engine.privacy.audit import membership_auc  # noqa: E402
+from engine.privacy.audit_result import AuditConfig  # noqa: E402
 from engine.privacy.neighbours import nearest_distances  # noqa: E402
+from engine.privacy.one_release import select_release_w  # noqa: E402
 from engine.privacy.released_space import ReleasedSpace  # noqa: E402
 
 
@@ -77,7 +79,9 @@ def checker_auc(members: pd.DataFrame, unseen: pd.DataFrame, synth: pd.DataFrame
     return membership_auc(-d_in, -d_out)
 
 
-def run(name: str, seed: int, fixed: tuple[float, ...], tmp: Path) -> list[dict]:
+def run(
+    name: str, seed: int, fixed: tuple[float, ...], tmp: Path, zs: tuple[float, ...] = ()
+) -> list[dict]:
     frame, time, event = TABLES[name]()
     frame = frame.dropna().reset_index(drop=True)
     order = np.random.default_rng(1000 + seed).permutation(len(frame))
@@ -115,6 +119,17 @@ def run(name: str, seed: int, fixed: tuple[float, ...], tmp: Path) -> list[dict]
     if chosen is None:
         rows.append({"table": name, "seed": seed, "n": len(mem_u), "model": audit.chosen,
                      "chosen": True, "w": np.nan})  # fmt: skip
+    # the same audit curve, w chosen with other z of the one-release bound (0: mean + SE only)
+    for z in zs:
+        acfg = AuditConfig(threshold=audit.threshold, select_on=audit.select_on, one_release_z=z)
+        w = select_release_w(audit.curve, acfg)
+        row = {"table": name, "seed": seed, "n": len(mem_u), "z": z, "w": w, "indep": np.nan}
+        if w is not None:
+            forced = replace(prep, config=replace(cfg, forced_w=w, risk_acknowledged=True))
+            rel = release(forced, audit, flow=result.flow, rng=np.random.default_rng(seed + 11))
+            if rel.synthetic is not None:
+                row["indep"] = checker_auc(mem_u, unseen_u, rel.synthetic)
+        rows.append(row)
     return rows
 
 
@@ -124,23 +139,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=6)
     parser.add_argument("--fixed", default="0,0.5", help="extra w to release at (comma list)")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--z", default="", help="z values of the one-release bound to compare")
     args = parser.parse_args(argv)
     fixed = tuple(float(x) for x in args.fixed.split(",") if x)
     rows: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.tables.split(","):
             for seed in range(1, args.seeds + 1):
-                got = run(name, seed, fixed, Path(tmp))
+                zs = tuple(float(x) for x in args.z.split(",") if x)
+                got = run(name, seed, fixed, Path(tmp), zs)
                 rows += got
                 for r in got:
                     print({k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}, flush=True)
     out = pd.DataFrame(rows)
     if args.out:
         out.to_csv(args.out, index=False)
-    chosen = out[out["chosen"]]
+    if "z" in out:
+        sweep = out[out["z"].notna()]
+        print(sweep.groupby(["table", "z"]).agg(
+            w=("w", "mean"), refused=("w", lambda v: int(v.isna().sum())),
+            indep=("indep", "mean"), over=("indep", lambda v: int((v > 0.55).sum())),
+        ).round(3))  # fmt: skip
+        out = out[out["z"].isna()]
+    chosen = out[out["chosen"] == True]  # noqa: E712
     print(chosen.groupby("table")[["w", "rel", "indep"]].mean().round(3))
-    print((chosen.assign(gap=chosen["indep"] - chosen["rel"]).groupby("table")["gap"]
-           .agg(["mean", "std", "count"]).round(3)))  # fmt: skip
+    print(chosen.assign(gap=chosen["indep"] - chosen["rel"]).groupby("table")["gap"]
+           .agg(["mean", "std", "count"]).round(3))  # fmt: skip
     return 0
 
 

@@ -271,7 +271,7 @@ class SummaryPage(QtWidgets.QWidget):
 
 def _few_rows(result: Any, released: bool) -> str:
     """The report's warning for a released table of fewer than 200 rows (issue 27), or ""."""
-    from engine.report.sections.summary import few_rows_warning
+    from engine import few_rows_warning
 
     prepared = getattr(result, "prepared", None)
     few = few_rows_warning(len(prepared.real)) if released and prepared is not None else ""

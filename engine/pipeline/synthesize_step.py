@@ -39,6 +39,9 @@ from engine.progress import (
 # 85 % of synthesize's time, and within a split training its flow about 30 %. Bars weighted
 # by time keep the wizard's time left honest (it was twice the real time with 55 % and 50 %).
 AUDIT_SHARE, TRAIN_SHARE = 0.85, 0.3
+# One released file in ten over the limit at most (the normal's 90th percentile): the z of the
+# one-release bound on the released-columns attack (engine.privacy.family.one_release_bound).
+ONE_RELEASE_Z = 1.2816
 
 if TYPE_CHECKING:
     from engine.flows.train import FlowConfig
@@ -172,6 +175,7 @@ def _audit(
         threshold=cfg.auc_max, grid=grid, repeats=cfg.repeats, splits=splits, copies=cfg.copies,
         nn_method=nn_method_for(choice.device, X_dist.shape[1]),
         released_columns=space.width, select_on=("distance", "density", "released"),
+        one_release_z=ONE_RELEASE_Z,
     )  # fmt: skip
     refine = audit_cfg.refine_points if audit_cfg.refine else 0
     tracker = _AuditProgress(progress, splits, len(grid), refine)

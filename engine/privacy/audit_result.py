@@ -47,6 +47,9 @@ class AuditConfig:
     # the last columns of the distance rows that are the released space (the "released"
     # attack's; :mod:`engine.privacy.released_space`), 0: none
     released_columns: int = 0
+    # z of the one-release prediction bound on the released attack (0: off; see
+    # engine.privacy.family.one_release_bound): 1.2816 = one released file in ten over the limit
+    one_release_z: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class AuditResult:
     chosen: str | None = None
     chosen_because: str = ""
     drivers: tuple[tuple[str, float], ...] = ()
+    one_release_z: float = 0.0  # the one-release bound's z (0: not used)
 
     def binding(self, w: float | None) -> BindingAttack | None:
         """The deciding attack at the curve point nearest ``w`` (at refusal, ``w=None``: the
@@ -104,6 +108,7 @@ class AuditResult:
             "candidates": [c.to_dict() for c in self.candidates],
             "chosen_model": self.chosen,
             "chosen_because": self.chosen_because,
+            "one_release_z": self.one_release_z,
             "refusal_columns": [
                 {"column": c, "distance_auc_without": a} for c, a in self.drivers if c
             ],

@@ -40,6 +40,7 @@ import numpy as np
 
 from engine.privacy.attacks import Split, _draw_repeats, binding_attack, make_split
 from engine.privacy.audit_result import AuditConfig, AuditResult, rule_text, validate_audit_inputs
+from engine.privacy.one_release import _bound_words, select_release_w
 from engine.privacy.release import LatentMap, identity
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress, report
 
@@ -119,7 +120,7 @@ def run_family_audit(
     the whole grid (then refined near the limit), and select w (:func:`engine.privacy.audit.
     select_w`). ``groups``: distance-space columns of each table column, to name the columns
     that drive a refusal. ``AuditResult.candidates`` records every candidate."""
-    from engine.privacy.audit import _audit_w, _point_done, _Samples, _summarise, select_w
+    from engine.privacy.audit import _audit_w, _point_done, _Samples, _summarise
 
     X_model, X_dist = np.asarray(X_model, dtype=np.float64), np.asarray(X_dist, dtype=np.float64)
     validate_audit_inputs(X_model, X_dist, config)
@@ -183,7 +184,7 @@ def run_family_audit(
             text = f"audit: w = {w:g} (split {k + 1}), AUC {pt.auc:.3f}, density AUC {pt.density_auc:.3f}"
             report(progress, done / total, text, _point_done(pt, k + 1))
     curve = [_summarise(w, acc[w], False) for w in grid]
-    selected = select_w(curve, config.threshold, config.select_on)
+    selected = select_release_w(curve, config)
     if config.refine and selected is not None and selected < grid[-1]:
         upper = grid[grid.index(selected) + 1]
         for w in (
@@ -195,7 +196,7 @@ def run_family_audit(
             curve.append(_summarise(w, acc[w], True))
             report(progress, done / total, f"audit: refining, w = {w:g}", _point_done(curve[-1], len(mine)))  # fmt: skip
         curve.sort(key=lambda p: p.w)
-        selected = select_w(curve, config.threshold, config.select_on)
+        selected = select_release_w(curve, config)
     records += [_not_audited(c, i) for i, (c, _) in enumerate(ranked) if i > rank]
     drivers: tuple[tuple[str, float], ...] = ()
     if selected is None and groups:
@@ -208,7 +209,7 @@ def run_family_audit(
         splits=len(mine),
         curve=tuple(curve),
         selected_w=selected,
-        rule=rule_text(config.threshold, config.select_on),
+        rule=rule_text(config.threshold, config.select_on) + _bound_words(config),
         seconds=time.perf_counter() - t0,
         budget_exhausted=over_budget,
         copies=config.copies,
@@ -217,6 +218,7 @@ def run_family_audit(
         chosen=ranked[rank][0].label,
         chosen_because=_because(records, rank, selected is not None, ranked[rank][0].ranked),
         drivers=drivers,
+        one_release_z=config.one_release_z,
     )
 
 
