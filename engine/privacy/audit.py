@@ -171,10 +171,9 @@ def _score_repeat(split: Split, draw: _Draw, X_dist, config, acc: _Samples) -> N
     k = X_dist.shape[1] - config.released_columns
     synth = draw.synth_dist
     if config.released_columns:  # on the density attack's sample of rows (all up to 1,000)
-        mi, hi = split.train[draw.members], split.hold[draw.holdout]
-        ref = synth[:, k:]
-        plain = [-nearest_distances(X_dist[r, k:], ref, method=config.nn_method) for r in (mi, hi)]
-        acc.released.append(membership_auc(*plain))
+        rows = np.concatenate([split.train[draw.members], split.hold[draw.holdout]])
+        plain = -nearest_distances(X_dist[rows, k:], synth[:, k:], method=config.nn_method)
+        acc.released.append(membership_auc(plain[: len(draw.members)], plain[len(draw.members) :]))
         synth, X_dist = synth[:, :k], X_dist[:, :k]
     score = -nearest_distances(X_dist, synth, method=config.nn_method)
     members, nonmembers = score[split.train], score[split.hold]
