@@ -160,9 +160,9 @@ class _Samples:
 
     auc: list[float] = field(default_factory=list)
     density: list[float] = field(default_factory=list)
-    released: list[float] = field(default_factory=list)
     tpr: list[np.ndarray] = field(default_factory=list)
     split: list[int] = field(default_factory=list)  # which split each repeat was scored on
+    released: list[float] = field(default_factory=list)  # the released-columns attack
 
 
 def _score_repeat(split: Split, draw: _Draw, X_dist, config, acc: _Samples) -> None:
