@@ -78,10 +78,11 @@ def refusal_reason(cfg: RunConfig, audit: AuditResult) -> tuple[str, str]:
                 else ""
             )
             + " (common below ~500 rows)"
-            + driver_words(audit)
             + ": leave out or coarsen columns that single people out (exact dates, rare "
             "categories) or add rows; " + hint.replace("add ", "")
         )
+    if failed is not None and failed.w <= 0.0:  # the columns that lean on it most, in the
+        where += driver_words(audit)  # reason (the wizard and the report show it; no flags)
     return (
         f"no perturbation weight kept the membership attacks below the AUC limit "
         f"{cfg.auc_max:g}{copies}{where}; nothing was exported",

@@ -112,6 +112,7 @@ class AuditResult:
             "refusal_columns": [
                 {"column": c, "distance_auc_without": a} for c, a in self.drivers if c
             ],
+            "refusal_distance_auc": self.drivers[0][1] if self.drivers else None,
         }
 
 
