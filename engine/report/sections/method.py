@@ -99,12 +99,14 @@ def _model_rows(result: RunResult, width: float, sheet: dict[str, Any]) -> list[
 
 MODEL_CHOICE = (
     "How the model was chosen: the simplest candidate is a Gaussian copula of the columns (each "
-    "column's own distribution and the correlations between them); the flows above it can also "
-    "learn shapes a copula misses. The candidates are ranked by how well they predict rows they "
-    "were not trained on (validation likelihood; a larger model must beat a smaller one by more "
-    "than one standard error), and the first in that order whose synthetic rows do not give "
-    "members away even with no perturbation (w = 0) is used, on the same audit splits for all. "
-    "Only when the copula itself gives members away is nothing released."
+    "column's own distribution and the correlations between them); the flows above it start "
+    "from that copula and also learn shapes it misses. The flows are ranked by how well they "
+    "predict rows they were not trained on (validation likelihood; a larger flow must beat a "
+    "smaller one by more than one standard error), the copula after them unless it predicts "
+    "those rows best. On the same audit splits for all, the first in that order whose "
+    "synthetic rows do not give members away even with no perturbation (w = 0) is used; a "
+    "candidate that does is dropped. Only when the copula itself gives members away is "
+    "nothing released."
 )
 
 
