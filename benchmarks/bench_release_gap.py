@@ -150,7 +150,10 @@ def main(argv: list[str] | None = None) -> int:
                 got = run(name, seed, fixed, Path(tmp), zs)
                 rows += got
                 for r in got:
-                    print({k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}, flush=True)
+                    print(
+                        {k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()},
+                        flush=True,
+                    )
     out = pd.DataFrame(rows)
     if args.out:
         out.to_csv(args.out, index=False)
