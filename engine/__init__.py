@@ -50,6 +50,7 @@ _PUBLIC = {
     "build_report": "engine.report.build",
     "draw_privacy_curve": "engine.report.curve_plot",
     "forest_figure": "engine.report.forest",
+    "few_rows_warning": "engine.report.sections.summary",
     # errors and progress
     "LatentSynthError": "engine.errors",
     "InputError": "engine.errors",
@@ -63,6 +64,7 @@ _PUBLIC = {
 
 __all__ = [
     "__version__",
+    "few_rows_warning",
     "run_pipeline",
     "RunConfig",
     "RunResult",

@@ -172,13 +172,16 @@ def test_released_model_has_the_audited_architecture(
     record = json.loads((out / "audit.json").read_text(encoding="utf-8"))
     assert result.audit.splits == 12  # 300 rows: twelve fresh splits
     model = record["model"]
-    first = searches[0]
+    # the family: the Gaussian copula and the searched flow; the audited one is released
+    first = searches[0] if model["flows"] else (0, model["hidden"], model["layers"])
+    assert model["label"] == record["audit"]["chosen_model"]
     assert (model["flows"], model["hidden"], model["layers"]) == first
     assert record["audit"]["architecture"] == {
         "flows": first[0],
         "hidden": first[1],
         "layers": first[2],
     }
+    assert {c["label"] for c in model["candidates"]} >= {model["label"]}
     assert len(searches) == 1  # no second search, neither on split 2 nor for the release
 
 

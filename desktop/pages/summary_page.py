@@ -230,7 +230,7 @@ class SummaryPage(QtWidgets.QWidget):
             if released
             else "<span style='color:#c00000'>Recommendation: do not release</span>"
         )
-        self.recommendation.setText(recommendation_text(result))
+        self.recommendation.setText(recommendation_text(result) + _few_rows(result, released))
         self.advice.setText("" if released else REFUSAL_ADVICE)
         self.advice.setVisible(not released)
         self.fidelity.setText(
@@ -296,6 +296,15 @@ class NotOpened(QtWidgets.QMessageBox):
 
     def copy_path(self) -> None:
         QtWidgets.QApplication.clipboard().setText(str(self.path))
+
+
+def _few_rows(result: Any, released: bool) -> str:
+    """The report's warning for a released table of fewer than 200 rows (issue 27), or ""."""
+    from engine import few_rows_warning
+
+    prepared = getattr(result, "prepared", None)
+    few = few_rows_warning(len(prepared.real)) if released and prepared is not None else ""
+    return f" {few}" if few else ""
 
 
 def _open(path: Path) -> bool:

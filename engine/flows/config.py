@@ -29,6 +29,9 @@ class FlowConfig:
 
     ``whiten``: start the flow from the Gaussian fitted to the training rows (a fixed linear
     first step, :func:`engine.flows.whiten.whitening`) instead of from independent columns.
+    ``flows=0`` with ``whiten``: that Gaussian alone (no MADE layer, nothing to train), i.e. a
+    Gaussian copula on the encoder's normal scores: the floor of the candidate family
+    (:data:`engine.flows.select.GAUSSIAN`).
 
     References: Papamakarios et al. 2017; Germain et al. 2015; Miyato et al. 2018.
 
@@ -60,6 +63,9 @@ class FlowConfig:
         return min(n_train, max(MIN_BATCH, min(MAX_BATCH, n_train // STEPS_PER_EPOCH)))
 
     def label(self) -> str:
-        """Short human text, e.g. ``"5 flows, 64 hidden x 1 layer"``."""
+        """Short human text, e.g. ``"5 flows, 64 hidden x 1 layer"``; no flow layer on a
+        whitened start: ``"Gaussian copula (no flow layer)"``."""
+        if self.flows == 0:
+            return "Gaussian copula (no flow layer)" if self.whiten else "independent normal scores"
         unit = "layer" if self.layers == 1 else "layers"
         return f"{self.flows} flows, {self.hidden} hidden x {self.layers} {unit}"

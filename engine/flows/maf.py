@@ -70,7 +70,9 @@ class MAF(nn.Module):
 
     Args:
         features: number of columns ``d``.
-        flows: number of MADE layers ``K``.
+        flows: number of MADE layers ``K``; 0 leaves the fixed whitening step alone (with
+            ``set_whitening``, exactly the Gaussian of the training rows: a Gaussian copula on
+            the encoder's normal scores).
         hidden: hidden units per hidden layer ``H``.
         layers: hidden layers per MADE ``L``.
         spectral_norm: normalize every masked weight to spectral norm at most 1.
@@ -113,8 +115,8 @@ class MAF(nn.Module):
         log_scale_bound: float = 3.0,
     ) -> None:
         super().__init__()
-        if features < 1 or flows < 1 or hidden < 1 or layers < 1:
-            raise ValueError("features, flows, hidden and layers must be at least 1")
+        if features < 1 or flows < 0 or hidden < 1 or layers < 1:
+            raise ValueError("features, hidden and layers must be at least 1, flows at least 0")
         d, K, H, L = features, flows, hidden, layers
         self.features, self.flows, self.hidden, self.layers = d, K, H, L
         self.spectral_norm = spectral_norm
@@ -144,7 +146,7 @@ class MAF(nn.Module):
         ):
             self.register_buffer("u" + name, F.normalize(torch.randn(rows), dim=-1))
             self.register_buffer("v" + name, F.normalize(torch.randn(cols), dim=-1))
-        nb = K - 1 if batch_norm else 0
+        nb = max(K - 1, 0) if batch_norm else 0
         self.bn_log_gamma = nn.Parameter(torch.zeros(nb, d))
         self.bn_beta = nn.Parameter(torch.zeros(nb, d))
         self.register_buffer("bn_mean", torch.zeros(nb, d))

@@ -96,6 +96,8 @@ class TrainedFlow:
     history: list[tuple[int, float, float]] = field(default_factory=list)
     last_nonfinite: int = 0
     device_note: str | None = None  # why not the requested device (GPU unusable, out of memory)
+    # each validation row's NLL (before a Gaussian is refitted on all rows): the model choice
+    val_row_nll: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
 
     def _map(self, A: np.ndarray, forward: bool) -> np.ndarray:
         A = np.asarray(A, dtype=np.float64)
@@ -158,13 +160,16 @@ def _check_table(X: np.ndarray) -> np.ndarray:
     return X
 
 
-def _mean_nll(model: MAF, X: torch.Tensor) -> float:
+def _row_nll(model: MAF, X: torch.Tensor) -> np.ndarray:
+    """Negative log-likelihood of each row (float64, evaluation mode)."""
     model.eval()
-    total = 0.0
     with torch.no_grad():
-        for chunk in X.split(CHUNK_ROWS):
-            total += float(-model.log_prob(chunk).sum())
-    return total / max(len(X), 1)
+        parts = [-model.log_prob(chunk).double().cpu().numpy() for chunk in X.split(CHUNK_ROWS)]
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
+def _mean_nll(model: MAF, X: torch.Tensor) -> float:
+    return float(_row_nll(model, X).sum()) / max(len(X), 1)
 
 
 def _make_optimizer(model: MAF, config: FlowConfig) -> FusedAdam:
@@ -374,8 +379,14 @@ def _train_on(
         model.set_whitening(*whitening(X[train_idx]))
     model = model.to(dev)
     with cpu_threads(dev), seeded_determinism(dev, seeded):
-        history, seconds = _fit(model, config, Xtr, Xva, seed, progress, cancel)
-        final = _mean_nll(model, Xva)
+        if config.flows > 0:
+            history, seconds = _fit(model, config, Xtr, Xva, seed, progress, cancel)
+            rows = _row_nll(model, Xva)
+        else:  # the whitened Gaussian alone: nothing to train; scored on rows it did not see,
+            history, seconds, rows = [], 0.0, _row_nll(model, Xva)  # then refitted on all rows
+            if config.whiten:
+                model.set_whitening(*(t.to(dev) for t in whitening(X)))
+    final = float(rows.mean()) if len(rows) else math.nan
     progress(1.0, f"training flow: done after {len(history)} epochs, validation loss {final:.2f}")
     return TrainedFlow(
         model=model.eval(),
@@ -385,4 +396,5 @@ def _train_on(
         epochs=len(history),
         device=dev,
         history=history,
+        val_row_nll=rows,
     )

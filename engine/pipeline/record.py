@@ -37,7 +37,7 @@ def build_audit_json(result: RunResult) -> dict[str, Any]:
                 "notes": list(table.notes),
             },
             "columns": prep.schema.to_dict(),
-            "model": {} if result.model is None else result.model.to_dict(),
+            "model": {} if result.model is None else {**result.model.to_dict(), **_choice(result)},
             "audit": None
             if result.audit is None
             else {
@@ -61,6 +61,19 @@ def _disclosure(result: RunResult) -> dict[str, Any] | None:
     the disclosure rule refused; None when no key column was chosen."""
     found = getattr(result.release, "disclosure", None)
     return None if found is None else found.to_dict()
+
+
+def _choice(result: RunResult) -> dict[str, Any]:
+    """The model block's account of the candidate family (issue 27): the released model's
+    label, every candidate's record and why this one."""
+    audit = result.audit
+    if audit is None or not getattr(audit, "candidates", ()):
+        return {}
+    return {
+        "label": audit.chosen,
+        "candidates": [c.to_dict() for c in audit.candidates],
+        "chosen_because": audit.chosen_because,
+    }
 
 
 def _settings(cfg: RunConfig) -> dict[str, Any]:

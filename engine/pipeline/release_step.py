@@ -20,6 +20,7 @@ from engine.flows.generate import latent_noise_injection
 from engine.pipeline.compare_step import fidelity_of, protection_effect
 from engine.pipeline.config import Prepared, RunConfig, make_rng
 from engine.pipeline.record import build_audit_json
+from engine.pipeline.refusal import refusal_reason
 from engine.pipeline.results import (
     Fidelity,
     ModelSummary,
@@ -54,42 +55,6 @@ class _Refusal(PrivacyRefused):
     def __init__(self, reason: str, hint: str) -> None:
         super().__init__(f"{reason}; {hint}")
         self.reason, self.hint = reason, hint
-
-
-def refusal_reason(cfg: RunConfig, audit: AuditResult) -> tuple[str, str]:
-    """(plain reason, command-line hint) when nothing may be released, naming the attack that
-    decided: at a forced w, the attack that binds there; otherwise the attack that failed first
-    (at the smallest w that failed), with its mean ± SE."""
-    selected = audit.selected_w
-    copies = f" with {cfg.copies} copies of every record" if cfg.copies > 1 else ""
-    if cfg.forced_w is not None:
-        binding = audit.binding(cfg.forced_w)
-        meets = "no tested w meets it" if selected is None else f"w = {selected:.2f} meets it"
-        attack = "membership attack" if binding is None else binding.quote(cfg.auc_max)
-        return (
-            f"at the requested w = {cfg.forced_w:g}{copies} the {attack} is not safely below it ({meets})",
-            "lower --w or add --allow-risky to override",
-        )
-    failed = audit.binding(None)
-    quote = "" if failed is None else failed.quote(cfg.auc_max)
-    where = (
-        "" if failed is None else f": already at w = {failed.w:.2f} the {quote} failed the limit"
-    )
-    hint = "add --allow-risky to export at w = 0 anyway"
-    if failed is not None and failed.auc < cfg.auc_max:  # failed by its SE only: too few rows
-        where += " (its mean is below the limit, but on so few rows the audit cannot show that it stays below)"
-        hint = "more rows would settle it; " + hint.replace("add ", "or add ")
-    elif failed is not None and failed.w <= 0.0:
-        hint = (  # the model itself gives members away: less detail or more rows help
-            "the model itself gives members away at w = 0 (common below ~500 rows): leave out or "
-            "coarsen columns that single people out (exact dates, rare categories) or add rows; "
-            + hint.replace("add ", "")
-        )
-    return (
-        f"no perturbation weight kept the membership attacks below the AUC limit "
-        f"{cfg.auc_max:g}{copies}{where}; nothing was exported",
-        hint,
-    )
 
 
 def _choose_w(cfg: RunConfig, audit: AuditResult) -> tuple[float, Verdict]:

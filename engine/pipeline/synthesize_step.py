@@ -39,77 +39,102 @@ from engine.progress import (
 # 85 % of synthesize's time, and within a split training its flow about 30 %. Bars weighted
 # by time keep the wizard's time left honest (it was twice the real time with 55 % and 50 %).
 AUDIT_SHARE, TRAIN_SHARE = 0.85, 0.3
+# One released file in ten over the limit at most (the normal's 90th percentile): the z of the
+# one-release bound on the released-columns attack (engine.privacy.family.one_release_bound).
+ONE_RELEASE_Z = 1.2816
+# The released-columns attack (and the one-release bound on it) up to this many audited rows.
+# Above it one released file's AUC spreads by under 0.005 and the two spaces differ only in how
+# yes/no and category columns are scaled (on the 1,608-row demo both attacks agreed to 0.001 at
+# every w), while its exact search per repeat cost 45 % of the 100,000-row run (101 -> 150 s).
+RELEASED_ATTACK_UP_TO = 20_000
 
 if TYPE_CHECKING:
-    from engine.flows.train import FlowConfig, TrainedFlow
+    from engine.flows.train import FlowConfig
     from engine.privacy.audit import AuditResult
+    from engine.privacy.family import Candidate
+    from engine.privacy.release import LatentMap
 
 
 class _AuditProgress:
     """One forward-only progress line for an audit: 90 % for the S splits (each split's share
     spent TRAIN_SHARE on training its flow, the rest on attacking its G grid values), 10 % for
-    the R refinement values. ``run_audit`` reports its attacks as one count over all of them
-    (S * (G + R) steps) and the flow reports each fit separately; this maps both onto one line.
-    """
+    the R refinement values. ``run_family_audit`` reports its attacks as one count over all of
+    them (S * (G + R) steps; the smallest w on every split first, then the rest of the grid)
+    and the flow reports each fit separately; this maps both onto one line. Fits of a
+    candidate dropped at the smallest w add no progress (the line waits)."""
 
     def __init__(self, progress: ProgressFn, splits: int, grid: int, refine: int) -> None:
         self.progress, self.splits, self.grid_len, self.refine_len = progress, splits, grid, refine
-        self.fits = 0  # flows trained so far (the current split is fits - 1)
+        self.fits = 0  # flows trained so far
+        self.units = 0.0  # (split, w) attacks done so far
         self.shown = 0.0
 
     def _emit(self, fraction: float, text: str, partial: Partial | None = None) -> None:
         self.shown = max(self.shown, min(fraction, 1.0))
         report(self.progress, self.shown, text, partial)
 
+    def _at(self, fits: float) -> float:
+        S, G = self.splits, self.grid_len
+        trained = min(fits, S) * TRAIN_SHARE
+        return 0.9 * (trained + (1 - TRAIN_SHARE) * min(self.units, S * G) / G) / S
+
     def fit(self, fraction: float, text: str, partial: Partial | None = None) -> None:
-        self._emit(0.9 * (self.fits - 1 + TRAIN_SHARE * fraction) / self.splits, text, partial)
+        self._emit(self._at(self.fits - 1 + fraction), text, partial)
 
     def grid(self, fraction: float, text: str, partial: Partial | None = None) -> None:
         S, G, R = self.splits, self.grid_len, self.refine_len
-        done = fraction * S * (G + R)
-        if self.fits == 0:  # "fitting the map on split 1": nothing done yet
-            self._emit(0.0, text, partial)
-        elif fraction >= 1.0:
+        self.units = fraction * S * (G + R)
+        if fraction >= 1.0:
             self._emit(1.0, text, partial)
-        elif done <= S * G + 1e-9:
-            split = self.fits - 1
-            within = min(max((done - split * G) / G, 0.0), 1.0)
-            within = TRAIN_SHARE + (1 - TRAIN_SHARE) * within
-            self._emit(0.9 * (split + within) / S, text, partial)
+        elif self.units <= S * G + 1e-9:
+            self._emit(self._at(self.fits), text, partial)
         else:
-            self._emit(0.9 + 0.1 * min((done - S * G) / max(S * R, 1), 1.0), text, partial)
+            self._emit(0.9 + 0.1 * min((self.units - S * G) / max(S * R, 1), 1.0), text, partial)
 
 
-class _FlowFitter:
-    """Trains a flow with the run's settings; handed to the audit as its ``fit_map``."""
+class _FamilyFitter:
+    """The candidate family with the run's settings (:mod:`engine.privacy.family`): ranked on
+    the first split's members (:func:`engine.flows.select.rank_family`), each candidate then
+    trained with its own architecture on every split it is audited on."""
 
     def __init__(self, config: RunConfig, tracker: _AuditProgress, cancel: CancelToken) -> None:
         self.config, self.tracker, self.cancel = config, tracker, cancel
-        self.architecture_: FlowConfig | None = None  # chosen on the first split, reused after
+        self.configs: dict[str, FlowConfig] = {}
 
-    def __call__(self, X: np.ndarray) -> TrainedFlow:
+    def rank(self, X: np.ndarray) -> list[tuple[Candidate, LatentMap]]:
+        from engine.flows.select import rank_family
+        from engine.privacy.family import Candidate
+
+        self.tracker.fits += 1
+        ranked = rank_family(
+            X, budget=self.config.budget, device=self.config.device, seed=self.config.seed,
+            progress=labelled(self.tracker.fit, model="audit split 1"), cancel=self.cancel,
+        )  # fmt: skip
+        out: list[tuple[Candidate, LatentMap]] = []
+        for flow, why in ranked:
+            label = flow.config.label()
+            self.configs[label] = flow.config
+            out.append((Candidate(label, flow.config.flows == 0, flow.val_nll, why), flow))
+        return out
+
+    def fit(self, label: str, X: np.ndarray) -> LatentMap:
         from engine.flows.select import select_flow
 
         self.tracker.fits += 1
-        flow = select_flow(
-            X,
-            budget=self.config.budget,
-            device=self.config.device,
-            seed=self.config.seed,
+        return select_flow(
+            X, budget=self.config.budget, device=self.config.device, seed=self.config.seed,
             progress=labelled(self.tracker.fit, model=f"audit split {self.tracker.fits}"),
-            cancel=self.cancel,
-            architecture=self.architecture_,
-        )
-        if self.architecture_ is None:
-            self.architecture_ = flow.config
-        return flow
+            cancel=self.cancel, architecture=self.configs[label],
+        )  # fmt: skip
 
 
 def _audit(
     prep: Prepared, rng: np.random.Generator, progress: ProgressFn, cancel: CancelToken
 ) -> AuditResult:
     from engine.device import nn_method_for, resolve_device
-    from engine.privacy.audit import AuditConfig, run_audit
+    from engine.privacy.audit import AuditConfig
+    from engine.privacy.family import run_family_audit
+    from engine.privacy.released_space import ReleasedSpace
 
     cfg = prep.config
     enc = prep.encoder
@@ -124,10 +149,17 @@ def _audit(
     if len(real) > cfg.audit_max_rows:
         real = real.iloc[np.sort(rng.choice(len(real), cfg.audit_max_rows, replace=False))]
     X_model = enc.transform(real, rng)
+    # The audit's own distance space, then the released columns as a checker sees them (the
+    # "released" attack, :mod:`engine.privacy.released_space`): one decode serves both.
+    space = ReleasedSpace.fit(real) if len(real) <= RELEASED_ATTACK_UP_TO else None
     X_dist = enc.distance_space(real)
+    if space is not None:
+        X_dist = np.hstack([X_dist, space.transform(real)])
 
     def to_dist(rows: np.ndarray) -> np.ndarray:
-        return enc.distance_space(enc.inverse_transform(rows).frame)
+        frame = enc.inverse_transform(rows).frame
+        dist = enc.distance_space(frame)
+        return dist if space is None else np.hstack([dist, space.transform(frame)])
 
     grid = tuple(
         sorted(
@@ -150,21 +182,18 @@ def _audit(
     audit_cfg = AuditConfig(
         threshold=cfg.auc_max, grid=grid, repeats=cfg.repeats, splits=splits, copies=cfg.copies,
         nn_method=nn_method_for(choice.device, X_dist.shape[1]),
+        released_columns=0 if space is None else space.width,
+        select_on=("distance", "density") + (() if space is None else ("released",)),
+        one_release_z=ONE_RELEASE_Z,
     )  # fmt: skip
     refine = audit_cfg.refine_points if audit_cfg.refine else 0
     tracker = _AuditProgress(progress, splits, len(grid), refine)
-    fitter = _FlowFitter(cfg, tracker, cancel)
-    result = run_audit(
-        X_model,
-        X_dist,
-        fitter,
-        to_dist=to_dist,
-        config=audit_cfg,
-        rng=rng,
-        progress=tracker.grid,
-        cancel=cancel,
-    )
-    return replace(result, architecture=fitter.architecture_)
+    fitter = _FamilyFitter(cfg, tracker, cancel)
+    result = run_family_audit(
+        X_model, X_dist, fitter, to_dist=to_dist, config=audit_cfg, rng=rng,
+        progress=tracker.grid, cancel=cancel, groups=enc.distance_groups(),
+    )  # fmt: skip
+    return replace(result, architecture=fitter.configs.get(result.chosen or ""))
 
 
 def synthesize(

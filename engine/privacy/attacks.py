@@ -30,14 +30,18 @@ if TYPE_CHECKING:
     from engine.privacy.release import LatentMap
 
 ROC_FPR = tuple(sorted({round(i / 40, 4) for i in range(41)} | {0.001, 0.002, 0.005, 0.01, 0.02}))
-ATTACK_WORDS = {"distance": "distance attack", "density": "density attack"}
+ATTACK_WORDS = {
+    "distance": "distance attack",
+    "density": "density attack",
+    "released": "distance attack on the released columns",
+}
 
 
 @dataclass(frozen=True)
 class BindingAttack:
     """The attack that decides at one w: the one whose mean AUC + one SE is highest."""
 
-    attack: str  # "distance" | "density"
+    attack: str  # "distance" | "density" | "released"
     w: float
     auc: float
     se: float
@@ -76,6 +80,11 @@ def binding_attack(
     stats = {
         "distance": (point.auc, point.auc_se, point.auc_sd),
         "density": (point.density_auc, point.density_auc_se, point.density_auc_sd),
+        "released": (
+            getattr(point, "released_auc", float("nan")),
+            getattr(point, "released_auc_se", float("nan")),
+            getattr(point, "released_auc_sd", float("nan")),
+        ),
     }
     best = max(attacks, key=lambda a: stats[a][0] + stats[a][1])
     auc, se, sd = stats[best]
@@ -137,6 +146,7 @@ def make_split(X_model, X_dist, fit_map, config, rng) -> Split:
     # Injection pass draws M independent copies and the attacks see their union, as a recipient
     # of all M files would (the distance attack's minimum and the density both cover all copies).
     latent = np.tile(latent, (config.copies, 1))
+    X_dist = X_dist[:, : X_dist.shape[1] - config.released_columns]  # the audit's own space
     basis = principal_basis(X_dist)
     ref_members, ref_hold = reference_densities(X_dist[train], X_dist[hold], basis, rng)
     return Split(train, hold, latent, lmap, ref_members, ref_hold, basis)

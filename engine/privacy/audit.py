@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.stats import rankdata
@@ -70,6 +70,7 @@ from engine.privacy.audit_result import MIN_REPEATS as _MIN_REPEATS
 from engine.privacy.audit_result import SE_TARGET as _SE_TARGET
 from engine.privacy.audit_result import mean_sd_se as _mean_sd_se
 from engine.privacy.density import GaussianKDE
+from engine.privacy.epsilon import epsilon_for_copies  # noqa: F401  (re-exported)
 from engine.privacy.neighbours import nearest_distances
 from engine.privacy.release import (  # noqa: F401  (re-exported: the audit's public API)
     EpsilonStatement,
@@ -112,12 +113,18 @@ class CurvePoint:
     refined: bool
     roc_fpr: tuple[float, ...] = field(repr=False)
     roc_tpr: tuple[float, ...] = field(repr=False)
+    # the distance attack on the released columns (:mod:`engine.privacy.released_space`);
+    # NaN when the audit was not given that space
+    released_auc: float = math.nan
+    released_auc_sd: float = math.nan
+    released_auc_se: float = math.nan
 
     def passes(self, threshold: float, attacks: tuple[str, ...] = ("distance", "density")) -> bool:
         """The named attacks' mean AUC + one SE all below the threshold."""
         upper = {
             "distance": self.auc + self.auc_se,
             "density": self.density_auc + self.density_auc_se,
+            "released": self.released_auc + self.released_auc_se,
         }
         return max(upper[a] for a in attacks) < threshold
 
@@ -155,18 +162,27 @@ class _Samples:
     density: list[float] = field(default_factory=list)
     tpr: list[np.ndarray] = field(default_factory=list)
     split: list[int] = field(default_factory=list)  # which split each repeat was scored on
+    released: list[float] = field(default_factory=list)  # the released-columns attack
 
 
 def _score_repeat(split: Split, draw: _Draw, X_dist, config, acc: _Samples) -> None:
-    """Score both attacks on one repeat's synthetic set."""
-    score = -nearest_distances(X_dist, draw.synth_dist, method=config.nn_method)
+    """Score the attacks on one repeat's synthetic set (the last ``config.released_columns``
+    columns of the rows are the released space: the distance attack there too)."""
+    k = X_dist.shape[1] - config.released_columns
+    synth = draw.synth_dist
+    if config.released_columns:  # on the density attack's sample of rows (all up to 1,000)
+        rows = np.concatenate([split.train[draw.members], split.hold[draw.holdout]])
+        plain = -nearest_distances(X_dist[rows, k:], synth[:, k:], method=config.nn_method)
+        acc.released.append(membership_auc(plain[: len(draw.members)], plain[len(draw.members) :]))
+        synth, X_dist = synth[:, :k], X_dist[:, :k]
+    score = -nearest_distances(X_dist, synth, method=config.nn_method)
     members, nonmembers = score[split.train], score[split.hold]
     acc.auc.append(membership_auc(members, nonmembers))
     fpr, tpr = roc_curve(members, nonmembers)
     acc.tpr.append(np.interp(ROC_FPR, fpr, tpr))
     mi, hi = draw.members, draw.holdout
     rows = np.concatenate([split.train[mi], split.hold[hi]])
-    log_synth = GaussianKDE(basis=split.basis).fit(draw.synth_dist).log_density(X_dist[rows])
+    log_synth = GaussianKDE(basis=split.basis).fit(synth).log_density(X_dist[rows])
     ref = np.concatenate([split.ref_log_members[mi], split.ref_log_hold[hi]])
     ratio = log_synth - ref
     acc.density.append(membership_auc(ratio[: len(mi)], ratio[len(mi) :]))
@@ -183,6 +199,8 @@ def _summarise(w: float, acc: _Samples, refined: bool) -> CurvePoint:
     auc, auc_sd, _ = _mean_sd_se(acc.auc)
     dens, dens_sd, _ = _mean_sd_se(acc.density)
     auc_se, dens_se = split_se(acc.auc, acc.split), split_se(acc.density, acc.split)
+    rel, rel_sd, _ = _mean_sd_se(acc.released) if acc.released else (math.nan,) * 3
+    rel_se = split_se(acc.released, acc.split) if acc.released else math.nan
     tpr = np.mean(acc.tpr, axis=0)
     at = dict(zip(ROC_FPR, tpr, strict=False))
     step = max(1, len(ROC_FPR) // 50)
@@ -200,6 +218,9 @@ def _summarise(w: float, acc: _Samples, refined: bool) -> CurvePoint:
         refined=refined,
         roc_fpr=tuple(float(x) for x in ROC_FPR[::step]),
         roc_tpr=tuple(float(x) for x in tpr[::step]),
+        released_auc=rel,
+        released_auc_sd=rel_sd,
+        released_auc_se=rel_se,
     )
 
 
@@ -351,42 +372,3 @@ def _batch_size(samples: _Samples, start: int, minimum: int, maximum: int, cap: 
         sd = max(_mean_sd_se(samples.auc[start:])[1], _mean_sd_se(samples.density[start:])[1])
         need = math.ceil((sd / _SE_TARGET) ** 2) - done
     return max(1, min(need, maximum - done, cap))
-
-
-def epsilon_for_copies(statement: EpsilonStatement, copies: int) -> EpsilonStatement:
-    """Theorem 2's epsilon for ``copies`` independent releases of every record.
-
-    Each copy is the Gaussian mechanism sqrt(w) f^-1(x) + sqrt(1 - w) Z, with Rényi DP
-    alpha * rho at every order alpha, rho = w C^2 / (2 (1 - w)). Rényi DP composes additively,
-    so M copies give alpha * M rho, and the same conversion as Theorem 2's gives
-    eps_M = M rho + 2 sqrt(M rho log(1/delta)) (M = 1: Theorem 2 itself). ``tests`` cross-check
-    it against dp-accounting's RDP accountant with M self-composed Gaussian events.
-
-    References: LNI paper Theorem 2 and Lemma 1; Mironov (2017) Rényi DP, Proposition 1
-    (composition) and Proposition 3 (conversion).
-
-    Example:
-        >>> s = epsilon_statement(np.array([[0.0], [2.0]]), 0.5, 0.01)
-        >>> epsilon_for_copies(s, 1).value == s.value
-        True
-        >>> rho = 4 * 2.0 ** 2 * 0.5 / (2 * 0.5)
-        >>> round(epsilon_for_copies(s, 4).value, 6) == round(rho + 2 * math.sqrt(rho * math.log(100)), 6)
-        True
-    """
-    if copies < 1:
-        raise ValueError("copies must be at least 1")
-    if copies == 1:
-        return statement
-    w, C, delta = statement.w, statement.C, statement.delta
-    if w >= 1.0:
-        value = math.inf
-    else:
-        rho = copies * w * C**2 / (2 * (1 - w))
-        value = rho + 2 * math.sqrt(rho * math.log(1 / delta))
-    sentence = (
-        f"At w = {w:g} with {copies} synthetic copies of every record, the injected noise gives "
-        f"local ({value:.3g}, {delta:.2g})-differential privacy per record (Rényi composition of "
-        f"the {copies} copies) if the flow's latent codes of any two records lie at most "
-        f"C = {C:.3g} apart ({statement.C_method}, from the data); this is {statement.nature}."
-    )
-    return replace(statement, value=float(value), sentence=sentence)

@@ -44,6 +44,12 @@ class AuditConfig:
     nn_method: str = "auto"
     select_on: tuple[str, ...] = ("distance", "density")
     copies: int = 1  # released copies per record: the attacker holds the union of all of them
+    # the last columns of the distance rows that are the released space (the "released"
+    # attack's; :mod:`engine.privacy.released_space`), 0: none
+    released_columns: int = 0
+    # z of the one-release prediction bound on the released attack (0: off; see
+    # engine.privacy.family.one_release_bound): 1.2816 = one released file in ten over the limit
+    one_release_z: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,13 @@ class AuditResult:
     copies: int = 1  # copies per record the audit's synthetic sets held (the attacker's union)
     select_on: tuple[str, ...] = ("distance", "density")
     architecture: Any = None  # the flow architecture chosen on the first split (a FlowConfig)
+    # the candidate family (issue 27): each candidate's record, the chosen one and why, and at
+    # a refusal the columns that drive it ((column, distance AUC without it), after ("", all))
+    candidates: tuple[Any, ...] = ()
+    chosen: str | None = None
+    chosen_because: str = ""
+    drivers: tuple[tuple[str, float], ...] = ()
+    one_release_z: float = 0.0  # the one-release bound's z (0: not used)
 
     def binding(self, w: float | None) -> BindingAttack | None:
         """The deciding attack at the curve point nearest ``w`` (at refusal, ``w=None``: the
@@ -92,6 +105,14 @@ class AuditResult:
             "architecture": None
             if arch is None
             else {"flows": arch.flows, "hidden": arch.hidden, "layers": arch.layers},
+            "candidates": [c.to_dict() for c in self.candidates],
+            "chosen_model": self.chosen,
+            "chosen_because": self.chosen_because,
+            "one_release_z": self.one_release_z,
+            "refusal_columns": [
+                {"column": c, "distance_auc_without": a} for c, a in self.drivers if c
+            ],
+            "refusal_distance_auc": self.drivers[0][1] if self.drivers else None,
         }
 
 
@@ -120,6 +141,7 @@ def rule_text(threshold: float, attacks: tuple[str, ...]) -> str:
     names = {
         "distance": "the distance to the closest synthetic row",
         "density": "the density ratio synthetic/reference",
+        "released": "the distance to the closest released row on the released columns",
     }
     which = " and ".join(names[a] for a in attacks)
     return (

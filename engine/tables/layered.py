@@ -118,6 +118,20 @@ class LayeredEncoder:
         one-hot, as without their indicators)."""
         return np.asarray(self.audit.distance_space(self.modelled(df, None)))
 
+    def distance_groups(self) -> dict[str, list[int]]:
+        """The distance-space columns (:meth:`distance_space`) of each person-facing column: a
+        category's one-hot block, a column's missingness indicator with the column. The audit
+        leaves each group out in turn to name the columns that drive a refusal."""
+        owner = {ind: col for col, ind in self.missing.indicators.items()}
+        groups: dict[str, list[int]] = {}
+        j = 0
+        for col in self.audit.columns_:
+            width = len(col.labels) if col.spec.kind == "categorical" and col.labels else 1
+            name = owner.get(col.spec.name, col.spec.name)
+            groups.setdefault(name, []).extend(range(j, j + width))
+            j += width
+        return groups
+
     def inverse_transform(self, arr: np.ndarray) -> Any:
         """The inner encoder's :class:`~engine.tables.encoder.Decoded`, its frame with the
         missing cells and dates back; counts keep the person-facing columns only."""

@@ -70,6 +70,29 @@ def attack_line(mean: float | None, se: float | None, limit: float | None) -> st
     return f"<b>{decimals(mean)}</b>{spread} (limit {decimals(limit, 2)}) {mark}"
 
 
+FEW_ROWS = 200  # below this, answers from the synthetic table are noisy (issue 27)
+
+
+def few_rows_warning(rows: int) -> str:
+    """The plain warning for a table of fewer than :data:`FEW_ROWS` rows (empty otherwise):
+    released, not refused for its size alone, but every answer from so few rows is noisy.
+
+    Example:
+        >>> few_rows_warning(150)[:40]
+        'This table has only 150 rows. The synthe'
+        >>> few_rows_warning(200)
+        ''
+    """
+    if rows >= FEW_ROWS:
+        return ""
+    return (
+        f"This table has only {rows} rows. The synthetic copy is released, but answers from so "
+        "few rows are noisy: estimates and their confidence intervals can differ from the real "
+        "table's by more than on a larger table, and the privacy audit's own figures are less "
+        "certain. Check any result that matters against the real data."
+    )
+
+
 def summary_page(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
     """Page 1: the verdict banner, why (override or refusal), key numbers and provenance."""
     from reportlab.platypus import Spacer
@@ -87,6 +110,9 @@ def summary_page(result: RunResult, sheet: dict[str, Any], width: float) -> list
         out.append(paragraph(text(override), sheet, "warn"))
     if result.refusal is not None:
         out.append(paragraph(f"<b>Reason:</b> {text(result.refusal.reason)}", sheet, "warn"))
+    few = few_rows_warning(len(result.prepared.real)) if result.refusal is None else ""
+    if few:
+        out.append(paragraph(text(few), sheet, "warn"))
     out += [
         paragraph("Key numbers", sheet, "h2"),
         table(key_rows(result), [0.34 * width, 0.66 * width], header=False),

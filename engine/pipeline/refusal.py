@@ -1,0 +1,90 @@
+"""Why nothing was released, in plain words (:func:`refusal_reason`), and the columns that
+drive a refusal at w = 0 (:func:`driver_words`, from the audit's leave-one-column-out AUCs).
+
+References: ARCHITECTURE.md; issue 27 item 2.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.pipeline.config import RunConfig
+    from engine.privacy.audit import AuditResult
+
+DRIVERS_SHOWN = 3  # columns named in a refusal
+DRIVER_DROP = 0.01  # an AUC that falls by less without the column does not name it
+
+
+def _floor(audit: AuditResult) -> bool:
+    """Whether the audited model was the family's floor (the Gaussian copula)."""
+    return any(c.floor and c.status == "chosen" for c in getattr(audit, "candidates", ()))
+
+
+def driver_words(audit: AuditResult) -> str:
+    """``"; the distance attack's AUC falls from 0.62 to 0.50 without 'record number'..."``:
+    the columns whose absence lowers the distance attack at w = 0 most (at most
+    :data:`DRIVERS_SHOWN`, each by at least :data:`DRIVER_DROP`); empty when none does.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> a = SimpleNamespace(drivers=(("", 0.62), ("id", 0.50), ("age", 0.615)))
+        >>> driver_words(a)
+        "; the columns that single people out most: 'id' (the distance attack's AUC falls from 0.620 to 0.500 without it)"
+    """
+    drivers = getattr(audit, "drivers", ())
+    if not drivers:
+        return ""
+    everything = drivers[0][1]
+    named = [(c, a) for c, a in drivers[1:] if everything - a >= DRIVER_DROP][:DRIVERS_SHOWN]
+    if not named:
+        return ""
+    parts = [
+        f"'{named[0][0]}' (the distance attack's AUC falls from {everything:.3f} to {named[0][1]:.3f} without it)"
+    ]
+    parts += [f"'{c}' (to {a:.3f})" for c, a in named[1:]]
+    return "; the columns that single people out most: " + ", ".join(parts)
+
+
+def refusal_reason(cfg: RunConfig, audit: AuditResult) -> tuple[str, str]:
+    """(plain reason, command-line hint) when nothing may be released, naming the attack that
+    decided: at a forced w, the attack that binds there; otherwise the attack that failed first
+    (at the smallest w that failed), with its mean ± SE."""
+    selected = audit.selected_w
+    copies = f" with {cfg.copies} copies of every record" if cfg.copies > 1 else ""
+    if cfg.forced_w is not None:
+        binding = audit.binding(cfg.forced_w)
+        meets = "no tested w meets it" if selected is None else f"w = {selected:.2f} meets it"
+        attack = "membership attack" if binding is None else binding.quote(cfg.auc_max)
+        return (
+            f"at the requested w = {cfg.forced_w:g}{copies} the {attack} is not safely below it ({meets})",
+            "lower --w or add --allow-risky to override",
+        )
+    failed = audit.binding(None)
+    quote = "" if failed is None else failed.quote(cfg.auc_max)
+    where = (
+        "" if failed is None else f": already at w = {failed.w:.2f} the {quote} failed the limit"
+    )
+    hint = "add --allow-risky to export at w = 0 anyway"
+    if failed is not None and failed.auc < cfg.auc_max:  # failed by its SE only: too few rows
+        where += " (its mean is below the limit, but on so few rows the audit cannot show that it stays below)"
+        hint = "more rows would settle it; " + hint.replace("add ", "or add ")
+    elif failed is not None and failed.w <= 0.0:
+        hint = (  # the model itself gives members away: less detail or more rows help
+            "the model itself gives members away at w = 0"
+            + (
+                ", even the simplest one (a Gaussian copula of the columns)"
+                if _floor(audit)
+                else ""
+            )
+            + " (common below ~500 rows)"
+            + ": leave out or coarsen columns that single people out (exact dates, rare "
+            "categories) or add rows; " + hint.replace("add ", "")
+        )
+    if failed is not None and failed.w <= 0.0:  # the columns that lean on it most, in the
+        where += driver_words(audit)  # reason (the wizard and the report show it; no flags)
+    return (
+        f"no perturbation weight kept the membership attacks below the AUC limit "
+        f"{cfg.auc_max:g}{copies}{where}; nothing was exported",
+        hint,
+    )
