@@ -36,6 +36,10 @@ if str(ROOT) not in sys.path:
 
 from engine.tables.codes import code_kind  # noqa: E402
 
+# Second source (2026-11-25): kinds_truth.csv types 45 few-valued whole-number columns of the
+# tables lifelines, statsmodels and scikit-learn ship (13 codes, 32 numbers), read from each
+# dataset's documentation. A column both sources hold (lung's ph.ecog) is counted once.
+
 
 def columns() -> list[tuple[str, str, str, pd.Series]]:
     """(table, column, truth 'code' or 'number', values) of SurvSet's few-valued whole columns."""
@@ -67,8 +71,38 @@ def columns() -> list[tuple[str, str, str, pd.Series]]:
     return out
 
 
+def public_columns() -> list[tuple[str, str, str, pd.Series]]:
+    """(table, column, truth, values) of the hand-typed columns of ``kinds_truth.csv``: the
+    few-valued whole-number columns of the tables that lifelines, statsmodels and scikit-learn
+    ship, each typed from the dataset's documentation (the ``why`` column)."""
+    import importlib
+
+    truth = pd.read_csv(Path(__file__).with_name("kinds_truth.csv"))
+    frames: dict[tuple[str, str], pd.DataFrame] = {}
+    out = []
+    for src, table, column, kind in truth[["source", "table", "column", "truth"]].itertuples(
+        index=False
+    ):
+        if (src, table) not in frames:
+            if src == "lifelines":
+                frames[src, table] = getattr(
+                    importlib.import_module("lifelines.datasets"), f"load_{table}"
+                )()
+            elif src == "statsmodels":
+                module = importlib.import_module(f"statsmodels.datasets.{table}")
+                frames[src, table] = module.load_pandas().data
+            else:
+                module = importlib.import_module("sklearn.datasets")
+                frames[src, table] = getattr(module, f"load_{table}")(as_frame=True).frame
+        values = pd.to_numeric(frames[src, table][column], errors="coerce").dropna()
+        out.append((f"{src}:{table}", column, kind, values[np.isfinite(values)]))
+    return out
+
+
 def main() -> None:
-    rows = columns()
+    survset = columns()
+    named = {(t.split(":")[1], c.lower()) for t, c, _, _ in public_columns()}
+    rows = [r for r in survset if (r[0], r[1].lower()) not in named] + public_columns()
     table = pd.DataFrame(
         [
             (ds, name, truth, "code" if code_kind(name, s) is not None else "number")
