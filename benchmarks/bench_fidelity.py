@@ -526,7 +526,13 @@ def _as_schema_reads(encoder: Any, frame: pd.DataFrame) -> pd.DataFrame:
     from engine.tables.codes import recode
 
     specs = {c.name: c for c in encoder.schema.synthesized()}
-    return frame.assign(**{c: recode(specs[c], frame[c]) for c in frame.columns if c in specs})
+    out = frame.assign(**{c: recode(specs[c], frame[c]) for c in frame.columns if c in specs})
+    keep = pd.Series(True, index=out.index)
+    for c in out.columns:  # a holdout row with a code the members lack cannot be encoded
+        labels = specs[c].labels if c in specs and specs[c].kind == "categorical" else None
+        if labels:
+            keep &= out[c].isna() | out[c].isin(list(labels))
+    return out[keep].reset_index(drop=True)
 
 
 def _conform(synth: pd.DataFrame, like: pd.DataFrame) -> pd.DataFrame:
