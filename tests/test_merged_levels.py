@@ -50,3 +50,22 @@ def test_a_small_merged_level_absent_from_the_release_is_reported_as_merged() ->
     records = withhold_terms([{"name": term, "estimate": 1.2, "per": 1.0}], comp.real.withheld)
     assert records[0]["estimate"] is None and records[0]["not_shown"] == NOT_SHOWN_MERGED
     assert "merged" in NOT_SHOWN_MERGED and "fewer than 10" in NOT_SHOWN_MERGED
+
+
+def test_spss_and_stata_get_the_codes_as_numbers_and_the_merged_level_labelled(tmp_path) -> None:
+    import pyreadstat
+
+    from engine.tables.write_formats import write_dta, write_sav
+
+    frame = pd.DataFrame(
+        {"race": ["1", "2", "4", OTHER, "2", None], "site": ["007", "12", "3", "1", "2", "3"]}
+    )
+    for writer, name in ((write_sav, "s.sav"), (write_dta, "s.dta")):
+        writer(frame, tmp_path / name, {})
+        reader = pyreadstat.read_sav if name.endswith("sav") else pyreadstat.read_dta
+        back, meta = reader(str(tmp_path / name))
+        race = back["race"].tolist()
+        assert race[:5] == [1, 2, 4, 9, 2] and np.isnan(race[5])  # 9: above every code written
+        labels = meta.variable_value_labels["race"]
+        assert {int(k): v for k, v in labels.items()} == {9: OTHER}
+        assert back["site"].tolist()[0] == "007"  # text that is not a plain number stays text
