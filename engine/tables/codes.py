@@ -8,7 +8,9 @@ silently (issue 32). Here:
 * **the kind** (:func:`code_kind`): whole numbers with 3 to :data:`MAX_CODE_LEVELS` distinct
   values are a *category* unless the name says a count or a measurement (``n_*``, ``count``,
   ``nodes``, ``children``, ``visits``, ``score``, ``age``, ``days``, ... see
-  :data:`COUNT_TOKENS`). The name also says whether the codes are *ordered* (``stage``,
+  :data:`COUNT_TOKENS`) and, where the name says neither a code nor a count, unless the values
+  do not look like codes (:func:`looks_coded`: from 0 or 1 to at most 12, one gap at most; an
+  air flow of 50-80 is a measurement). The name also says whether the codes are *ordered* (``stage``,
   ``grade``, ``ecog``, ``nyha``, ``class``, ``severity``: the ordered probit, as before) or
   *unordered* (``race``, ``site``, ``group``, ``arm``, ``treatment``, ``centre``, ``region``,
   ``histology``, ``type``: one indicator per level, :mod:`engine.tables.nominal`). A code
