@@ -42,6 +42,7 @@ _PUBLIC = {
     "read_table": "engine.tables.read",
     "infer_schema": "engine.tables.schema",
     "recognise_survival_roles": "engine.tables.schema",
+    "event_labels": "engine.tables.roles",
     "atomic_write_bytes": "engine.tables.write",
     "suggest_keys": "engine.tables.keys",
     # statistics and the report
@@ -85,6 +86,7 @@ __all__ = [
     "read_table",
     "infer_schema",
     "recognise_survival_roles",
+    "event_labels",
     "atomic_write_bytes",
     "suggest_keys",
     "pool",
@@ -129,6 +131,7 @@ if TYPE_CHECKING:
     from engine.stats.meta import pool, read_summary
     from engine.tables.keys import suggest_keys
     from engine.tables.read import read_table
+    from engine.tables.roles import event_labels
     from engine.tables.schema import infer_schema, recognise_survival_roles
     from engine.tables.write import atomic_write_bytes
 

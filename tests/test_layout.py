@@ -54,6 +54,7 @@ PUBLIC_HOMES = {
     "read_table": "engine.tables.read",
     "infer_schema": "engine.tables.schema",
     "recognise_survival_roles": "engine.tables.roles",
+    "event_labels": "engine.tables.roles",
     "atomic_write_bytes": "engine.tables.atomic",
     "suggest_keys": "engine.tables.keys",
     "pool": "engine.stats.meta",

@@ -96,6 +96,19 @@ class ColumnsPage(Page):
         self.keys.setPlaceholderText("none recognised: type column names, separated by commas")
         layout.addWidget(self.keys)
         self._suggested_keys = ""
+        # Issue 33: an event column of two words or booleans (dead/alive, True/False, 1/2): which
+        # value means the event happened, chosen here, the likely one preselected.
+        event_row = QtWidgets.QHBoxLayout()
+        self.event_value_label = QtWidgets.QLabel("The event happened when the value is:")
+        self.event_value = QtWidgets.QComboBox()
+        self.event_value.setAccessibleName("The value that means the event happened")
+        self.event_value_label.setBuddy(self.event_value)
+        event_row.addWidget(self.event_value_label)
+        event_row.addWidget(self.event_value)
+        event_row.addStretch(1)
+        layout.addLayout(event_row)
+        self._event_column: str | None = None
+        self._show_event_value(None)
         self.summary = note("")
         layout.addWidget(self.summary)
         self.status = QtWidgets.QProgressBar()
@@ -165,8 +178,22 @@ class ColumnsPage(Page):
         self.keys.setText(self._suggested_keys)
         self._update_summary()
 
+    def _show_event_value(self, column: str | None) -> None:
+        """Offer the event column's two values when they are not a plain 0/1 code."""
+        values = event_values(self.session.inspected, column) if column else None
+        if column != self._event_column:
+            self._event_column = column
+            self.event_value.clear()
+            if values:
+                absent, present = values
+                self.event_value.addItems([str(present), str(absent)])  # the likely one first
+        for widget in (self.event_value_label, self.event_value):
+            widget.setVisible(bool(values))
+
     def _update_summary(self) -> None:
         roles = self.roles()
+        events = [n for n, r in roles.items() if r == "event"]
+        self._show_event_value(events[0] if len(events) == 1 else None)
         dropped = [n for n, r in roles.items() if r == "drop"]
         kept = len(roles) - len(dropped)
         self.summary.setText(
@@ -249,6 +276,7 @@ class ColumnsPage(Page):
             "kinds": tuple(kinds),
             "bounds": tuple(bounds),
             "complete_cases": not self.model_missing.isChecked(),
+            "event_value": self.event_value.currentText() if self.event_value.isVisible() else None,
             "keys": self.chosen_keys(),
         }
 
@@ -334,3 +362,25 @@ def _base_kind(spec: Any) -> str:
     if spec.kind == "event":
         return "binary"
     return "continuous"
+
+
+def event_values(inspected: Any, column: str) -> tuple[Any, Any] | None:
+    """(the "not yet" value, the event value) of a two-valued event column that is not coded
+    0/1, ordered as the engine reads it (dead after alive, True after False, 2 after 1); None
+    for a 0/1 column or one without two values."""
+    import pandas as pd
+
+    from engine import event_labels
+
+    frame = getattr(inspected, "frame", None)
+    if frame is None or column not in frame:
+        return None
+    s = frame[column]
+    values = list(s.dropna().unique())
+    if len(values) != 2:
+        return None
+    if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+        if {float(v) for v in values} <= {0.0, 1.0}:
+            return None
+    labels = event_labels(s)
+    return (labels[0], labels[1])

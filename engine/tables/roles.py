@@ -330,6 +330,17 @@ def _event_labels(s: pd.Series, values: list[Any]) -> tuple[Any, ...]:
     return event_word_order(values) or binary_labels(values)
 
 
+def event_labels(s: pd.Series) -> tuple[Any, ...]:
+    """The two labels of an event column as the engine reads it, the event second (1, True,
+    2 of R's 1/2, dead after alive, a word that says the event).
+
+    Example:
+        >>> event_labels(pd.Series(["Deceased", "Living", "Living"]))
+        ('Living', 'Deceased')
+    """
+    return _event_labels(s, list(s.dropna().unique()))
+
+
 def event_codes(values: pd.Series, labels: tuple[Any, ...] | None) -> pd.Series:
     """An event column as 0/1 floats (1 = the event happened) from its labels (absent first),
     missing values kept; a column without labels is taken as numbers.
