@@ -486,6 +486,7 @@ def fidelity(
     try:
         rows = compare_fits(members, synth, table.spec).rows
         z = np.array([abs(r.std_difference) for r in rows])
+        z = z[np.isfinite(z)]  # a merged level absent from one side has no gap (issue 32)
         out["z_mean"], out["z_max"] = float(z.mean()), float(z.max())
         out["sign"] = float(np.mean([r.sign_agrees for r in rows]))
         out["ci_overlap"] = float(np.nanmean([r.ci_overlap for r in rows]))
@@ -517,6 +518,21 @@ def distance_auc(
     d_mem = nearest_distances(encoder.distance_space(members[cols]), ref)
     d_out = nearest_distances(encoder.distance_space(holdout[cols]), ref)
     return membership_auc(-d_mem, -d_out)
+
+
+def _as_schema_reads(encoder: Any, frame: pd.DataFrame) -> pd.DataFrame:
+    """Raw rows read as the schema reads them: numeric codes as text codes, rare levels merged
+    (:func:`engine.tables.codes.recode`), so a holdout compares like with like (issue 32)."""
+    from engine.tables.codes import recode
+
+    specs = {c.name: c for c in encoder.schema.synthesized()}
+    out = frame.assign(**{c: recode(specs[c], frame[c]) for c in frame.columns if c in specs})
+    keep = pd.Series(True, index=out.index)
+    for c in out.columns:  # a holdout row with a code the members lack cannot be encoded
+        labels = specs[c].labels if c in specs and specs[c].kind == "categorical" else None
+        if labels:
+            keep &= out[c].isna() | out[c].isin(list(labels))
+    return out[keep].reset_index(drop=True)
 
 
 def _conform(synth: pd.DataFrame, like: pd.DataFrame) -> pd.DataFrame:
@@ -554,7 +570,7 @@ def run_one(table: Table, seed: int, tmp: Path, use_sdv: bool) -> list[dict[str,
     kinds = {c.name: c.kind for c in enc.schema.synthesized()}  # person-facing columns
     used = list(real.columns)
     members_u, holdout_u = real, holdout[used].dropna().reset_index(drop=True)
-    holdout_u = holdout_u.astype(members_u.dtypes.to_dict())
+    holdout_u = _as_schema_reads(enc, holdout_u).astype(members_u.dtypes.to_dict())
 
     row: dict[str, Any] = {**base, "generator": "holdout", "w": np.nan, "seconds": 0.0}
     row.update(fidelity(members_u, holdout_u, table, kinds))

@@ -18,10 +18,10 @@ import pytest
 from test_disclosure import rare_table
 
 from engine.pipeline import RunConfig, run_pipeline
+from engine.stats.fits import NOT_SHOWN_MERGED
 from engine.tables.codes import OTHER
 
 K = 10
-GROUP_NOTE = "not shown: fewer than 10 people in this group"
 FLAG = re.compile(r"--[A-Za-z]")
 
 
@@ -99,14 +99,14 @@ def test_coefficient_of_a_four_person_site_is_withheld_in_every_file(export) -> 
         c = next(x for x in coefs if x["name"] == f"site={OTHER}")
         numbers = {k: v for k, v in c.items() if k not in ("name", "per", "not_shown")}
         assert all(v is None for v in numbers.values()), (side, numbers)
-        assert c["not_shown"] == GROUP_NOTE
+        assert c["not_shown"] == NOT_SHOWN_MERGED  # said to be merged, not a lost term
         b = next(x for x in coefs if x["name"] == "site=B")  # a site of ~200 is still shown
         assert isinstance(b.get("estimate", b.get("real_estimate")), float)
     for name, text in texts.items():
         assert repr(beta)[:8] not in text, name
         assert f"{np.exp(beta):.3g}" not in text or name == "synthetic.csv", name
     pdf = re.sub(r"\s+", " ", texts["report.pdf"])
-    assert f"site={OTHER} {GROUP_NOTE}" in pdf
+    assert f"site={OTHER} {NOT_SHOWN_MERGED}" in pdf
 
 
 def test_marginal_quantiles_hold_ten_rows_and_level_shares_resist_subtraction(export) -> None:

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from engine.disclosure import NOT_SHOWN_GROUP
 from engine.report.data import NOT_AVAILABLE, THRESHOLD, decimals, finite, safe_count
 from engine.report.forest import forest_png
 from engine.report.layout import figure_or_note, paragraph, table, text
+from engine.stats.fits import withheld_note
 
 if TYPE_CHECKING:
     from engine.pipeline.results import Fidelity
@@ -109,7 +109,7 @@ def term_rows(
     withheld = set(comparison.real.withheld)
     for c in comparison.rows:
         if c.name in withheld or small_level(c.name, real):
-            rows.append([text(c.name), text(NOT_SHOWN_GROUP), "", "", "", ""])
+            rows.append([text(c.name), text(withheld_note(c.name)), "", "", "", ""])
             continue
         per = finite(c.per) or 1.0
         real_ci = [

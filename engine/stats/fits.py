@@ -171,7 +171,7 @@ class ModelFit:
         combined = self.combined
         if combined and isinstance(combined.get("coefficients"), dict):
             detail = {
-                k: {"not_shown": NOT_SHOWN_GROUP} if k in self.withheld else v
+                k: {"not_shown": withheld_note(k)} if k in self.withheld else v
                 for k, v in combined["coefficients"].items()
             }
             combined = {**combined, "coefficients": detail}
@@ -189,6 +189,27 @@ class ModelFit:
         )
 
 
+NOT_SHOWN_MERGED = (
+    "not shown: levels held by fewer than 10 people each, merged into one group that has "
+    "fewer than 10 people or events"
+)
+
+
+def withheld_note(term: str) -> str:
+    """Why a withheld term has no numbers: a merged level (:data:`engine.tables.codes.OTHER`,
+    issue 32) is said to be merged, not lost; any other term is a group of fewer than 10.
+
+    Example:
+        >>> withheld_note("race=other (fewer than 10)") == NOT_SHOWN_MERGED
+        True
+        >>> withheld_note("race=2")
+        'not shown: fewer than 10 people in this group'
+    """
+    from engine.tables.codes import OTHER
+
+    return NOT_SHOWN_MERGED if term.endswith(f"={OTHER}") else NOT_SHOWN_GROUP
+
+
 def withhold_terms(
     records: Sequence[Mapping[Any, Any]], withheld: Sequence[str]
 ) -> list[dict[str, Any]]:
@@ -204,6 +225,6 @@ def withhold_terms(
         rec = {str(k): v for k, v in record.items()}
         if rec.get("name") in withheld:
             rec = {k: v if k in ("name", "per") else None for k, v in rec.items()}
-            rec["not_shown"] = NOT_SHOWN_GROUP
+            rec["not_shown"] = withheld_note(str(rec.get("name")))
         out.append(rec)
     return out

@@ -186,7 +186,10 @@ def fit_model(
         raise ModelNotConverged(
             f"{source}: only {len(data)} complete rows for {data.shape[1] - 1} terms: use fewer covariates or fill missing values"
         )
-    rows = _fit_cox(data, spec) if spec.analysis == "cox" else _fit_glm(data, spec)
+    absent = _absent_merged(data)
+    fit = _fit_cox if spec.analysis == "cox" else _fit_glm
+    rows = fit(data.drop(columns=absent), spec)
+    rows += [(name, np.nan, np.nan, np.nan, np.nan, np.nan, None) for name in absent]
     per = spec.per or {}
     coefs = tuple(
         Coefficient(
@@ -202,8 +205,18 @@ def fit_model(
         else None
     )
     n_events = int(data[event_col].sum()) if event_col else None
-    withheld = small_terms(data, spec, levels, event_col)
+    withheld = small_terms(data, spec, levels, event_col) + tuple(absent)
     return ModelFit(spec.analysis, len(data), dropped, n_events, coefs, withheld=withheld)
+
+
+def _absent_merged(data: pd.DataFrame) -> list[str]:
+    """Dummies of the merged rare level (:data:`engine.tables.codes.OTHER`, issue 32) that no row
+    of this table holds: a release may well have none of a 6-person group, and an all-zero
+    column stops the fit. Left out of the fit; the term is withheld and said to be merged
+    (:func:`engine.stats.fits.withheld_note`) instead of the whole comparison failing."""
+    from engine.tables.codes import OTHER
+
+    return [c for c in data.columns if str(c).endswith(f"={OTHER}") and not data[c].any()]
 
 
 def small_terms(

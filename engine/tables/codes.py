@@ -8,7 +8,9 @@ silently (issue 32). Here:
 * **the kind** (:func:`code_kind`): whole numbers with 3 to :data:`MAX_CODE_LEVELS` distinct
   values are a *category* unless the name says a count or a measurement (``n_*``, ``count``,
   ``nodes``, ``children``, ``visits``, ``score``, ``age``, ``days``, ... see
-  :data:`COUNT_TOKENS`). The name also says whether the codes are *ordered* (``stage``,
+  :data:`COUNT_TOKENS`) and, where the name says neither a code nor a count, unless the values
+  do not look like codes (:func:`looks_coded`: from 0 or 1 to at most 12, one gap at most; an
+  air flow of 50-80 is a measurement). The name also says whether the codes are *ordered* (``stage``,
   ``grade``, ``ecog``, ``nyha``, ``class``, ``severity``: the ordered probit, as before) or
   *unordered* (``race``, ``site``, ``group``, ``arm``, ``treatment``, ``centre``, ``region``,
   ``histology``, ``type``: one indicator per level, :mod:`engine.tables.nominal`). A code
@@ -62,10 +64,10 @@ COUNT_TOKENS = frozenset({
 })  # fmt: skip
 # parts of a name that say a clinical score or scale, abbreviated as researchers write them
 # (karnof, apg1, adlp, scoma1, ...): measured as numbers, not codes
-SCORE_PARTS = ("score", "karn", "apg", "adl", "coma", "scale", "count", "index")
+SCORE_PARTS = ("score", "karn", "apg", "adl", "coma", "scale", "count", "index", "size")
 ORDERED_TOKENS = frozenset({
     "stage", "grade", "ecog", "nyha", "class", "severity", "tnm", "gleason", "level", "degree",
-    "ps", "who", "ordinal", "edu", "education", "income", "tgrade", "tstage", "likert",
+    "ps", "who", "ordinal", "edu", "educ", "education", "income", "tgrade", "tstage", "likert",
 })  # fmt: skip
 UNORDERED_TOKENS = frozenset({
     "race", "ethnic", "ethnicity", "raceth", "site", "centre", "center", "inst", "institution",
@@ -88,11 +90,28 @@ def code_kind(name: str, present: pd.Series) -> tuple[str, str, tuple[Any, ...],
         return None
     if values.min() < 0:
         return None
+    if not tokens & (UNORDERED_TOKENS | ORDERED_TOKENS) and not looks_coded(values):
+        return None
     unordered = bool(tokens & UNORDERED_TOKENS) and not tokens & ORDERED_TOKENS
     labels = tuple(int(v) for v in values)
     word = "unordered groups" if unordered else "ordered levels"
     shown = ", ".join(sorted(tokens & (UNORDERED_TOKENS | ORDERED_TOKENS))) or "few whole values"
     return "categorical", f"numbers coding {len(values)} {word} ({shown})", labels, not unordered
+
+
+def looks_coded(values: np.ndarray) -> bool:
+    """Whether sorted distinct whole values read as codes by themselves (a name that says
+    neither a code nor a count): they start at 0 or 1, end by :data:`MAX_CODE_LEVELS`, and
+    leave at most one gap (1, 2, 3, 5 yes; an air flow of 50-80, waists of 31-46 inches or
+    0-13 subcommittees no). Added after the first measurement on public tables, where 26 of 49
+    numbers were read as codes (``benchmarks/bench_kinds.py``).
+
+    Example:
+        >>> looks_coded(np.array([1.0, 2, 3, 5])), looks_coded(np.array([50.0, 56, 62, 70, 80]))
+        (True, False)
+    """
+    low, high = float(values[0]), float(values[-1])
+    return low in (0.0, 1.0) and high <= MAX_CODE_LEVELS and high - low + 1 <= len(values) + 1
 
 
 def code_text(value: Any) -> Any:

@@ -16,7 +16,10 @@ identifier      e-mail / phone-looking text; or >= 90 % different values with an
                 measurement name such as age, weight, time, days)
 text            text with more than 20 distinct values (free text)                drop
 binary          two distinct values (value labels kept)                           synthesize
-categorical     text with <= 20 levels, or numeric codes with value labels        synthesize
+categorical     text with <= 20 levels, or numeric codes with value labels, or    synthesize
+                whole numbers with 3-12 values that code groups (name or values
+                say so, not a count or measurement: :mod:`engine.tables.codes`);
+                levels held by < 10 people merged into "other (fewer than 10)"
 integer         whole numbers with more than two values                           synthesize
 continuous      other numbers (``decimals`` = most decimal places seen, cap 6)    synthesize
 ==============  ===============================================================  ==========

@@ -164,6 +164,47 @@ def _labelled_column(
     return series, value_labels
 
 
+def coded_numbers(
+    series: pd.Series, value_labels: dict[int | float, str] | None
+) -> tuple[pd.Series, dict[int | float, str] | None]:
+    """A column of numeric codes carried as text ("1", "2", "other (fewer than 10)": issue 32,
+    :mod:`engine.tables.codes`) as the numbers an SPSS or Stata user expects, the merged level
+    as a code of its own with the value label "other (fewer than 10)": the first of 9, 99,
+    999, ... above every code in the column, the usual place of "other" codes in survey
+    data, never one of the levels written. Other columns are returned unchanged.
+
+    Example:
+        >>> s = pd.Series(["1", "3", "other (fewer than 10)", None])
+        >>> out, labels = coded_numbers(s, None)
+        >>> out.tolist()[:3], labels
+        ([1.0, 3.0, 9.0], {9: 'other (fewer than 10)'})
+    """
+    from engine.tables.codes import OTHER
+
+    if not is_text(series) or series.dropna().empty:
+        return series, value_labels
+    text = series.astype(object)
+    merged = text == OTHER
+    numbers = pd.to_numeric(text.where(~merged), errors="coerce")
+    coded = numbers.notna() | merged | text.isna()
+    finite = numbers.dropna()
+    if not coded.all() or finite.empty or not np.all(np.mod(finite, 1) == 0):
+        return series, value_labels
+    written = text[numbers.notna()]
+    shown = written.map(lambda v: v if isinstance(v, str) else str(int(v)))
+    if not (shown == finite.astype("int64").map(str)).all():  # "007" stays text
+        return series, value_labels
+    if not merged.any():
+        return numbers.astype("float64"), value_labels
+    code = 9
+    while code <= finite.max():
+        code = code * 10 + 9
+    return numbers.where(~merged, float(code)).astype("float64"), {
+        **(value_labels or {}),
+        code: OTHER,
+    }
+
+
 def _check_names(frame: pd.DataFrame, stata: bool) -> None:
     """Raise InputError naming a column that SPSS/Stata cannot hold."""
     pattern = _STATA_NAME if stata else _SPSS_NAME
@@ -203,7 +244,8 @@ def _write_labelled(
     for name in frame.columns:
         meta = column_meta.get(name)
         labels = _numeric_keys(_meta_field(meta, "value_labels"))
-        columns[name], labels = _labelled_column(frame[name], labels, stata)
+        series, labels = coded_numbers(frame[name], labels)
+        columns[name], labels = _labelled_column(series, labels, stata)
         if labels:
             value_labels[name] = labels
         label = _meta_field(meta, "variable_label")
