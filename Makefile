@@ -58,7 +58,7 @@ MUTATE_SCOPE ?= engine.flows.generate.* engine.privacy.audit.x_select_w__* engin
 	engine.privacy.dp.accountant.x_gdp_mu__* engine.privacy.dp.accountant.x_delta_for_epsilon__* \
 	engine.privacy.dp.accountant.x_sigma_for_epsilon__* engine.privacy.dp.accountant.x__calibrated_sigma__* \
 	engine.privacy.dp.accountant.x__bisect_sigma__* engine.privacy.dp.accountant.x_rdp_epsilon__* \
-	engine.privacy.dp.train.x_clip_gradients__* engine.tables.write.x_escape_formula__* \
+	engine.privacy.dp.train.x_clip_gradients__* engine.files.write.x_escape_formula__* \
 	engine.disclosure.counts.x_safe_count__* engine.disclosure.counts.x_small_count__* \
 	engine.disclosure.counts.x_safe_total__* engine.disclosure.ranges.x_safe_bounds__* \
 	engine.disclosure.copies.x_copy_masks__* engine.disclosure.ranges.x_coarse_km_grid__* engine.stats.meta.x_pool__*

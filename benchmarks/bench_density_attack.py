@@ -25,9 +25,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from engine.columns.schema import infer_schema  # noqa: E402
+from engine.encoding.encoder import TableEncoder  # noqa: E402
 from engine.privacy.audit import AuditConfig, run_audit  # noqa: E402
-from engine.tables.encoder import TableEncoder  # noqa: E402
-from engine.tables.schema import infer_schema  # noqa: E402
 
 GRID = (0.0, 0.5, 0.75, 0.9, 0.95, 0.99)
 

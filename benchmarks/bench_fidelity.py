@@ -128,9 +128,9 @@ so they draw other numbers): kidney's per-seed mean z-gap was 0.83 / 0.87 / 0.65
 above and 1.39 / 1.29 / 2.44 here at similar w (0.74-0.94 and 0.69-0.90). Three seeds do not
 pin these small tables down.
 
-Conditional dequantization (``engine/tables/dequantize.py``: a code's, an integer's or a point
+Conditional dequantization (``engine/encoding/dequantize.py``: a code's, an integer's or a point
 mass's normal score drawn given the rest of its row, not uniformly) and level frequencies by
-rank (``engine/tables/frequencies.py``), SDV 2.0.0, same 3 seeds (latent-synth rows; the copula
+rank (``engine/encoding/frequencies.py``), SDV 2.0.0, same 3 seeds (latent-synth rows; the copula
 and holdout rows are as above). Refused 4 of 18 with the first alone, 6 of 18 with both (lung 1,
 heart 2, diabetes 1, breast 1, demo 1; the last two at w = 0 by 0.545 +- 0.007 and
 0.536 +- 0.014, borderline: demo seeds 1-6 give the same w with and without the second change
@@ -169,7 +169,7 @@ z-gap of 31-41 (the app withholds these terms: under 10 events); without it kidn
 high-hazard level at one end.
 
 Nominal categories as one 0/1 column per level but the commonest, read back by the leading
-score (``engine.tables.nominal``; only kidney has such a column here, the other tables' rows are
+score (``engine.encoding.nominal``; only kidney has such a column here, the other tables' rows are
 unchanged to the digit). Kidney, 3 seeds: z mean 1.205 -> 0.573 (max 0.909, sign 0.42 -> 0.83,
 CI overlap 0.84; copula 1.175, holdout 0.993), KS 0.036, TV 0.000, distance AUC 0.500, w 0.86-
 0.90, none refused. 6 seeds: z mean 0.647 (max 0.976; copula 1.053, holdout 0.926), w 0.80-0.90,
@@ -522,8 +522,8 @@ def distance_auc(
 
 def _as_schema_reads(encoder: Any, frame: pd.DataFrame) -> pd.DataFrame:
     """Raw rows read as the schema reads them: numeric codes as text codes, rare levels merged
-    (:func:`engine.tables.codes.recode`), so a holdout compares like with like (issue 32)."""
-    from engine.tables.codes import recode
+    (:func:`engine.columns.codes.recode`), so a holdout compares like with like (issue 32)."""
+    from engine.columns.codes import recode
 
     specs = {c.name: c for c in encoder.schema.synthesized()}
     out = frame.assign(**{c: recode(specs[c], frame[c]) for c in frame.columns if c in specs})

@@ -1,4 +1,4 @@
-"""How well the coded-category rule (``engine.tables.codes.code_kind``) reads real columns.
+"""How well the coded-category rule (``engine.columns.codes.code_kind``) reads real columns.
 
 Issue 32: measured on the whole-number columns with 3 to 12 values of SurvSet's 76 public
 survival tables (the ``survset`` package ships them; install it into a bench venv). SurvSet's
@@ -21,7 +21,7 @@ stage; "n" reads as a count).
 Second measurement (same day), 86 columns: SurvSet's 41 plus the 45 of ``kinds_truth.csv``
 (lifelines, statsmodels and scikit-learn tables, typed from their documentation): 37 codes and
 49 numbers. The rule as above: codes 34 / 37, numbers 23 / 49 (an air flow of 50-80, waists,
-pulse rates, GDP, counts of 0-13 read as codes). With :func:`engine.tables.codes.looks_coded`
+pulse rates, GDP, counts of 0-13 read as codes). With :func:`engine.columns.codes.looks_coded`
 (an unnamed column is a code only when its values start at 0 or 1, end by 12 and leave at most
 one gap), ``educ`` an ordered code and ``size`` a count part: 72 of 86 right, codes 34 / 37,
 numbers 38 / 49. Misread codes (3): whas500 ``year`` and Framingham ``month`` (cohort codes
@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from engine.tables.codes import code_kind  # noqa: E402
+from engine.columns.codes import code_kind  # noqa: E402
 
 # Second source (2026-11-25): kinds_truth.csv types 45 few-valued whole-number columns of the
 # tables lifelines, statsmodels and scikit-learn ship (13 codes, 32 numbers), read from each

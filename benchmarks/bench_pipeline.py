@@ -80,10 +80,10 @@ CASES = ("survival300", "demo", "wide", "generate")
 # (label, module, attribute): functions looked up at call time, so patching the attribute times
 # every call. A method is named "Class.method". Labels nest by the call stack.
 STAGES: tuple[tuple[str, str, str], ...] = (
-    ("read", "engine.tables.read", "read_table"),
-    ("schema", "engine.tables.schema", "infer_schema"),
-    ("encode", "engine.tables.encoder", "TableEncoder.fit"),
-    ("encode", "engine.tables.encoder", "TableEncoder.transform"),
+    ("read", "engine.files.read", "read_table"),
+    ("schema", "engine.columns.schema", "infer_schema"),
+    ("encode", "engine.encoding.encoder", "TableEncoder.fit"),
+    ("encode", "engine.encoding.encoder", "TableEncoder.transform"),
     ("audit", "engine.privacy.audit", "run_audit"),
     ("split fit", "engine.privacy.audit", "make_split"),
     ("train flow", "engine.flows.select", "select_flow"),
@@ -91,7 +91,7 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("decode batch", "engine.privacy.audit", "_draw_repeats"),
     ("repeat", "engine.privacy.audit", "_score_repeat"),
     ("decode latent", "engine.flows.train", "TrainedFlow.from_latent"),
-    ("to distance space", "engine.tables.encoder", "TableEncoder.distance_space"),
+    ("to distance space", "engine.encoding.encoder", "TableEncoder.distance_space"),
     ("neighbour search", "engine.privacy.audit", "nearest_distances"),
     ("density attack", "engine.privacy.density", "GaussianKDE.log_density"),
     ("release metrics", "engine.privacy.audit", "release_metrics"),  # imported at call time
@@ -100,7 +100,7 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("protect outliers", "engine.privacy.audit", "protect_outliers"),
     ("fidelity models", "engine.pipeline.release_step", "fidelity_of"),
     ("PDF", "engine.report.build", "render_report"),
-    ("write table", "engine.tables.write", "table_writer"),
+    ("write table", "engine.files.write", "table_writer"),
 )
 
 
@@ -205,7 +205,7 @@ def _child_pipeline(case: str, rows: int, seed: int, tmp: Path) -> dict[str, Any
     warm_argv = [a if a != str(tmp / "out") else str(tmp / "out-warm") for a in argv]
     start, cpu0 = time.perf_counter(), time.process_time()
     if case != "wide":  # (the large case is long enough as it is)
-        from engine.tables import read as table_read
+        from engine.files import read as table_read
 
         table_read._LAST_READ.clear()  # the file is read again, as after a change of columns
         with contextlib.suppress(SystemExit):

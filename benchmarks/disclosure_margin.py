@@ -12,7 +12,7 @@ must allow for a release that is as good as a fresh sample; the script prints, p
 mean, the 95th and 99th percentiles and the maximum of the excess (percentage points), and the
 same for the inference attack's success.
 
-Keys and targets are the suggested ones (``engine/tables/keys.py``): age, sex, race and the like;
+Keys and targets are the suggested ones (``engine/columns/keys.py``): age, sex, race and the like;
 the event and the clinical columns.
 
 Measured (10 tables x 20 seeds): the excess of DiSCO has SD 0.1-10 points (largest for binary
@@ -32,9 +32,9 @@ import time
 import numpy as np
 import pandas as pd
 
+from engine.columns.keys import suggest_keys, suggest_targets
+from engine.columns.schema import infer_schema
 from engine.privacy.disclosure_check import NUMERIC_KINDS, measure_disclosure
-from engine.tables.keys import suggest_keys, suggest_targets
-from engine.tables.schema import infer_schema
 
 # candidate rules: (floor in points, multiple of the fresh sample's spread over the halvings)
 RULES = {"3": (3.0, 0.0), "5": (5.0, 0.0), "max(3,3sd)": (3.0, 3.0), "max(3,4sd)": (3.0, 4.0),

@@ -35,7 +35,7 @@ QT_XCB_LIBRARIES = (
 
 
 COMMANDS = ("run", "demo", "meta")
-# What the program reads (engine.tables.read.FORMATS), for "Open with" and the file dialog.
+# What the program reads (engine.files.read.FORMATS), for "Open with" and the file dialog.
 TABLE_SUFFIXES = (
     ".csv", ".tsv", ".tab", ".txt", ".xlsx", ".xlsm", ".xls", ".parquet", ".pq", ".sas7bdat",
     ".xpt", ".sav", ".zsav", ".dta",

@@ -77,9 +77,9 @@ class Session:
 class Inspected:
     """A table as read (after the row subset) and its inferred schema."""
 
-    table: Any  # engine.tables.read.LoadedTable
+    table: Any  # engine.files.read.LoadedTable
     frame: Any  # pandas.DataFrame, the rows in use
-    schema: Any  # engine.tables.schema.Schema
+    schema: Any  # engine.columns.schema.Schema
 
 
 def inspect_table(config: RunConfig, progress: Any = None, cancel: Any = None) -> Inspected:

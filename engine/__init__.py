@@ -39,12 +39,12 @@ _PUBLIC = {
     "run_meta": "engine.pipeline.meta",
     "effect_label": "engine.pipeline.meta",
     # tables
-    "read_table": "engine.tables.read",
-    "infer_schema": "engine.tables.schema",
-    "recognise_survival_roles": "engine.tables.schema",
-    "event_labels": "engine.tables.roles",
-    "atomic_write_bytes": "engine.tables.write",
-    "suggest_keys": "engine.tables.keys",
+    "read_table": "engine.files.read",
+    "infer_schema": "engine.columns.schema",
+    "recognise_survival_roles": "engine.columns.schema",
+    "event_labels": "engine.columns.roles",
+    "atomic_write_bytes": "engine.files.write",
+    "suggest_keys": "engine.columns.keys",
     # statistics and the report
     "pool": "engine.stats.meta",
     "read_summary": "engine.stats.meta",
@@ -106,7 +106,12 @@ __all__ = [
 
 
 if TYPE_CHECKING:
+    from engine.columns.keys import suggest_keys
+    from engine.columns.roles import event_labels
+    from engine.columns.schema import infer_schema, recognise_survival_roles
     from engine.errors import Cancelled, InputError, LatentSynthError, PrivacyRefused
+    from engine.files.read import read_table
+    from engine.files.write import atomic_write_bytes
     from engine.pipeline import (
         DEFAULT_GRID,
         Prepared,
@@ -129,11 +134,6 @@ if TYPE_CHECKING:
     from engine.report.curve_plot import draw_privacy_curve
     from engine.report.forest import forest_figure
     from engine.stats.meta import pool, read_summary
-    from engine.tables.keys import suggest_keys
-    from engine.tables.read import read_table
-    from engine.tables.roles import event_labels
-    from engine.tables.schema import infer_schema, recognise_survival_roles
-    from engine.tables.write import atomic_write_bytes
 
 
 def __getattr__(name: str) -> Any:

@@ -16,12 +16,12 @@ import pytest
 from scipy.spatial import cKDTree
 from scipy.stats import gaussian_kde
 
+from engine.columns.schema import infer_schema
+from engine.encoding.encoder import TableEncoder
 from engine.privacy.audit import AuditConfig, run_audit
 from engine.privacy.density import GaussianKDE, principal_basis
 from engine.privacy.neighbours import count_closer, nearest_distances
 from engine.privacy.release import record_ranks, release_metrics
-from engine.tables.encoder import TableEncoder
-from engine.tables.schema import infer_schema
 
 
 def _mixed_rows(n: int, seed: int) -> np.ndarray:

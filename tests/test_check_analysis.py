@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from engine.columns.schema import infer_schema
 from engine.errors import InputError
 from engine.pipeline import RunConfig, prepare
 from engine.pipeline.config import MIN_EVENTS, check_analysis
-from engine.tables.schema import infer_schema
 
 
 def _table(n: int = 120, events: int = 40, seed: int = 0) -> pd.DataFrame:

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.tables.codes import OTHER, code_kind
-from engine.tables.schema import infer_schema
+from engine.columns.codes import OTHER, code_kind
+from engine.columns.schema import infer_schema
 
 
 def _cohort(n: int = 600, seed: int = 0) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Conditional dequantization (engine/tables/dequantize.py): discrete scores drawn given the row,
+"""Conditional dequantization (engine/encoding/dequantize.py): discrete scores drawn given the row,
 so dependence on binary, categorical, integer and point-mass columns is not weakened."""
 
 import numpy as np
@@ -7,9 +7,9 @@ import pytest
 from scipy.stats import truncnorm
 from statsmodels.discrete.discrete_model import Logit
 
-from engine.tables.dequantize import conditional_scores, truncated_normal
-from engine.tables.encoder import TableEncoder
-from engine.tables.schema import infer_schema
+from engine.columns.schema import infer_schema
+from engine.encoding.dequantize import conditional_scores, truncated_normal
+from engine.encoding.encoder import TableEncoder
 
 
 def _probit_table(n: int = 4000, rho: float = 0.6, seed: int = 0) -> pd.DataFrame:

@@ -140,10 +140,10 @@ def test_no_text_file_prints_a_small_count(export) -> None:
 def test_redraw_removes_copies_of_unique_rows_with_the_release_noise() -> None:
     """Mostly discrete columns, w = 0.95 with the identity map: many synthetic rows decode to
     their own real row; the redraw leaves none equal to a unique real row (checked by merge)."""
+    from engine.columns.schema import infer_schema
     from engine.disclosure import copy_masks
+    from engine.encoding.encoder import TableEncoder
     from engine.pipeline.release_step import release_without_unique_copies
-    from engine.tables.encoder import TableEncoder
-    from engine.tables.schema import infer_schema
 
     class Identity:
         def to_latent(self, x: np.ndarray) -> np.ndarray:
@@ -181,8 +181,8 @@ def test_redraw_removes_copies_of_unique_rows_with_the_release_noise() -> None:
 def test_time_column_works_with_bounds_inside_the_observed_range() -> None:
     """METHOD.md section 2: the logit window (a < min, b > max) stays on the observed range;
     the safe bounds only clip decoded values, so times stay finite and inside the bounds."""
-    from engine.tables.encoder import TableEncoder
-    from engine.tables.schema import infer_schema
+    from engine.columns.schema import infer_schema
+    from engine.encoding.encoder import TableEncoder
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(

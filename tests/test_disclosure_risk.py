@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from engine.columns.keys import suggest_keys, suggest_targets
+from engine.columns.schema import infer_schema
 from engine.privacy.disclosure_check import margin_for, measure_disclosure, shown_pct
 from engine.privacy.disclosure_risk import InferenceRisk, Rate, synthpop_figures
 from engine.privacy.key_groups import Banding, cell_codes, fit_banding, numtocat_breaks
-from engine.tables.keys import suggest_keys, suggest_targets
-from engine.tables.schema import infer_schema
 
 
 def _figures(real: pd.DataFrame, syn: pd.DataFrame, keys: list[str], target: str):

@@ -17,9 +17,9 @@ import pandas as pd
 import pytest
 from test_disclosure import rare_table
 
+from engine.columns.codes import OTHER
 from engine.pipeline import RunConfig, run_pipeline
 from engine.stats.fits import NOT_SHOWN_MERGED
-from engine.tables.codes import OTHER
 
 K = 10
 FLAG = re.compile(r"--[A-Za-z]")

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import torch
 
+from engine.columns.schema import infer_schema
 from engine.errors import InputError
 from engine.flows.maf import MAF
 from engine.flows.select import FlowConfig
@@ -36,7 +37,6 @@ from engine.privacy.dp.train import (
     per_record_norms,
     train_dp_flow,
 )
-from engine.tables.schema import infer_schema
 
 # DP-NF paper section 3.2: r = 0.5, T = 8000, delta = 0.01.
 PAPER = [(7.36, 6.10, 32.0), (11.44, 3.92, 16.0), (18.28, 2.45, 8.0), (29.93, 1.49, 4.0)]
@@ -394,8 +394,8 @@ def test_guarantee_statement_names_every_parameter() -> None:
 
 
 def test_dp_membership_audit_scores_flow_sampling_with_the_pipelines_audit() -> None:
+    from engine.encoding.encoder import TableEncoder
     from engine.privacy.dp.release import dp_membership_audit
-    from engine.tables.encoder import TableEncoder
 
     df = _frame(150)
     schema = infer_schema(df, time="time", event="cvd")
@@ -425,7 +425,7 @@ def test_dp_membership_audit_catches_a_release_that_copies_its_training_rows(
     """Falsifiability of the test above: the same audit on a 'model' that returns its own
     training rows gives a membership AUC near 1."""
     import engine.privacy.dp.release
-    from engine.tables.encoder import TableEncoder
+    from engine.encoding.encoder import TableEncoder
 
     class Copier:
         def __init__(self, rows: np.ndarray) -> None:

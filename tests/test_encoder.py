@@ -1,4 +1,4 @@
-"""engine.tables.encoder: exact round trips, time window, clipping counts, deterministic distances."""
+"""engine.encoding.encoder: exact round trips, time window, clipping counts, deterministic distances."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from engine.columns.schema import infer_schema
+from engine.encoding.encoder import TableEncoder
 from engine.errors import InputError
-from engine.tables.encoder import TableEncoder
-from engine.tables.read import ColumnMeta
-from engine.tables.schema import infer_schema
+from engine.files.read import ColumnMeta
 
 
 def cohort(n: int = 300, seed: int = 3) -> pd.DataFrame:
@@ -186,7 +186,7 @@ def test_very_large_values_are_standardized_without_overflow() -> None:
     enc = TableEncoder(schema).fit(df)
     z = enc.transform(df, np.random.default_rng(1))
     assert np.isfinite(z).all()
-    # normal scores (engine.tables.marginals): mean 0, SD 1 up to the binned CDF at n = 200
+    # normal scores (engine.encoding.marginals): mean 0, SD 1 up to the binned CDF at n = 200
     assert np.allclose(z.mean(axis=0), 0.0, atol=0.05) and np.allclose(z.std(axis=0), 1, atol=0.1)
     back = enc.inverse_transform(z)
     assert back.frame["bigint"].dtype == np.int64 and back.clip_counts["bigint"] == 0
@@ -201,7 +201,7 @@ def test_very_large_values_are_standardized_without_overflow() -> None:
 def test_non_finite_values_are_counted_and_redrawn_not_averaged(
     fitted: tuple[pd.DataFrame, TableEncoder],
 ) -> None:
-    from engine.tables.encoder import redraw_non_finite
+    from engine.encoding.encoder import redraw_non_finite
 
     _, enc = fitted
     rng = np.random.default_rng(0)

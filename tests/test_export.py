@@ -1,4 +1,4 @@
-"""Tests for engine.tables.write and engine.provenance: injection, atomicity, round trips, labels."""
+"""Tests for engine.files.write and engine.provenance: injection, atomicity, round trips, labels."""
 
 from __future__ import annotations
 
@@ -14,10 +14,9 @@ import pytest
 from openpyxl import load_workbook
 
 from engine.errors import InputError
-from engine.provenance import library_versions, results_json, sha256_file
-from engine.tables import atomic
-from engine.tables import write as export
-from engine.tables.write import (
+from engine.files import atomic
+from engine.files import write as export
+from engine.files.write import (
     FORMATS,
     atomic_path,
     atomic_write_bytes,
@@ -27,6 +26,7 @@ from engine.tables.write import (
     write_recipient_readme,
     write_table,
 )
+from engine.provenance import library_versions, results_json, sha256_file
 
 TRIGGERS = ["=", "+", "-", "@", "\t", "\r", "\n", "\0"]
 

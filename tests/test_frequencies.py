@@ -1,13 +1,13 @@
-"""Level frequencies by rank (engine/tables/frequencies.py): a decoded batch gets each coded
+"""Level frequencies by rank (engine/encoding/frequencies.py): a decoded batch gets each coded
 column's real shares, only where every level has >= 10 real rows, only for batches >= 200 rows."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from engine.tables.encoder import TableEncoder
-from engine.tables.frequencies import level_counts, ranked_codes
-from engine.tables.schema import infer_schema
+from engine.columns.schema import infer_schema
+from engine.encoding.encoder import TableEncoder
+from engine.encoding.frequencies import level_counts, ranked_codes
 
 
 def _table(rare: bool = False, n: int = 600, seed: int = 0) -> pd.DataFrame:
@@ -60,7 +60,7 @@ def test_only_rows_near_a_threshold_change_and_only_to_the_next_level():
 
 
 def test_a_column_with_a_level_under_ten_rows_keeps_the_fixed_thresholds():
-    from engine.tables.codes import OTHER, recode
+    from engine.columns.codes import OTHER, recode
 
     df = _table(rare=True)
     schema = infer_schema(df)

@@ -44,7 +44,7 @@ def test_a_code_is_shown_as_a_category_with_its_reason_and_can_be_switched(
     assert page.table.cellWidget(rows["children"], 1).currentText() == "integer"  # a count
     page.table.cellWidget(rows["race"], 1).setCurrentText("integer")
     assert ("race", "integer") in page.choices()["kinds"]
-    from engine.tables.schema import infer_schema
+    from engine.columns.schema import infer_schema
 
     spec = infer_schema(frame, kinds=dict(page.choices()["kinds"])).by_name("race")
     assert spec.kind == "integer" and spec.merged == 0

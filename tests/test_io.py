@@ -1,4 +1,4 @@
-"""engine.tables.read: every format reads the same table; text quirks; user errors are one-line InputErrors."""
+"""engine.files.read: every format reads the same table; text quirks; user errors are one-line InputErrors."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pyreadstat
 import pytest
 
 from engine.errors import InputError
-from engine.tables.read import read_table, sniff_delimiter
+from engine.files.read import read_table, sniff_delimiter
 
 
 def reference_table() -> pd.DataFrame:
@@ -280,8 +280,8 @@ def test_dates_arrive_as_dates_in_every_format_and_are_synthesized(
     that is modelled (as days) and parse to the same days."""
     import datetime as dt
 
-    from engine.tables.dates import parse_dates
-    from engine.tables.schema import infer_schema
+    from engine.columns.dates import parse_dates
+    from engine.columns.schema import infer_schema
 
     days = [dt.date(2020, 1, 1) + dt.timedelta(days=int(k)) for k in np.arange(60) * 3]
     df = pd.DataFrame({"seen": days, "x": np.arange(60) % 7})

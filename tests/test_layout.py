@@ -51,12 +51,12 @@ PUBLIC_HOMES = {
     "MetaConfig": "engine.pipeline.meta",
     "run_meta": "engine.pipeline.meta",
     "effect_label": "engine.pipeline.meta",
-    "read_table": "engine.tables.read",
-    "infer_schema": "engine.tables.schema",
-    "recognise_survival_roles": "engine.tables.roles",
-    "event_labels": "engine.tables.roles",
-    "atomic_write_bytes": "engine.tables.atomic",
-    "suggest_keys": "engine.tables.keys",
+    "read_table": "engine.files.read",
+    "infer_schema": "engine.columns.schema",
+    "recognise_survival_roles": "engine.columns.roles",
+    "event_labels": "engine.columns.roles",
+    "atomic_write_bytes": "engine.files.atomic",
+    "suggest_keys": "engine.columns.keys",
     "pool": "engine.stats.meta",
     "read_summary": "engine.stats.meta",
     "build_report": "engine.report.build",
@@ -152,8 +152,8 @@ def test_the_desktop_lists_of_formats_match_the_engine() -> None:
     pytest.importorskip("PySide6")
     from desktop.launch import TABLE_SUFFIXES
     from desktop.pages.export_page import FORMATS as EXPORT_CHOICES
+    from engine.files.read import FORMATS as READ
     from engine.pipeline.config import FORMATS as WRITTEN
-    from engine.tables.read import FORMATS as READ
 
     assert sorted(TABLE_SUFFIXES) == sorted(READ) and len(READ) >= 14
     assert tuple(key for key, _ in EXPORT_CHOICES) == WRITTEN

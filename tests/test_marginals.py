@@ -1,10 +1,10 @@
-"""Normal-score marginals (engine.tables.marginals), checked against hand-computed values."""
+"""Normal-score marginals (engine.encoding.marginals), checked against hand-computed values."""
 
 import numpy as np
 import pytest
 from scipy.stats import norm
 
-from engine.tables.marginals import NormalScores
+from engine.encoding.marginals import NormalScores
 
 
 def test_round_trip_is_exact_inside_the_bounds() -> None:

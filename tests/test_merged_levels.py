@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from engine.columns.codes import OTHER
 from engine.stats.compare import compare_fits
 from engine.stats.fits import NOT_SHOWN_MERGED, withhold_terms
 from engine.stats.models import ModelSpec
-from engine.tables.codes import OTHER
 
 SPEC = ModelSpec("cox", time="t", event="e", covariates=("race", "age"))
 
@@ -55,7 +55,7 @@ def test_a_small_merged_level_absent_from_the_release_is_reported_as_merged() ->
 def test_spss_and_stata_get_the_codes_as_numbers_and_the_merged_level_labelled(tmp_path) -> None:
     import pyreadstat
 
-    from engine.tables.write_formats import write_dta, write_sav
+    from engine.files.write_formats import write_dta, write_sav
 
     frame = pd.DataFrame(
         {"race": ["1", "2", "4", OTHER, "2", None], "site": ["007", "12", "3", "1", "2", "3"]}

@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 from scipy.stats import ks_2samp
 
+from engine.columns.dates import DateLayer, is_birth_date_name, parse_dates
+from engine.columns.schema import infer_schema
+from engine.encoding.layered import LayeredEncoder, prepared_rows
+from engine.encoding.missing import MissingLayer
 from engine.pipeline import RunConfig, prepare, synthesize
-from engine.tables.dates import DateLayer, is_birth_date_name, parse_dates
-from engine.tables.layered import LayeredEncoder, prepared_rows
-from engine.tables.missing import MissingLayer
-from engine.tables.schema import infer_schema
 
 FAST = {"w_grid": (0.0, 0.5), "repeats": 1, "seed": 3, "allow_risky": True, "report": False}
 

@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from engine.columns.schema import infer_schema
+from engine.encoding.layered import LayeredEncoder, prepared_rows
+from engine.encoding.missing import MissingLayer
 from engine.pipeline import RunConfig, prepare, synthesize
-from engine.tables.layered import LayeredEncoder, prepared_rows
-from engine.tables.missing import MissingLayer
-from engine.tables.schema import infer_schema
 
 
 def _mar_table(n: int, seed: int) -> pd.DataFrame:

@@ -158,7 +158,7 @@ def test_coarse_km_grid_counts_events_on_the_edge_once() -> None:
 
 @pytest.mark.parametrize("first", ["=", "+", "-", "@", "\t", "\r", "\n", "\0"])
 def test_every_formula_trigger_is_escaped_and_nothing_else(first: str) -> None:
-    from engine.tables.write import escape_formula
+    from engine.files.write import escape_formula
 
     assert escape_formula(first + "A1") == "'" + first + "A1"
     assert escape_formula("A1" + first) == "A1" + first

@@ -1,6 +1,6 @@
 """Nominal categories keep each level's own effect (issue 13 item 2): a category with words for
 labels becomes one 0/1 indicator per level but its most frequent one, and comes back as the
-level whose score leads (:mod:`engine.tables.nominal`). As one ordered-probit code in
+level whose score leads (:mod:`engine.encoding.nominal`). As one ordered-probit code in
 alphabetical order, a level with a large effect between two ordinary ones lost most of it: in the
 planted table below, group "beta"'s mean y (1.55) came back as 0.30-0.60 at w = 0.5 (largest gap
 over levels 0.95-1.23; now 0.06-0.19); on lifelines' kidney transplant table the Cox group terms
@@ -14,13 +14,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import engine.tables.nominal as nominal
+import engine.encoding.nominal as nominal
+from engine.columns.schema import infer_schema
+from engine.encoding.encoder import TableEncoder
+from engine.encoding.frequencies import level_counts, ranked_codes
+from engine.encoding.layered import LayeredEncoder, prepared_rows
+from engine.encoding.nominal import NominalLayer, ranked_levels
 from engine.pipeline import RunConfig, prepare, synthesize
-from engine.tables.encoder import TableEncoder
-from engine.tables.frequencies import level_counts, ranked_codes
-from engine.tables.layered import LayeredEncoder, prepared_rows
-from engine.tables.nominal import NominalLayer, ranked_levels
-from engine.tables.schema import infer_schema
 
 LEVELS = ["alpha", "beta", "gamma", "delta"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-import engine.tables.read_text as read_text
-from engine.tables.read import read_table
+import engine.files.read_text as read_text
+from engine.files.read import read_table
 
 
 def test_second_read_of_the_same_bytes_is_not_parsed_again(tmp_path, monkeypatch):
@@ -15,7 +15,7 @@ def test_second_read_of_the_same_bytes_is_not_parsed_again(tmp_path, monkeypatch
     calls = []
     original = read_text.read_text_table
     monkeypatch.setattr(
-        "engine.tables.read.read_text_table", lambda *a: calls.append(1) or original(*a)
+        "engine.files.read.read_text_table", lambda *a: calls.append(1) or original(*a)
     )
     first = read_table(path)
     first.frame.loc[0, "age"] = -1  # a caller changing its copy does not change the next read

@@ -1,4 +1,4 @@
-"""engine.tables.schema: kinds with reasons on a realistic mixed table; role checks raise InputErrors."""
+"""engine.columns.schema: kinds with reasons on a realistic mixed table; role checks raise InputErrors."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from engine.columns.schema import KINDS, binary_labels, infer_schema
 from engine.errors import InputError
-from engine.tables.read import read_table
-from engine.tables.read_binary import ColumnMeta
-from engine.tables.schema import KINDS, binary_labels, infer_schema
+from engine.files.read import read_table
+from engine.files.read_binary import ColumnMeta
 
 
 def mixed_frame(n: int = 80, seed: int = 0) -> pd.DataFrame:
@@ -140,7 +140,7 @@ def test_user_overrides_drop_keep_kinds() -> None:
     assert schema.by_name("age").action == "drop" and "by the user" in schema.by_name("age").reason
     visits = schema.by_name("visits")
     # levels held by fewer than 10 rows are merged openly (issue 32), never dropped or relabelled
-    from engine.tables.codes import OTHER
+    from engine.columns.codes import OTHER
 
     kept = [v for v in visits.labels if v != OTHER]
     assert visits.kind == "categorical" and kept == sorted(kept) and set(kept) <= set(range(9))
@@ -296,7 +296,7 @@ def test_user_can_keep_a_flagged_identifier() -> None:
     ],
 )
 def test_survival_columns_are_recognised_by_name_and_coding(time: str, event: str) -> None:
-    from engine.tables.schema import recognise_survival_roles
+    from engine.columns.schema import recognise_survival_roles
 
     rng = np.random.default_rng(0)
     n = 80
@@ -319,7 +319,7 @@ def test_survival_columns_are_recognised_by_name_and_coding(time: str, event: st
 def test_censoring_indicators_are_asked_about_and_1_2_codings_used_with_a_note() -> None:
     """Issue 28: a censoring-looking name is never used silently (one question, "1 means
     censored" preselected for 'censored'); R's 1/2 coding is used, 2 = the event, with a note."""
-    from engine.tables.schema import recognise_survival_roles
+    from engine.columns.schema import recognise_survival_roles
 
     rng = np.random.default_rng(1)
     n = 80

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.tables.roles import recognise_survival_roles
+from engine.columns.roles import recognise_survival_roles
 
 # (source, time, event, coding of the event, value meaning the event, other columns)
 # coding: "01" 0/1, "12" R's 1/2 (2 = event), "bool", "10" a censoring indicator (1 = censored),

@@ -18,9 +18,9 @@ import pandas as pd
 from engine.errors import InputError
 
 if TYPE_CHECKING:
-    from engine.tables.layered import LayeredEncoder
-    from engine.tables.read import LoadedTable
-    from engine.tables.schema import Schema
+    from engine.columns.schema import Schema
+    from engine.encoding.layered import LayeredEncoder
+    from engine.files.read import LoadedTable
 
 FORMATS = ("csv", "xlsx", "parquet", "sav", "dta")
 BUDGETS = ("fast", "default", "thorough")
@@ -148,7 +148,7 @@ def check_analysis(
     """Every reason the chosen analysis cannot be fitted, as plain sentences (empty: it can).
 
     Without ``schema`` only what the settings alone decide is checked (an outcome is named, it is
-    not also a covariate); with the schema (:class:`engine.tables.schema.Schema`) the survival
+    not also a covariate); with the schema (:class:`engine.columns.schema.Schema`) the survival
     roles and the columns' kinds, and with ``real`` (the complete cases) the coding of the event
     or yes/no outcome and the number of events. The wizard calls this on its Settings page, the
     pipeline before any training, so a run never trains and then fails on its analysis.
@@ -231,7 +231,7 @@ def _check_events(
 ) -> list[str]:
     """The column must be coded 0/1 (an event column: by its labels, the event second) and hold
     at least :data:`MIN_EVENTS` ones and zeros."""
-    from engine.tables.roles import event_codes
+    from engine.columns.roles import event_codes
 
     values = event_codes(real[column], labels)
     if values.isna().any() or not values.isin([0.0, 1.0]).all():

@@ -158,8 +158,8 @@ def default_out_folder(
 
 def recognise_roles(ns: Any) -> None:
     """Without --time/--event: use a time/event pair recognised by name and coding, and say so."""
-    from engine.tables.read import read_table
-    from engine.tables.schema import recognise_survival_roles
+    from engine.columns.schema import recognise_survival_roles
+    from engine.files.read import read_table
 
     try:
         sheet = int(ns.sheet) if ns.sheet and ns.sheet.isdigit() else ns.sheet

@@ -46,8 +46,8 @@ MANY_VALUES = 20  # a whole-number target with more values is guessed within 5 %
 def measure(result: RunResult, rng: np.random.Generator) -> DisclosureResult | None:
     """The measures on ``result``'s released file (its first copy, in record order); None when
     no key column or no target was chosen or recognised."""
+    from engine.columns.keys import keys_and_targets
     from engine.privacy.disclosure_check import measure_disclosure
-    from engine.tables.keys import keys_and_targets
 
     prep, cfg = result.prepared, result.config
     synthetic = result.record_order

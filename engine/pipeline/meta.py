@@ -349,7 +349,7 @@ def run_meta(
     )
     pdf = forest_pdf_bytes(run.sets, exponentiate=config.shows_ratio(), xlabel=effect_label(config))
     cancel.raise_if_cancelled()
-    from engine.tables.write import atomic_write_bytes
+    from engine.files.write import atomic_write_bytes
 
     atomic_write_bytes(
         run.meta_json, json.dumps(run.to_dict(), indent=2, allow_nan=False).encode("utf-8")

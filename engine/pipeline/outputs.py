@@ -21,8 +21,8 @@ def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progre
     be (a report open in a PDF viewer), the files already replaced get their old content back,
     so the folder never holds a new table beside an old report.
     """
+    from engine.files.write import AtomicBatch, recipient_readme_bytes, table_writer
     from engine.provenance import results_json, sha256_file
-    from engine.tables.write import AtomicBatch, recipient_readme_bytes, table_writer
 
     cfg = result.config
     out = Path(out)

@@ -13,7 +13,7 @@ from engine.progress import ProgressFn, no_progress
 
 def load_table(config: RunConfig) -> Any:
     """Read the input file and keep the selected rows (``config.subset``, e.g. one site)."""
-    from engine.tables.read import read_table
+    from engine.files.read import read_table
 
     table = read_table(config.input, sheet=config.sheet, missing_codes=config.missing_codes)
     if config.subset is None:
@@ -30,7 +30,7 @@ def load_table(config: RunConfig) -> Any:
 
 def schema_for(config: RunConfig, table: Any) -> Any:
     """Column kinds and roles for the table, with the user's overrides from ``config``."""
-    from engine.tables.schema import infer_schema
+    from engine.columns.schema import infer_schema
 
     return infer_schema(
         table,
@@ -54,9 +54,9 @@ def _complete_cases(config: RunConfig) -> bool:
 
 def prepare(config: RunConfig, progress: ProgressFn = no_progress) -> Prepared:
     """Read the file, infer the schema and fit the encoder: missing values modelled as
-    indicators and dates as days (:mod:`engine.tables.layered`), or complete cases when asked."""
+    indicators and dates as days (:mod:`engine.encoding.layered`), or complete cases when asked."""
+    from engine.encoding.layered import LayeredEncoder, prepared_rows
     from engine.pipeline.config import make_rng
-    from engine.tables.layered import LayeredEncoder, prepared_rows
 
     config.validate()
     progress(0.0, "reading the file")
@@ -74,7 +74,7 @@ def prepare(config: RunConfig, progress: ProgressFn = no_progress) -> Prepared:
     problems = check_analysis(config, schema, real)  # refuse before any training
     if problems:
         raise InputError(f"{table.path.name}: {problems[0]}")
-    from engine.tables.keys import check_keys  # the disclosure measures' columns (issue 29)
+    from engine.columns.keys import check_keys  # the disclosure measures' columns (issue 29)
 
     check_keys(schema, config.keys, config.disclosure_targets)
     progress(1.0, "data ready")

@@ -42,11 +42,11 @@ from engine.progress import (
 )
 
 if TYPE_CHECKING:
+    from engine.encoding.encoder import Decoded
+    from engine.encoding.layered import LayeredEncoder
     from engine.flows.train import TrainedFlow
     from engine.privacy.audit import AuditResult
     from engine.privacy.release import EpsilonStatement, ProtectResult, ReleaseMetrics
-    from engine.tables.encoder import Decoded
-    from engine.tables.layered import LayeredEncoder
 
 
 class _Refusal(PrivacyRefused):
@@ -205,8 +205,8 @@ def _draw_copies(
 ) -> _Drawn:
     """Every copy drawn the same way: outlier protection when asked for, rows that decode to
     NaN/inf redrawn or dropped, rows that copy a unique real row redrawn."""
+    from engine.encoding.encoder import redraw_non_finite
     from engine.privacy.audit import protect_outliers
-    from engine.tables.encoder import redraw_non_finite
 
     cfg, enc = prep.config, prep.encoder
     X_dist = enc.distance_space(prep.real)

@@ -1,7 +1,7 @@
 """Identity and attribute disclosure of one file against the real table: synthpop 1.9's UiO,
 repU, DiO and DiSCO, and anonymeter's inference attack with a control set.
 
-Given the key columns an attacker knows (:mod:`engine.tables.keys`), grouped as in
+Given the key columns an attacker knows (:mod:`engine.columns.keys`), grouped as in
 :mod:`engine.privacy.key_groups`, and one target column, synthpop's ``disclosure()`` counts, over
 the N real records (percentages of N):
 

@@ -56,9 +56,9 @@ def build_report(result: RunResult, path: Path | str) -> Path:
     The PDF is produced in memory first, so an error leaves no partial file; the input table's
     path is refused as a target.
 
-    References: :func:`engine.tables.write.atomic_write_bytes`.
+    References: :func:`engine.files.write.atomic_write_bytes`.
     """
-    from engine.tables.write import atomic_write_bytes
+    from engine.files.write import atomic_write_bytes
 
     data = render_report(result)
     return atomic_write_bytes(Path(path), data, forbid=result.config.input)

@@ -196,7 +196,7 @@ NOT_SHOWN_MERGED = (
 
 
 def withheld_note(term: str) -> str:
-    """Why a withheld term has no numbers: a merged level (:data:`engine.tables.codes.OTHER`,
+    """Why a withheld term has no numbers: a merged level (:data:`engine.columns.codes.OTHER`,
     issue 32) is said to be merged, not lost; any other term is a group of fewer than 10.
 
     Example:
@@ -205,7 +205,7 @@ def withheld_note(term: str) -> str:
         >>> withheld_note("race=2")
         'not shown: fewer than 10 people in this group'
     """
-    from engine.tables.codes import OTHER
+    from engine.columns.codes import OTHER
 
     return NOT_SHOWN_MERGED if term.endswith(f"={OTHER}") else NOT_SHOWN_GROUP
 

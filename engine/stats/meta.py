@@ -241,14 +241,14 @@ def pool(
 def _read_frame(
     path: Path, sheet: str | None = None, missing_codes: Sequence[Any] = ()
 ) -> pd.DataFrame:
-    """Read a table with ``engine.tables.read.read_table``; a plain-pandas fallback while that module is absent."""
+    """Read a table with ``engine.files.read.read_table``; a plain-pandas fallback while that module is absent."""
     if str(path).lower().startswith(("http:", "https:", "ftp:", "file:")):
         raise InputError(f"{path}: only local files are read: download it first")
     if not Path(path).is_file():
         raise InputError(f"{path}: file not found: check the path")
     read_table: Callable[..., Any] | None
     try:
-        from engine.tables.read import read_table
+        from engine.files.read import read_table
     except ModuleNotFoundError:
         read_table = None
     if read_table is not None:

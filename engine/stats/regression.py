@@ -210,11 +210,11 @@ def fit_model(
 
 
 def _absent_merged(data: pd.DataFrame) -> list[str]:
-    """Dummies of the merged rare level (:data:`engine.tables.codes.OTHER`, issue 32) that no row
+    """Dummies of the merged rare level (:data:`engine.columns.codes.OTHER`, issue 32) that no row
     of this table holds: a release may well have none of a 6-person group, and an all-zero
     column stops the fit. Left out of the fit; the term is withheld and said to be merged
     (:func:`engine.stats.fits.withheld_note`) instead of the whole comparison failing."""
-    from engine.tables.codes import OTHER
+    from engine.columns.codes import OTHER
 
     return [c for c in data.columns if str(c).endswith(f"={OTHER}") and not data[c].any()]
 

@@ -1,6 +1,6 @@
 """Data-independent encoding for DP mode: every range comes from the user or a clinical preset.
 
-The ordinary :class:`engine.tables.encoder.TableEncoder` z-scores with the data's means and SDs and
+The ordinary :class:`engine.encoding.encoder.TableEncoder` z-scores with the data's means and SDs and
 takes the time window and bounds from the observed range: each is an unnoised statistic of the
 records and would void a DP guarantee. :class:`BoundedEncoder` uses only declared numbers:
 
@@ -31,7 +31,7 @@ METHOD.md sections 2 and 9.
 
 Example:
     >>> import pandas as pd
-    >>> from engine.tables.schema import infer_schema
+    >>> from engine.columns.schema import infer_schema
     >>> df = pd.DataFrame({"sbp": [120, 140, 160] * 20, "smoker": ["no", "yes", "no"] * 20})
     >>> enc = BoundedEncoder(infer_schema(df), resolve_bounds(infer_schema(df))).fit()
     >>> X = enc.transform(df, np.random.default_rng(0))
@@ -50,10 +50,10 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
+from engine.columns.schema import ColumnSpec, Schema
+from engine.encoding.encoder import Decoded, _codes
+from engine.encoding.restore import restore_labels, restore_number
 from engine.errors import InputError
-from engine.tables.encoder import Decoded, _codes
-from engine.tables.restore import restore_labels, restore_number
-from engine.tables.schema import ColumnSpec, Schema
 
 BOUNDED_KINDS = frozenset({"continuous", "integer", "time"})
 LEVEL_KINDS = frozenset({"binary", "event", "categorical"})

@@ -17,7 +17,7 @@ METHOD.md section 9; Dong, Roth & Su 2019; Bu et al. 2020.
 
 Example:
     >>> import numpy as np, pandas as pd
-    >>> from engine.tables.schema import infer_schema
+    >>> from engine.columns.schema import infer_schema
     >>> rng = np.random.default_rng(0)
     >>> df = pd.DataFrame({"age": rng.integers(40, 80, 300), "sbp": rng.integers(100, 180, 300)})
     >>> rel = dp_release_frame(df, infer_schema(df), epsilon=8.0, rng=rng, seed=0,

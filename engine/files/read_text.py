@@ -2,10 +2,10 @@
 
 A text file is decoded (UTF-8 with or without a byte-order mark, UTF-16, else cp1252 with a
 note), its delimiter sniffed, every cell read as text, and each column typed here: numbers
-(decimal comma allowed) or text, with the missing-value rule of :mod:`engine.tables.read`
+(decimal comma allowed) or text, with the missing-value rule of :mod:`engine.files.read`
 (``NA`` kept as a category where it is one; user missing codes compared as text and number;
-ID digits kept as text). Excel's text cells (:mod:`engine.tables.read_excel`) and the typed
-formats (:mod:`engine.tables.read_binary`) reuse the cell helpers, which is why they live here.
+ID digits kept as text). Excel's text cells (:mod:`engine.files.read_excel`) and the typed
+formats (:mod:`engine.files.read_binary`) reuse the cell helpers, which is why they live here.
 
 References: PITFALLS.md "Data import" (BOM, cp1252, "NA", leading zeros).
 
@@ -29,8 +29,8 @@ import pandas as pd
 
 from engine.disclosure import finite
 from engine.errors import InputError
-from engine.tables.names import is_id_like_name, name_columns
-from engine.tables.values import all_whole
+from engine.files.names import is_id_like_name, name_columns
+from engine.files.values import all_whole
 
 ALWAYS_MISSING = frozenset({"", ".", "NaN", "nan", "N/A", "n/a"})
 NA_LITERAL = "NA"

@@ -25,9 +25,9 @@ formats such as Parquet/SPSS keep the type they stored). ``inf``/``-inf`` in
 numeric columns become missing (with a count per column). The input file is only read.
 
 This module is the dispatch (path checks, format by extension, the shared end checks) and the
-:class:`LoadedTable` it returns; the readers are :mod:`engine.tables.read_text` (CSV/TSV and the
-text-cell rule), :mod:`engine.tables.read_excel` and :mod:`engine.tables.read_binary` (Parquet,
-SAS, SPSS, Stata, with :class:`ColumnMeta`); column names go through :mod:`engine.tables.names`.
+:class:`LoadedTable` it returns; the readers are :mod:`engine.files.read_text` (CSV/TSV and the
+text-cell rule), :mod:`engine.files.read_excel` and :mod:`engine.files.read_binary` (Parquet,
+SAS, SPSS, Stata, with :class:`ColumnMeta`); column names go through :mod:`engine.files.names`.
 Their public names are re-exported here.
 
 References: PITFALLS.md "Data import" (BOM, cp1252, "NA", leading zeros, SPSS user-missing,
@@ -55,16 +55,16 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.tables.names import (
+from engine.files.names import (
     ID_NAME_TOKENS,
     ID_NAME_WHOLE,
     is_id_like_name,
     name_columns,
     name_tokens,
 )
-from engine.tables.read_binary import ColumnMeta, apply_typed_codes, read_binary
-from engine.tables.read_excel import read_excel
-from engine.tables.read_text import (
+from engine.files.read_binary import ColumnMeta, apply_typed_codes, read_binary
+from engine.files.read_excel import read_excel
+from engine.files.read_text import (
     ALWAYS_MISSING,
     DELIMITERS,
     MAX_NA_LEVELS,

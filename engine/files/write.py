@@ -1,15 +1,15 @@
 """Safe, atomic writing of the synthetic table: formula escaping, CSV and Excel, one entry point.
 
 :func:`write_table` (and :func:`table_writer`, for a batch of files) checks the format, escapes
-what a spreadsheet could run, and writes through :func:`engine.tables.atomic.atomic_path`: a
+what a spreadsheet could run, and writes through :func:`engine.files.atomic.atomic_path`: a
 temporary file in the target folder, fsync'ed and moved over the target, so a failed or
 cancelled export leaves the previous file (or nothing) and never a partial one. The input file
 is never a target (``forbid``).
 
-The export is split in four modules, all re-exported here (``engine.tables.write.<name>`` keeps
-working): this one (escaping, CSV, Excel, dispatch), :mod:`engine.tables.atomic` (atomic files
-and batches), :mod:`engine.tables.write_formats` (the format list, Parquet, SPSS and Stata with
-labels) and :mod:`engine.tables.readme` (``README.txt`` for the recipient).
+The export is split in four modules, all re-exported here (``engine.files.write.<name>`` keeps
+working): this one (escaping, CSV, Excel, dispatch), :mod:`engine.files.atomic` (atomic files
+and batches), :mod:`engine.files.write_formats` (the format list, Parquet, SPSS and Stata with
+labels) and :mod:`engine.files.readme` (``README.txt`` for the recipient).
 
 CSV and Excel cells are defused against formula injection (OWASP "CSV Injection", ASVS V1.2.10):
 a text cell or column name starting with ``=``, ``+``, ``-``, ``@``, tab, CR, LF or NUL gets a
@@ -40,7 +40,7 @@ from typing import Any
 import pandas as pd
 
 from engine.errors import InputError
-from engine.tables.atomic import (
+from engine.files.atomic import (
     AtomicBatch,
     Content,
     PathLike,
@@ -48,8 +48,8 @@ from engine.tables.atomic import (
     atomic_write_bytes,
     write_all_or_nothing,
 )
-from engine.tables.readme import recipient_readme_bytes, write_recipient_readme
-from engine.tables.write_formats import (
+from engine.files.readme import recipient_readme_bytes, write_recipient_readme
+from engine.files.write_formats import (
     FORMATS,
     format_name,
     is_text,

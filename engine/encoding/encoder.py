@@ -2,7 +2,7 @@
 
 One model dimension per synthesized column (``d_model_ == len(schema.synthesized())``). Every
 column goes through a monotone map to normal scores, ``y = Phi^-1(F(x))``, with ``F`` a smoothed
-empirical CDF (:class:`engine.tables.marginals.NormalScores`): knots are means of >= 10 rows,
+empirical CDF (:class:`engine.encoding.marginals.NormalScores`): knots are means of >= 10 rows,
 the ends are the column's bounds (by default the 10th smallest / largest value, never a real
 extreme), point masses are steps of ``F``. Back: ``x = F^-1(Phi(y))``.
 
@@ -20,7 +20,7 @@ So every column's marginal, including each level's and each common value's frequ
 back right when the flow's latent margins are right (issue 13 item 1); the flow models the
 dependence. The map needs no random draws to fit. Where a value is drawn inside a step (codes,
 integers, point masses), the draw is conditional on the rest of its row
-(:mod:`engine.tables.dequantize`), so correlations with such columns are not weakened.
+(:mod:`engine.encoding.dequantize`), so correlations with such columns are not weakened.
 
 Categorical: ordinal code in an ordered probit, not one-hot. Reason: one dimension per column
 keeps d small, and the generating pass of a MAF costs d sequential network evaluations per layer
@@ -28,7 +28,7 @@ keeps d small, and the generating pass of a MAF costs d sequential network evalu
 space tends to move a row to a neighbouring level; for ordered categories (stage 1-4) that is
 natural. For nominal ones it is not harmless (a level with a large effect between two ordinary
 ones loses most of it), so the pipeline's encoder gives a category with words for labels one
-binary column per level instead (:mod:`engine.tables.nominal`); this encoder then sees only
+binary column per level instead (:mod:`engine.encoding.nominal`); this encoder then sees only
 those 0/1 columns. Distances for the privacy audit use one-hot (``distance_space``), on the raw
 scale, so the audit's distance space is unchanged by the map.
 
@@ -41,7 +41,7 @@ References: METHOD.md section 2 (main paper section 4.2; DP-NF paper section 3.3
 
 Example:
     >>> import numpy as np, pandas as pd
-    >>> from engine.tables.schema import infer_schema
+    >>> from engine.columns.schema import infer_schema
     >>> df = pd.DataFrame({"sex": ["F", "M"] * 30, "age": np.linspace(40, 70, 60).round(1)})
     >>> enc = TableEncoder(infer_schema(df, bounds={"age": (40, 70)})).fit(df)
     >>> X = enc.transform(df, np.random.default_rng(0))
@@ -64,12 +64,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine.columns.schema import ColumnSpec, Schema
+from engine.encoding.dequantize import conditional_scores
+from engine.encoding.frequencies import CALIBRATE_ROWS, calibrated_shares, ranked_codes
+from engine.encoding.marginals import NormalScores
+from engine.encoding.restore import restore_labels, restore_number
 from engine.errors import InputError
-from engine.tables.dequantize import conditional_scores
-from engine.tables.frequencies import CALIBRATE_ROWS, calibrated_shares, ranked_codes
-from engine.tables.marginals import NormalScores
-from engine.tables.restore import restore_labels, restore_number
-from engine.tables.schema import ColumnSpec, Schema
 
 LABEL_KINDS = frozenset({"binary", "event", "categorical"})
 
@@ -160,7 +160,7 @@ class TableEncoder:
         return self
 
     def _fit_column(self, spec: ColumnSpec, s: pd.Series) -> ColumnTransform:
-        """The column's normal-score map (:mod:`engine.tables.marginals`; no random draws)."""
+        """The column's normal-score map (:mod:`engine.encoding.marginals`; no random draws)."""
         if spec.kind in LABEL_KINDS:
             labels = spec.labels or tuple(sorted(s.unique()))
             v = _codes(s, labels).astype("float64")
@@ -188,7 +188,7 @@ class TableEncoder:
         """Model-space matrix (float64, n x d_model); dequantization noise drawn from ``rng``.
 
         A discrete value's score (code, integer, point mass) is drawn inside its interval
-        given the rest of its row (:mod:`engine.tables.dequantize`; ``conditional=False``: drawn
+        given the rest of its row (:mod:`engine.encoding.dequantize`; ``conditional=False``: drawn
         uniformly, ignoring the row), so the flow sees dependence at its full strength.
         ``cells``: per column, raw-unit bounds ``(low, high)`` per row that replace the value's
         own interval (NaN: keep it; +-inf: unbounded); a finite bound maps to the lowest score
@@ -218,7 +218,7 @@ class TableEncoder:
 
         ``calibrate`` (default: batches of at least ``CALIBRATE_ROWS`` rows): coded columns
         whose every level has >= 10 real rows get their levels by rank of the scores, in the
-        real shares (:mod:`engine.tables.frequencies`); otherwise at the fixed thresholds."""
+        real shares (:mod:`engine.encoding.frequencies`); otherwise at the fixed thresholds."""
         calibrate = len(arr) >= CALIBRATE_ROWS if calibrate is None else calibrate
         self._check_fitted()
         arr = np.asarray(arr, dtype="float64")

@@ -9,7 +9,7 @@ Read off by *rank* instead, the rows with the lowest ``count_0`` scores get leve
 (largest remainders, so the counts add up). Which rows get which level, and with what else in
 the row, is still what the flow learnt; only rows near a threshold can change level, and only to
 the neighbouring level of the ordered probit. The missing-value indicators have done the same
-since issue 13 item 4 (:meth:`engine.tables.missing.MissingLayer.restore`).
+since issue 13 item 4 (:meth:`engine.encoding.missing.MissingLayer.restore`).
 
 Disclosure: a level's synthetic count then equals its real count (for a batch of the real
 table's size), so this is done only for columns whose every level is held by at least

@@ -13,14 +13,14 @@ instead gave 1.08.
 Here such a column becomes one indicator per level except its most frequent one (the *base*:
 none of the indicators set), each a binary column of the modelled table: the encoder gives each
 its probit score, drawn on its side of the cut given the rest of the row
-(:mod:`engine.tables.dequantize`), so the flow sees every level's dependence on the other
+(:mod:`engine.encoding.dequantize`), so the flow sees every level's dependence on the other
 columns separately and the indicators' (negative) latent correlations. Back, each row gets the
 level whose indicator is furthest above its cut (the base level: 0), i.e. the argmax of a
 multinomial probit with the base as reference. Each level gets its real share in every batch
 of at least ``CALIBRATE_ROWS`` rows (the release itself): the rarest level first takes the rows
 where its score leads the others' most, and so on. So this is done only where that holds for
 the release, in a table of at least ``CALIBRATE_ROWS`` rows whose every level has at least
-``MIN_LEVEL_ROWS`` rows (the disclosure rule of :mod:`engine.tables.frequencies`); other
+``MIN_LEVEL_ROWS`` rows (the disclosure rule of :mod:`engine.encoding.frequencies`); other
 columns keep the ordered probit (:meth:`NominalLayer.fit` says why). On the kidney table (same runs): mean |z-gap| 1.15 -> 0.96, group
 terms unbiased (mean z -0.03..-0.15).
 
@@ -28,7 +28,7 @@ Categories labelled by numbers (a stage coded 1-4 or "1"-"4", a score) keep the 
 binary columns (one indicator either way) and categories with more than ``MAX_LEVELS`` levels
 (each indicator is a dimension of the flow, whose generating pass costs one network evaluation
 per dimension). The privacy audit's distance space is unchanged: it is computed on the column
-itself, one-hot (:meth:`engine.tables.encoder.TableEncoder.distance_space`).
+itself, one-hot (:meth:`engine.encoding.encoder.TableEncoder.distance_space`).
 
 Written here because the step is specific to this encoder (scikit-learn's ``OneHotEncoder``
 gives the 0/1 columns but neither the score-based read-back nor the calibrated shares).
@@ -62,10 +62,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.tables.encoder import _codes
-from engine.tables.frequencies import CALIBRATE_ROWS, calibrated_shares, level_counts
-from engine.tables.kinds import ColumnSpec
-from engine.tables.restore import restore_labels
+from engine.columns.kinds import ColumnSpec
+from engine.encoding.encoder import _codes
+from engine.encoding.frequencies import CALIBRATE_ROWS, calibrated_shares, level_counts
+from engine.encoding.restore import restore_labels
 
 MAX_LEVELS = 12  # more levels keep the ordered probit (one flow dimension per indicator)
 
@@ -85,7 +85,7 @@ def is_nominal(spec: ColumnSpec) -> bool:
     numbers = all(_number(v) for v in labels)
     if (
         spec.ordered is not None
-    ):  # numeric codes: the name said ordered or not (engine.tables.codes)
+    ):  # numeric codes: the name said ordered or not (engine.columns.codes)
         numbers = spec.ordered
     return (
         spec.kind == "categorical"
@@ -237,7 +237,7 @@ def ranked_levels(score: np.ndarray, shares: tuple[float, ...]) -> np.ndarray:
     """Level per row with ``level_counts(shares, n)`` rows each: the rarest level first takes
     the free rows where its score leads the best other remaining level's most, then the next
     rarest, and so on; the most common level takes the rest. With two levels this is the
-    ranking of :func:`engine.tables.frequencies.ranked_codes`.
+    ranking of :func:`engine.encoding.frequencies.ranked_codes`.
 
     Example:
         >>> s = np.array([[0.0, 2.0, 1.0], [0.0, -1.0, 3.0], [0.0, 0.5, 0.4], [0.0, -2.0, -1.0]])

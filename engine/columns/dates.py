@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.tables.names import name_tokens
+from engine.files.names import name_tokens
 
 DAY = pd.Timedelta(days=1)
 OFFSET_DAYS = (30, 365)  # the secret shift of the reference, in whole days

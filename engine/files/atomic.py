@@ -5,7 +5,7 @@ folder, flushed, fsync'ed and moved over the target with :func:`os.replace`, so 
 cancelled export leaves the previous file (or nothing) and never a partial one. The input file
 is never a target (``forbid``). :class:`AtomicBatch` (and :func:`write_all_or_nothing`) stages
 several files and moves them into place together, restoring the old ones when one move fails
-(a file open in Excel on Windows). Split from :mod:`engine.tables.write` because it knows
+(a file open in Excel on Windows). Split from :mod:`engine.files.write` because it knows
 nothing of tables: the report and the meta-analysis write through it too.
 
 References:

@@ -13,7 +13,7 @@ silently (issue 32). Here:
   air flow of 50-80 is a measurement). The name also says whether the codes are *ordered* (``stage``,
   ``grade``, ``ecog``, ``nyha``, ``class``, ``severity``: the ordered probit, as before) or
   *unordered* (``race``, ``site``, ``group``, ``arm``, ``treatment``, ``centre``, ``region``,
-  ``histology``, ``type``: one indicator per level, :mod:`engine.tables.nominal`). A code
+  ``histology``, ``type``: one indicator per level, :mod:`engine.encoding.nominal`). A code
   whose name says neither stays ordered (the behaviour before). Measured on public tables in
   ``benchmarks/bench_kinds.py`` (its docstring lists the misread columns).
 * **rare levels** (:func:`merge_rare`): a level held by fewer than 10 real people (the count
@@ -46,11 +46,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine.columns.kinds import ColumnSpec
 from engine.disclosure import THRESHOLD
-from engine.tables.kinds import ColumnSpec
-from engine.tables.names import name_tokens
+from engine.files.names import name_tokens
+from engine.files.values import OTHER
 
-OTHER = "other (fewer than 10)"
 MAX_CODE_LEVELS = 12
 # names that say a count or a measurement: whole numbers that stay numbers
 COUNT_TOKENS = frozenset({

@@ -18,7 +18,7 @@ text            text with more than 20 distinct values (free text)              
 binary          two distinct values (value labels kept)                           synthesize
 categorical     text with <= 20 levels, or numeric codes with value labels, or    synthesize
                 whole numbers with 3-12 values that code groups (name or values
-                say so, not a count or measurement: :mod:`engine.tables.codes`);
+                say so, not a count or measurement: :mod:`engine.columns.codes`);
                 levels held by < 10 people merged into "other (fewer than 10)"
 integer         whole numbers with more than two values                           synthesize
 continuous      other numbers (``decimals`` = most decimal places seen, cap 6)    synthesize
@@ -29,9 +29,9 @@ recognised pair such as no/yes) becomes kind ``event``. Binary label order: the
 "negative/absent" label first when the pair is recognised (no/yes, n/y, false/true, f/t, 0/1,
 negative/positive, absent/present, alive/dead, censored/event, off/on), otherwise sorted.
 
-The rules live in five small modules, re-exported here (``engine.tables.schema.<name>`` keeps
-working): :mod:`engine.tables.kinds` (one column's kind), :mod:`engine.tables.identifiers` (dates
-and identifiers), :mod:`engine.tables.roles` (survival roles), :mod:`engine.tables.values` (value
+The rules live in five small modules, re-exported here (``engine.columns.schema.<name>`` keeps
+working): :mod:`engine.columns.kinds` (one column's kind), :mod:`engine.columns.identifiers` (dates
+and identifiers), :mod:`engine.columns.roles` (survival roles), :mod:`engine.files.values` (value
 tests they share); this module checks the whole table and applies the user's choices.
 
 References: METHOD.md section 2 (direct identifiers are never modelled; complete cases).
@@ -55,16 +55,15 @@ from typing import Any
 
 import pandas as pd
 
-from engine.errors import InputError
-from engine.tables.codes import OTHER, code_kind, merge_rare
-from engine.tables.identifiers import (
+from engine.columns.codes import OTHER, code_kind, merge_rare
+from engine.columns.identifiers import (
     ID_NUMBER_WORDS,
     ID_SUBJECTS,
     ID_TOKENS,
     MEASURE_TOKENS,
     id_like_name,
 )
-from engine.tables.kinds import (
+from engine.columns.kinds import (
     KINDS,
     MAX_LEVELS,
     NEGATIVE_FIRST,
@@ -74,9 +73,10 @@ from engine.tables.kinds import (
     binary_labels,
     infer_column,
 )
-from engine.tables.read import ColumnMeta, LoadedTable
-from engine.tables.roles import RecognisedRoles, recognise_survival_roles, role_spec
-from engine.tables.values import MAX_DECIMALS, all_whole, decimal_places, sorted_values
+from engine.columns.roles import RecognisedRoles, recognise_survival_roles, role_spec
+from engine.errors import InputError
+from engine.files.read import ColumnMeta, LoadedTable
+from engine.files.values import MAX_DECIMALS, all_whole, decimal_places, sorted_values
 
 __all__ = [
     "ID_NUMBER_WORDS",
@@ -163,9 +163,9 @@ def infer_schema(
 
     ``event_value``: the value of the event column that means the event happened, when it is
     not the usual one (1, True, the second of a known pair such as alive/dead, 2 of a 1/2 code).
-    ``model_dates``: synthesize date columns (as days, :mod:`engine.tables.dates`) or drop them.
+    ``model_dates``: synthesize date columns (as days, :mod:`engine.columns.dates`) or drop them.
     ``complete_cases``: at least 50 rows must then have no missing value in the used columns;
-    otherwise (missing values modelled, :mod:`engine.tables.missing`) at least 50 rows in all.
+    otherwise (missing values modelled, :mod:`engine.encoding.missing`) at least 50 rows in all.
 
     References: METHOD.md section 2 (identifiers never modelled); issue 13 items 4 and 5.
     """
@@ -186,7 +186,7 @@ def infer_schema(
 
 
 def _coded(spec: ColumnSpec, s: pd.Series) -> ColumnSpec:
-    """An automatic ``integer`` that codes a category becomes one (:mod:`engine.tables.codes`)."""
+    """An automatic ``integer`` that codes a category becomes one (:mod:`engine.columns.codes`)."""
     if spec.kind != "integer":
         return spec
     found = code_kind(spec.name, s.dropna())

@@ -2,7 +2,7 @@
 
 Every reader names its columns through :func:`name_columns` (a blank header becomes
 ``column_<k>``, a repeated one is refused), and both the readers (keep ID digits as text) and the
-kind rules (:mod:`engine.tables.identifiers`) read names through :func:`name_tokens`, so a name
+kind rules (:mod:`engine.columns.identifiers`) read names through :func:`name_tokens`, so a name
 means the same thing everywhere. Kept apart from the readers because the schema uses it too.
 
 References: PITFALLS.md "Data import" (ID columns lose leading zeros unless read as text).

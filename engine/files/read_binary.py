@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.tables.names import name_columns
-from engine.tables.read_text import (
+from engine.files.names import name_columns
+from engine.files.read_text import (
     code_strings,
     integers_if_whole,
     mask_numeric_codes,

@@ -20,7 +20,7 @@ The missing cell itself gets a *placeholder* that carries no information the rel
   cell whose synthetic indicator is 1 becomes missing again and the indicators are dropped.
   The hot-deck draw is only the start: the encoder then redraws each placeholder from its
   Gaussian conditional given the row, and each indicator score on its side of the cut given the
-  row (:meth:`MissingLayer.cells`, :mod:`engine.tables.dequantize`). Measured on a 2,000-row
+  row (:meth:`MissingLayer.cells`, :mod:`engine.encoding.dequantize`). Measured on a 2,000-row
   table with y missing mostly for high x (16 %), at w = 0.5: the top quartile of x is missing
   y in 0.40-0.49 of synthetic rows against 0.44-0.50 real (0.32-0.35 with the start alone), and
   corr(x, y) on observed rows is 0.64-0.68 against 0.64-0.65 (0.56-0.62).
@@ -30,8 +30,8 @@ The missing cell itself gets a *placeholder* that carries no information the rel
   of the modelled table) are part of the distance, so the audit and the release metrics cover
   the missingness pattern.
 
-:class:`engine.tables.layered.LayeredEncoder` applies dates -> days (:mod:`engine.tables.dates`),
-then indicators and placeholders, before the :class:`~engine.tables.encoder.TableEncoder`; and
+:class:`engine.encoding.layered.LayeredEncoder` applies dates -> days (:mod:`engine.columns.dates`),
+then indicators and placeholders, before the :class:`~engine.encoding.encoder.TableEncoder`; and
 the reverse after it. Pure pandas (no torch).
 
 References: issue 13 item 4; van Buuren, *Flexible Imputation of Missing Data* (2018), 3.4
@@ -60,9 +60,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from engine.tables.dequantize import latent_corr
-from engine.tables.frequencies import CALIBRATE_ROWS, top_rows
-from engine.tables.kinds import ColumnSpec
+from engine.columns.kinds import ColumnSpec
+from engine.encoding.dequantize import latent_corr
+from engine.encoding.frequencies import CALIBRATE_ROWS, top_rows
 
 SUFFIX = " is missing"
 

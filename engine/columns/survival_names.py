@@ -74,7 +74,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from engine.tables.names import name_tokens
+from engine.files.names import name_tokens
 
 # Whole names (lower case) that mean a follow-up time.
 TIME_WHOLE = frozenset(

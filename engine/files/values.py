@@ -1,8 +1,8 @@
 """Small tests on a column's values that the kind rules share: whole numbers, decimal places,
 and a sort that tolerates mixed types.
 
-Kept apart so that :mod:`engine.tables.identifiers`, :mod:`engine.tables.kinds` and
-:mod:`engine.tables.schema` use one definition each (a column is "whole numbers" by one rule).
+Kept apart so that :mod:`engine.columns.identifiers`, :mod:`engine.columns.kinds` and
+:mod:`engine.columns.schema` use one definition each (a column is "whole numbers" by one rule).
 
 References: METHOD.md section 2 (kinds decide how a column is modelled).
 
@@ -18,6 +18,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from engine.disclosure import THRESHOLD
+
+# The one level every rare coded category is merged into (:mod:`engine.columns.codes`); here, below
+# both rooms, because the writers label it too.
+OTHER = f"other (fewer than {THRESHOLD})"
 
 MAX_DECIMALS = 6
 

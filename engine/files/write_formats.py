@@ -1,10 +1,10 @@
 """The export formats, and the writers of the three that carry labels: Parquet, SPSS, Stata.
 
-:data:`FORMATS` names every format :func:`engine.tables.write.write_table` writes, and
+:data:`FORMATS` names every format :func:`engine.files.write.write_table` writes, and
 :func:`synthetic_file_name` the file each gets. Parquet keeps variable and value labels in its
 schema metadata; SPSS (``.sav``) and Stata (``.dta``) get them as real labels via pyreadstat, with
 text columns whose values are all labels written as labelled codes. The spreadsheet formats (CSV,
-Excel), which need formula escaping, are written by :mod:`engine.tables.write` itself. Split from
+Excel), which need formula escaping, are written by :mod:`engine.files.write` itself. Split from
 it so that each of the two modules reads in one sitting and the labelled formats' rules (variable
 names, integer widths, Stata's long range) sit together.
 
@@ -168,7 +168,7 @@ def coded_numbers(
     series: pd.Series, value_labels: dict[int | float, str] | None
 ) -> tuple[pd.Series, dict[int | float, str] | None]:
     """A column of numeric codes carried as text ("1", "2", "other (fewer than 10)": issue 32,
-    :mod:`engine.tables.codes`) as the numbers an SPSS or Stata user expects, the merged level
+    :mod:`engine.columns.codes`) as the numbers an SPSS or Stata user expects, the merged level
     as a code of its own with the value label "other (fewer than 10)": the first of 9, 99,
     999, ... above every code in the column, the usual place of "other" codes in survey
     data, never one of the levels written. Other columns are returned unchanged.
@@ -179,7 +179,7 @@ def coded_numbers(
         >>> out.tolist()[:3], labels
         ([1.0, 3.0, 9.0], {9: 'other (fewer than 10)'})
     """
-    from engine.tables.codes import OTHER
+    from engine.files.values import OTHER
 
     if not is_text(series) or series.dropna().empty:
         return series, value_labels

@@ -2,7 +2,7 @@
 
 A value that the normal-score map cannot place exactly (a binary or event code, a category, an
 integer, a value on a point mass such as administrative censoring at week 52) is drawn inside its
-interval ``[lo, hi]`` of normal scores (:meth:`engine.tables.marginals.NormalScores.interval`).
+interval ``[lo, hi]`` of normal scores (:meth:`engine.encoding.marginals.NormalScores.interval`).
 Drawn *uniformly* there (the randomized probability integral transform), the draw ignores the
 rest of the row, and that weakens every dependence on the column: with ``B = 1{Y* > 0}`` and
 ``corr(Y*, X) = rho``, the uniform score of ``B`` has correlation ``sqrt(2/pi)^2 rho = 0.64 rho``

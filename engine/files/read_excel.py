@@ -2,7 +2,7 @@
 
 The first sheet (or the chosen one, by name or 0-based index) is read with its saved values:
 numbers, booleans and dates keep their type, any column holding text follows the text-cell rule
-of :mod:`engine.tables.read_text`. A formula cell that was never saved in Excel has no cached value
+of :mod:`engine.files.read_text`. A formula cell that was never saved in Excel has no cached value
 and reads as missing; a note says how many. A module of its own because the workbook, its sheets
 and its formula cache are Excel's alone.
 
@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import InputError
-from engine.tables.names import name_columns
-from engine.tables.read_text import (
+from engine.files.names import name_columns
+from engine.files.read_text import (
     integers_if_whole,
     mask_numeric_codes,
     one_line,

@@ -1,12 +1,12 @@
 """Columns that identify people: e-mail addresses, phone numbers and record identifiers; and dates.
 
 Identifiers are dropped before anything is modelled (METHOD.md section 2: direct identifiers are
-never modelled). Dates are recognised here too; :mod:`engine.tables.kinds` synthesizes them as
-days from a secret reference (:mod:`engine.tables.dates`) and drops exact dates of birth. A column is an identifier when its values look like e-mail addresses or phone numbers,
+never modelled). Dates are recognised here too; :mod:`engine.columns.kinds` synthesizes them as
+days from a secret reference (:mod:`engine.columns.dates`) and drops exact dates of birth. A column is an identifier when its values look like e-mail addresses or phone numbers,
 or when it is (almost) different in every row and has an ID-like name (whole tokens such as
 ``id``, ``mrn``, ``subject_no``), text values, consecutive row numbers, or long numeric codes; a
 measurement name (age, weight, days, ...) protects a numeric column from the last rule, since a
-real covariate dropped by mistake would ruin the release. Split from :mod:`engine.tables.kinds`
+real covariate dropped by mistake would ruin the release. Split from :mod:`engine.columns.kinds`
 because these rules protect privacy and are tuned on their own.
 
 References: METHOD.md section 2; HIPAA Safe Harbor list of direct identifiers (45 CFR
@@ -25,8 +25,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from engine.tables.names import is_id_like_name, name_tokens
-from engine.tables.values import all_whole
+from engine.files.names import is_id_like_name, name_tokens
+from engine.files.values import all_whole
 
 ID_TOKENS = frozenset(
     {
@@ -87,7 +87,7 @@ def date_or_identifier(
 ) -> tuple[str, str, None] | None:
     """Dates, e-mail/phone values, and per-row unique identifiers (all dropped)."""
     if pd.api.types.is_datetime64_any_dtype(s) or _looks(present, _DATE) or _date_objects(present):
-        return "date", "dates", None  # synthesized or dropped by engine.tables.kinds
+        return "date", "dates", None  # synthesized or dropped by engine.columns.kinds
     if _looks(present, _EMAIL):
         return "identifier", "values look like e-mail addresses (direct identifier)", None
     if _looks_phone(present):

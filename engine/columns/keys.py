@@ -15,7 +15,7 @@ Making Framework", 2nd ed., UKAN (the key variables a data environment makes kno
 synthpop 1.9 ``disclosure(keys, target)``.
 
 Example:
-    >>> from engine.tables.kinds import ColumnSpec
+    >>> from engine.columns.kinds import ColumnSpec
     >>> cols = [ColumnSpec("age", "integer", "synthesize", ""),
     ...         ColumnSpec("sex", "binary", "synthesize", ""),
     ...         ColumnSpec("sbp", "continuous", "synthesize", ""),
@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from engine.errors import InputError
-from engine.tables.names import name_tokens
+from engine.files.names import name_tokens
 
 # Whole name tokens that mark a quasi-identifier (names are split into words first, so "page"
 # or "stage" never match "age").
@@ -62,7 +62,7 @@ def is_key_name(name: str) -> bool:
 def suggest_keys(columns: Iterable[Any]) -> tuple[str, ...]:
     """The synthesized columns an attacker may know, in input order: names that read as age,
     sex/gender, ethnicity/race or geography, and every date column. ``columns`` are
-    :class:`engine.tables.kinds.ColumnSpec` (name, kind, action)."""
+    :class:`engine.columns.kinds.ColumnSpec` (name, kind, action)."""
     return tuple(
         c.name
         for c in columns
@@ -93,7 +93,7 @@ def keys_and_targets(
     schema: Any, keys: Sequence[str] | None, targets: Sequence[str] | None
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The keys and targets a run measures: the user's choice where given, else the suggestion;
-    targets never include a key. ``schema`` is :class:`engine.tables.schema.Schema`."""
+    targets never include a key. ``schema`` is :class:`engine.columns.schema.Schema`."""
     cols = schema.synthesized()
     chosen_keys = tuple(keys) if keys is not None else suggest_keys(cols)
     if targets is not None:
@@ -106,8 +106,8 @@ def check_keys(schema: Any, keys: Sequence[str] | None, targets: Sequence[str] |
     synthesized column of the table.
 
     Example:
-        >>> from engine.tables.kinds import ColumnSpec
-        >>> from engine.tables.schema import Schema
+        >>> from engine.columns.kinds import ColumnSpec
+        >>> from engine.columns.schema import Schema
         >>> schema = Schema((ColumnSpec("age", "integer", "synthesize", ""),))
         >>> check_keys(schema, ("agee",), None)
         Traceback (most recent call last):

@@ -1,7 +1,7 @@
 """The encoder the pipeline uses: dates -> days, missing values -> indicators and placeholders,
-then the :class:`~engine.tables.encoder.TableEncoder`; and the reverse after it.
+then the :class:`~engine.encoding.encoder.TableEncoder`; and the reverse after it.
 
-Each layer is its own module (:mod:`engine.tables.dates`, :mod:`engine.tables.missing`); this
+Each layer is its own module (:mod:`engine.columns.dates`, :mod:`engine.encoding.missing`); this
 one only chains them, so that the pipeline sees one encoder with the inner encoder's face
 (``d_model_``, ``feature_names_``, ...). Pure pandas (no torch).
 
@@ -16,16 +16,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.tables.dates import DateLayer
-from engine.tables.kinds import ColumnSpec
-from engine.tables.missing import MissingLayer, _gone
-from engine.tables.nominal import NominalLayer
+from engine.columns.dates import DateLayer
+from engine.columns.kinds import ColumnSpec
+from engine.encoding.missing import MissingLayer, _gone
+from engine.encoding.nominal import NominalLayer
 
 
 class LayeredEncoder:
     """Dates -> days, missing -> indicator + placeholder and nominal categories -> one 0/1
-    column per level (:mod:`engine.tables.nominal`) before a
-    :class:`~engine.tables.encoder.TableEncoder`, and the reverse after it.
+    column per level (:mod:`engine.encoding.nominal`) before a
+    :class:`~engine.encoding.encoder.TableEncoder`, and the reverse after it.
 
     ``transform`` (training, noise injection) draws hot-deck placeholders; ``distance_space`` uses
     the deterministic ones and each nominal column itself; ``inverse_transform`` returns the
@@ -42,7 +42,7 @@ class LayeredEncoder:
         model_missing: bool,
         nominal: bool = True,
     ) -> None:
-        from engine.tables.encoder import TableEncoder
+        from engine.encoding.encoder import TableEncoder
 
         self.schema = schema  # the person-facing schema (no indicators; dates as dates)
         used = [c.name for c in schema.synthesized()]
@@ -87,8 +87,8 @@ class LayeredEncoder:
 
     def _days(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Dates as days, and numeric codes read as the schema reads them (text codes, rare
-        levels merged: :func:`engine.tables.codes.recode`, a no-op on rows already read so)."""
-        from engine.tables.codes import recode
+        levels merged: :func:`engine.columns.codes.recode`, a no-op on rows already read so)."""
+        from engine.columns.codes import recode
 
         coded = [c for c in self.schema.synthesized() if c.merged or c.ordered is not None]
         if coded:
@@ -133,7 +133,7 @@ class LayeredEncoder:
         return groups
 
     def inverse_transform(self, arr: np.ndarray) -> Any:
-        """The inner encoder's :class:`~engine.tables.encoder.Decoded`, its frame with the
+        """The inner encoder's :class:`~engine.encoding.encoder.Decoded`, its frame with the
         missing cells and dates back; counts keep the person-facing columns only."""
         decoded = self.inner.inverse_transform(arr)
         frame, clips, non_finite = (
@@ -182,10 +182,10 @@ def prepared_rows(
     except the rows missing a value of a column that is missing in fewer than 10 rows (a
     count the release would reproduce exactly).
     """
+    from engine.columns.codes import recode
+    from engine.columns.dates import parse_dates
     from engine.disclosure import THRESHOLD
-    from engine.tables.codes import recode
-    from engine.tables.dates import parse_dates
-    from engine.tables.encoder import TableEncoder
+    from engine.encoding.encoder import TableEncoder
 
     used = [c.name for c in schema.synthesized()]
     data = df[used].copy()

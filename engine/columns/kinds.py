@@ -1,7 +1,7 @@
 """A column's kind (continuous, integer, binary, categorical, text, ...) and its :class:`ColumnSpec`.
 
-The automatic rules of the table in :mod:`engine.tables.schema`, applied to one column: dates and
-identifiers first (:mod:`engine.tables.identifiers`), then constant, binary, categorical, free
+The automatic rules of the table in :mod:`engine.columns.schema`, applied to one column: dates and
+identifiers first (:mod:`engine.columns.identifiers`), then constant, binary, categorical, free
 text, integer and continuous. :func:`binary_labels` orders two labels with the recognised
 "negative/absent" one first. Split from the schema so that the per-column rules read apart from
 the whole-table checks and the user's overrides.
@@ -24,10 +24,10 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from engine.tables.dates import is_birth_date_name
-from engine.tables.identifiers import date_or_identifier
-from engine.tables.read_binary import ColumnMeta
-from engine.tables.values import all_whole, decimal_places, sorted_values
+from engine.columns.dates import is_birth_date_name
+from engine.columns.identifiers import date_or_identifier
+from engine.files.read_binary import ColumnMeta
+from engine.files.values import all_whole, decimal_places, sorted_values
 
 KINDS = (
     "continuous",
@@ -75,8 +75,8 @@ class ColumnSpec:
     decimals: int | None = None
     n_missing: int = 0
     dtype: str = "object"
-    ordered: bool | None = None  # numeric codes (engine.tables.codes): ordered or not
-    merged: int = 0  # levels held by fewer than 10 people merged into one (engine.tables.codes)
+    ordered: bool | None = None  # numeric codes (engine.columns.codes): ordered or not
+    merged: int = 0  # levels held by fewer than 10 people merged into one (engine.columns.codes)
 
     def to_dict(self) -> dict[str, Any]:
         """All fields as a plain dictionary."""
@@ -108,9 +108,9 @@ def binary_labels(values: Sequence[Any]) -> tuple[Any, ...]:
 
 
 def infer_column(s: pd.Series, meta: ColumnMeta | None, *, model_dates: bool = True) -> ColumnSpec:
-    """One column's spec by the automatic rules, in the order of the table in :mod:`engine.tables.schema`.
+    """One column's spec by the automatic rules, in the order of the table in :mod:`engine.columns.schema`.
 
-    Dates are synthesized as days from a secret reference (:mod:`engine.tables.dates`) when
+    Dates are synthesized as days from a secret reference (:mod:`engine.columns.dates`) when
     ``model_dates``, except exact dates of birth, which identify people and stay dropped.
     """
     kind, reason, labels = _classify(s, meta)

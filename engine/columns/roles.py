@@ -5,7 +5,7 @@ A chosen time column must be numeric and never negative; a chosen event column 0
 recognised pair (no/yes, alive/dead, ...) with the "event happened" label second, 1/2 (R's
 ``Surv()`` coding, 2 = the event), or two values with the user's choice of which is the event.
 :func:`recognise_survival_roles` proposes both from the column names (the vocabulary of
-:mod:`engine.tables.survival_names`) and codings; a pair that is plausible but not certain (a
+:mod:`engine.columns.survival_names`) and codings; a pair that is plausible but not certain (a
 censoring-looking name, an unrecognised partner) is returned as the likely answer to one question,
 never used silently. :func:`event_codes` turns a chosen event column into 0/1 for the models. One
 module because all of it answers the same question: which two columns describe survival.
@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine.columns.kinds import NEGATIVE_FIRST, ColumnSpec, binary_labels
+from engine.columns.survival_names import event_word_order
 from engine.errors import InputError
-from engine.tables.kinds import NEGATIVE_FIRST, ColumnSpec, binary_labels
-from engine.tables.names import is_id_like_name, name_tokens
-from engine.tables.survival_names import event_word_order
-from engine.tables.values import decimal_places, sorted_values
+from engine.files.names import is_id_like_name, name_tokens
+from engine.files.values import decimal_places, sorted_values
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ NOT_TIME_TOKENS = frozenset({"age", "bmi", "weight", "wt", "height", "ht", "sbp"
 def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
     """Find a follow-up time and an event indicator by their names and coding together.
 
-    Time: a name from the vocabulary of :mod:`engine.tables.survival_names` (``futime``,
+    Time: a name from the vocabulary of :mod:`engine.columns.survival_names` (``futime``,
     ``OS_MONTHS``, ``pfs``, ``time_to_relapse``, ``lenfol``, ...), numeric and never negative.
     Event: a name that says what happened (``status``, ``death``, ``DEATH_EVENT``, ``fustat``,
     ...), coded 0/1, boolean, a recognised pair (alive/dead, no/yes, ...) or 1/2 (R's ``Surv()``
@@ -89,7 +89,7 @@ def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
         >>> r = recognise_survival_roles(lung); (r.time, r.event, r.event_value)
         ('time', 'status', 2)
     """
-    from engine.tables.survival_names import (
+    from engine.columns.survival_names import (
         censoring_reversed,
         event_score,
         shared_stem,
