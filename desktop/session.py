@@ -80,6 +80,7 @@ class Inspected:
     table: Any  # engine.files.read.LoadedTable
     frame: Any  # pandas.DataFrame, the rows in use
     schema: Any  # engine.columns.schema.Schema
+    rules: tuple[str, ...] = ()  # the rules found in the real rows (engine.suggest_rules)
 
 
 def inspect_table(config: RunConfig, progress: Any = None, cancel: Any = None) -> Inspected:
@@ -95,7 +96,11 @@ def inspect_table(config: RunConfig, progress: Any = None, cancel: Any = None) -
     if progress:
         progress(0.6, "recognising column kinds")
     schema = schema_for(config, table)
-    return Inspected(table, frame, schema)
+    if progress:
+        progress(0.8, "looking for rules between columns")
+    from engine import suggest_rules
+
+    return Inspected(table, frame, schema, suggest_rules(schema, frame))
 
 
 def release_at(

@@ -45,6 +45,8 @@ _PUBLIC = {
     "event_labels": "engine.columns.roles",
     "atomic_write_bytes": "engine.files.write",
     "suggest_keys": "engine.columns.keys",
+    "suggest_rules": "engine.pipeline.rules_step",
+    "check_rule": "engine.pipeline.rules_step",
     # statistics and the report
     "pool": "engine.stats.meta",
     "read_summary": "engine.stats.meta",
@@ -89,6 +91,8 @@ __all__ = [
     "event_labels",
     "atomic_write_bytes",
     "suggest_keys",
+    "suggest_rules",
+    "check_rule",
     "pool",
     "read_summary",
     "build_report",
@@ -129,6 +133,7 @@ if TYPE_CHECKING:
     from engine.pipeline.config import check_analysis
     from engine.pipeline.demo import demo_input
     from engine.pipeline.meta import MetaConfig, effect_label, run_meta
+    from engine.pipeline.rules_step import check_rule, suggest_rules
     from engine.progress import AuditPointDone, CancelToken, EpochDone, sub_progress
     from engine.report.build import build_report
     from engine.report.curve_plot import draw_privacy_curve

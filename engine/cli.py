@@ -53,9 +53,7 @@ def _per(text: str) -> tuple[tuple[str, float], ...]:
         try:
             pairs.append((name, float(value)))
         except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"--per '{part}': use NUMBER or COLUMN=NUMBER"
-            ) from None
+            raise argparse.ArgumentTypeError(f"--per '{part}': use NUMBER or COLUMN=NUMBER") from None
     return tuple(pairs)
 
 
@@ -89,6 +87,9 @@ def _add_run_options(p: argparse.ArgumentParser, out_required: bool = True) -> N
         ("--bounds", "COL=LO:HI", _bound, "allowed range"),
         ("--missing", "CODE", str, "extra missing-value code, e.g. -999"),
         ("--keys", "COL,COL", str, "columns an attacker may know, for the disclosure measures"),
+        ("--rule", "RULE", str, "a rule every synthetic row keeps: 'a <= b', 'a >= 0', "
+         "'a determines b', 'b only when a = v'"),
+        ("--no-rule", "RULE", str, "a rule found in the real rows not to keep (as listed)"),
     )
     for option, metavar, kind, text in repeatable:
         roles.add_argument(
@@ -257,6 +258,7 @@ def _config_from_args(ns: argparse.Namespace, input_path: Path | str, **extra: A
         bounds=tuple(ns.bounds),
         w_grid=ns.w_grid or DEFAULT_GRID,
         keys=tuple(k for v in ns.keys for k in _name_list(v)) if ns.keys else None,
+        rules=tuple(ns.rule), rules_off=tuple(ns.no_rule),
         covariates=tuple(ns.covariates),
         per=per,
         report=not ns.no_report,

@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 from desktop.pages.base import Page, note
+from desktop.pages.rules_box import RulesBox
 from desktop.qt import QMessageBox, Qt, QtWidgets
 
 ROLES = ("covariate", "time", "event", "drop")
@@ -109,6 +110,9 @@ class ColumnsPage(Page):
         layout.addLayout(event_row)
         self._event_column: str | None = None
         self._show_event_value(None)
+        # Issue 30: the rules between columns that every synthetic row keeps.
+        self.rules = RulesBox()
+        layout.addWidget(self.rules)
         self.summary = note("")
         layout.addWidget(self.summary)
         self.status = QtWidgets.QProgressBar()
@@ -125,6 +129,7 @@ class ColumnsPage(Page):
             return
         self._schema_key = inspected
         self.fill(inspected.schema)
+        self.rules.fill(inspected)
 
     def fill(self, schema: Any) -> None:
         self.table.setRowCount(0)
@@ -278,6 +283,7 @@ class ColumnsPage(Page):
             "complete_cases": not self.model_missing.isChecked(),
             "event_value": self.event_value.currentText() if self.event_value.isVisible() else None,
             "keys": self.chosen_keys(),
+            **self.rules.choices(),
         }
 
     def chosen_keys(self) -> tuple[str, ...] | None:

@@ -45,6 +45,9 @@ class LayeredEncoder:
         from engine.encoding.encoder import TableEncoder
 
         self.schema = schema  # the person-facing schema (no indicators; dates as dates)
+        # The logical rules every decoded row keeps (engine.columns.rules.RuleSet), set by the
+        # pipeline: the audit's rows and the released ones pass through the same repair.
+        self.rules: Any = None
         used = [c.name for c in schema.synthesized()]
         dates = [c.name for c in schema.synthesized() if c.kind == "date"]
         self.dates = DateLayer.fit(frame, dates, rng) if dates else None
@@ -154,6 +157,8 @@ class LayeredEncoder:
         frame = self.missing.restore(frame)
         if self.dates is not None:
             frame = self.dates.to_dates(frame)
+        if self.rules:
+            frame = self.rules.apply(frame)
         keep = set(frame.columns)
         return replace(
             decoded,

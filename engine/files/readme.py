@@ -109,6 +109,7 @@ def _readme_text(info: Mapping[str, Any]) -> str:
         "  of rows in each category is the real number (scaled to this file's rows); which rows",
         "  are in it, and with what other values, was generated.",
         *_missing_lines(info.get("missing_modelled")),
+        *_rules_lines(info.get("rules")),
         "- Each number or date column is kept between its 10th smallest and 10th largest real",
         "  value (or a range set by the data holder), so no real extreme value held by fewer than",
         "  10 people appears in the file.",
@@ -123,6 +124,17 @@ def _readme_text(info: Mapping[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _rules_lines(rules: Any) -> list[str]:
+    """A bullet naming the rules between columns that every row keeps (issue 30)."""
+    if not rules:
+        return []
+    return _wrap_bullet(
+        "These rules between columns hold in every row of this file, as in the real data: "
+        + "; ".join(map(str, rules))
+        + "."
+    )
 
 
 def _missing_lines(modelled: Any) -> list[str]:

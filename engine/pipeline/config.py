@@ -82,6 +82,8 @@ class RunConfig:
     keys: tuple[str, ...] | None = None  # what an attacker may know (None: suggested, tables/keys)
     disclosure_targets: tuple[str, ...] | None = None  # what they try to learn (None: suggested)
     disclosure_margin: float | None = None  # cap on the disclosure rule's margin, in points
+    rules: tuple[str, ...] = ()  # the user's own rules ("los <= futime"; engine.columns.rules)
+    rules_off: tuple[str, ...] = ()  # rules found in the real rows that the user removed
 
     def validate(self) -> None:
         """Raise :class:`InputError` for options that cannot work, before any heavy work.

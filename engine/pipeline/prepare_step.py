@@ -3,6 +3,7 @@
 References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
 """
 
+import secrets
 from dataclasses import replace
 from typing import Any
 
@@ -52,6 +53,21 @@ def _complete_cases(config: RunConfig) -> bool:
     return config.complete_cases or config.dp_epsilon is not None
 
 
+def _rules(config: RunConfig, table: Any, schema: Any, real: Any) -> Any:
+    """The rules every synthetic row keeps: found in the real rows, less those the user removed,
+    plus the user's own; a rule that cannot be read stops here with its text."""
+    from engine.columns.rules import RuleError
+    from engine.columns.rules_found import rule_set
+
+    try:
+        return rule_set(
+            real, list(schema.synthesized()), config.rules, config.rules_off,
+            seed=secrets.randbits(32) if config.seed is None else int(config.seed),
+        )  # fmt: skip
+    except RuleError as exc:
+        raise InputError(f"{table.path.name}: {exc}") from None
+
+
 def prepare(config: RunConfig, progress: ProgressFn = no_progress) -> Prepared:
     """Read the file, infer the schema and fit the encoder: missing values modelled as
     indicators and dates as days (:mod:`engine.encoding.layered`), or complete cases when asked."""
@@ -71,6 +87,7 @@ def prepare(config: RunConfig, progress: ProgressFn = no_progress) -> Prepared:
     real, rows_dropped = prepared_rows(schema, table.frame, complete_cases=complete)
     rows_dropped["complete_cases"] = complete
     encoder = LayeredEncoder(schema, real, make_rng(config.seed), model_missing=not complete)
+    encoder.rules = _rules(config, table, schema, real)  # kept on every decode (issue 30)
     problems = check_analysis(config, schema, real)  # refuse before any training
     if problems:
         raise InputError(f"{table.path.name}: {problems[0]}")

@@ -48,6 +48,7 @@ def build_audit_json(result: RunResult) -> dict[str, Any]:
             "release": result.release.to_dict(),
             "fidelity": result.fidelity.to_dict(),
             "disclosure_risk": _disclosure(result),
+            "rules": _rules(result),
             "settings": _settings(cfg),
             "timings": result.timings,
             "software": library_versions(),
@@ -61,6 +62,17 @@ def _disclosure(result: RunResult) -> dict[str, Any] | None:
     the disclosure rule refused; None when no key column was chosen."""
     found = getattr(result.release, "disclosure", None)
     return None if found is None else found.to_dict()
+
+
+def _rules(result: RunResult) -> list[dict[str, Any]]:
+    """The ``rules`` block (issue 30): each rule, where it came from, kept or why not, and the
+    synthetic rows breaking it over every released copy (0 by construction)."""
+    from engine.columns.rules import rules_record
+
+    frames = list(result.copies) or ([] if result.synthetic is None else [result.synthetic])
+    if result.dp_synthetic is not None:
+        frames.append(result.dp_synthetic)
+    return rules_record(getattr(result.prepared.encoder, "rules", None), frames)
 
 
 def _choice(result: RunResult) -> dict[str, Any]:
@@ -105,6 +117,8 @@ def _settings(cfg: RunConfig) -> dict[str, Any]:
         if cfg.disclosure_targets is None
         else list(cfg.disclosure_targets),
         "disclosure_margin": cfg.disclosure_margin,
+        "rules": list(cfg.rules),
+        "rules_off": list(cfg.rules_off),
     }
 
 
@@ -130,6 +144,7 @@ def readme_info(result: RunResult) -> dict[str, Any]:
         "columns": [c.name for c in schema.synthesized()],
         "format": result.config.file_format,
         "exact_copies": None if result.released is None else result.released.exact_copies.to_dict(),
+        "rules": [r.text for r in getattr(getattr(result.prepared.encoder, "rules", None), "kept", [])],
         "missing_modelled": bool(
             (result.prepared.rows_dropped or {}).get("missing_modelled")
             and result.prepared.rows_dropped.get("missing_by_column")

@@ -144,6 +144,7 @@ def dp_release(
         levels=levels,
         progress=progress,
         cancel=cancel,
+        rules=getattr(prepared.encoder, "rules", None),
     )
 
 
@@ -161,8 +162,11 @@ def dp_release_frame(
     levels: Mapping[str, Sequence[Any]] | None = None,
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
+    rules: Any = None,
 ) -> DPRelease:
-    """:func:`dp_release` on a complete-case frame and its schema (no pipeline objects)."""
+    """:func:`dp_release` on a complete-case frame and its schema (no pipeline objects).
+    ``rules`` (:class:`engine.columns.rules.RuleSet`) repair the sampled rows as they repair the
+    LNI release's (post-processing of the synthetic rows)."""
     from engine.flows.generate import flow_sampling
 
     progress(0.0, "DP mode: encoding with declared bounds")
@@ -183,7 +187,8 @@ def dp_release_frame(
     decoded = enc.inverse_transform(flow_sampling(flow, len(frame), enc.d_model_, rng))
     guarantee = _guarantee_dict(flow, enc)
     progress(1.0, "DP mode: done")
-    return DPRelease(decoded.frame, guarantee, flow, enc, dict(decoded.clip_counts))
+    synthetic = rules.apply(decoded.frame) if rules else decoded.frame
+    return DPRelease(synthetic, guarantee, flow, enc, dict(decoded.clip_counts))
 
 
 def dp_membership_audit(
@@ -212,7 +217,11 @@ def dp_membership_audit(
 
     user = {name: (lo, hi) for name, lo, hi in getattr(prepared.config, "bounds", ())}
     X_model, enc = dp_encode(prepared.real, prepared.schema, user, rng, levels)
-    dist = prepared.encoder.distance_space
+    rules = getattr(prepared.encoder, "rules", None)
+
+    def dist(frame: pd.DataFrame) -> np.ndarray:  # the released rows keep the rules: so do these
+        return prepared.encoder.distance_space(rules.apply(frame) if rules else frame)
+
     delta = default_delta(len(prepared.real)) if delta is None else delta
 
     def fit_map(rows: np.ndarray) -> DPTrainedFlow:
@@ -229,7 +238,7 @@ def dp_membership_audit(
     threshold = getattr(prepared.config, "auc_max", 0.55)
     return run_audit(
         X_model,
-        dist(prepared.real),
+        prepared.encoder.distance_space(prepared.real),
         fit_map,
         to_dist=lambda rows: dist(enc.inverse_transform(rows).frame),
         config=AuditConfig(threshold=threshold, grid=(0.0,), refine=False, repeats=repeats),

@@ -61,7 +61,41 @@ def data_page(result: RunResult, sheet: dict[str, Any], width: float) -> list[An
         out.append(
             paragraph("No clipping was recorded (no synthetic table, or no bounded column).", sheet)
         )
-    return out + non_finite_paragraphs(result, sheet)
+    return out + non_finite_paragraphs(result, sheet) + rules_paragraphs(result, sheet, width)
+
+
+def rules_paragraphs(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
+    """The rules between columns: each kept rule, where it came from and the synthetic rows
+    that break it (0: the decoder repairs every row, in the audit and the release alike); the
+    rules not kept, and why."""
+    from engine.columns.rules import rules_record
+
+    frames = list(result.copies) or ([] if result.synthetic is None else [result.synthetic])
+    record = rules_record(getattr(result.prepared.encoder, "rules", None), frames)
+    if not record:
+        return []
+    origin = {"found": "found in the real data", "yours": "written by the user"}
+    rows = [["rule", "where it came from", "synthetic rows breaking it"]]
+    for r in record:
+        broken = r["synthetic_rows_breaking"]
+        rows.append([
+            text(r["rule"]), origin.get(r["source"], r["source"]),
+            ("not kept: " + r["why_not"]) if not r["kept"]
+            else ("no file released" if broken is None else f"{broken:,}"),
+        ])  # fmt: skip
+    intro = (
+        "A rule holds in every real row and, when kept, in every synthetic row: a row the "
+        "model draws against a rule is repaired in the same way in the audit and in the "
+        "released file (an order by swapping the two values, a fixed pair by the level that "
+        "goes with it, a value present only when another column says so by removing it or "
+        "taking one from another synthetic row). A rule is proposed only when at least "
+        f"{THRESHOLD} real rows support each side of it."
+    )
+    return [
+        paragraph("Rules between columns", sheet, "h2"),
+        paragraph(intro, sheet),
+        table(rows, [0.4 * width, 0.3 * width, 0.3 * width]),
+    ]
 
 
 def non_finite_paragraphs(result: RunResult, sheet: dict[str, Any]) -> list[Any]:
