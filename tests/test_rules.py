@@ -215,3 +215,17 @@ def test_formal_dp_release_keeps_every_rule(tmp_path: Path) -> None:
     )
     record = json.loads((tmp_path / "o" / "audit.json").read_text())["rules"]
     assert all(r["synthetic_rows_breaking"] == 0 for r in record)
+
+
+def test_command_line_rule_that_cannot_be_read_stops_with_one_line(
+    rules_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine.cli import main
+
+    out = tmp_path / "o"
+    code = main(["run", str(rules_csv), "--out", str(out), "--time", "futime", "--event",
+                 "status", "--rule", "sysbp is higher than diasbp", "--quiet"])  # fmt: skip
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err
+    assert "rules.csv" in err and "sysbp is higher than diasbp" in err and "a <= b" in err
+    assert not out.exists()
