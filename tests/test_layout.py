@@ -57,6 +57,8 @@ PUBLIC_HOMES = {
     "event_labels": "engine.columns.roles",
     "atomic_write_bytes": "engine.files.atomic",
     "suggest_keys": "engine.columns.keys",
+    "suggest_rules": "engine.pipeline.rules_step",
+    "check_rule": "engine.pipeline.rules_step",
     "pool": "engine.stats.meta",
     "read_summary": "engine.stats.meta",
     "build_report": "engine.report.build",
