@@ -16,9 +16,11 @@ audit's synthetic rows, the released file, every copy and the formal-DP release 
 the same map (what is audited is what is released; a function of the synthetic rows alone, so
 the formal guarantee is untouched by post-processing). The repairs:
 
-* order: a row with ``a > b`` gets the two values swapped (a reflection across ``a = b``, which
-  keeps both columns inside their real ranges because every real row has ``a <= b``); under
-  ``<`` a tie is then opened by the column's resolution;
+* order: under ``a <= b`` a row with ``a > b`` becomes a tie (``a`` lowered to ``b``: real rows
+  have ties, such as a hospital stay that ends with the follow-up); under ``a < b`` the two
+  values are swapped (a reflection across ``a = b``, inside both real ranges because every real
+  row has ``a < b``); the survival time is an anchor that neither repair moves (the other
+  column moves to it, or one step past it);
 * range: the value is set to the bound;
 * fixed: the second column is set to the level that goes with the first;
 * presence: the value is removed where the condition is false, and where it is true but the
@@ -216,6 +218,7 @@ class RuleSet:
     not_kept: list[tuple[Rule, str]] = field(default_factory=list)
     resolution: dict[str, float] = field(default_factory=dict)
     seed: int = 0
+    anchors: tuple[str, ...] = ()  # columns an order repair never moves (the survival time)
 
     def __bool__(self) -> bool:
         return bool(self.kept)
@@ -234,12 +237,43 @@ class RuleSet:
                 continue
             bad = broken(rule, out)
             if bad.any():
-                _repair(rule, out, bad, self.resolution, rng)
+                _repair(rule, out, bad, self.resolution, rng, set(self.anchors))
         return out
 
     def counts(self, frame: pd.DataFrame) -> dict[str, int]:
         """Rows of ``frame`` breaking each kept rule, by the rule's text."""
         return {r.text: int(broken(r, frame).sum()) for r in self.kept}
+
+
+def _step(out: pd.DataFrame, col: str, resolution: dict[str, float]) -> Any:
+    step = resolution.get(col, 1.0)
+    return pd.Timedelta(days=step) if pd.api.types.is_datetime64_any_dtype(out[col]) else step
+
+
+def _repair_order(
+    rule: Rule, out: pd.DataFrame, idx: pd.Index, resolution: dict[str, float], anchors: set[str]
+) -> None:
+    """``a <= b``: the rows become ties (the real rows have them: a stay that ends with the
+    follow-up), ``a`` lowered to ``b``, or ``b`` raised to ``a`` when ``a`` is an anchor (the
+    survival time, never moved). ``a < b``: the two values swapped (a reflection across
+    ``a = b``; the real rows have no ties), or the free column moved one step past an anchor."""
+    a, b = out.loc[idx, rule.a].copy(), out.loc[idx, rule.b].copy()
+    if rule.op == "<=":
+        if rule.a in anchors and rule.b not in anchors:
+            out.loc[idx, rule.b] = a.to_numpy()
+        else:
+            out.loc[idx, rule.a] = b.to_numpy()
+        return
+    if rule.b in anchors and rule.a not in anchors:
+        out.loc[idx, rule.a] = (b - _step(out, rule.a, resolution)).to_numpy()
+        return
+    if rule.a in anchors and rule.b not in anchors:
+        out.loc[idx, rule.b] = (a + _step(out, rule.b, resolution)).to_numpy()
+        return
+    out.loc[idx, rule.a], out.loc[idx, rule.b] = b.to_numpy(), a.to_numpy()
+    tied = idx[(out.loc[idx, rule.a] == out.loc[idx, rule.b]).to_numpy()]
+    if len(tied):
+        out.loc[tied, rule.a] = out.loc[tied, rule.a] - _step(out, rule.a, resolution)
 
 
 def _repair(
@@ -248,20 +282,11 @@ def _repair(
     bad: np.ndarray,
     resolution: dict[str, float],
     rng: np.random.Generator,
+    anchors: set[str],
 ) -> None:
     idx = out.index[bad]
     if rule.kind == "order":
-        a_old = out.loc[idx, rule.a].copy()
-        out.loc[idx, rule.a] = out.loc[idx, rule.b].to_numpy()
-        out.loc[idx, rule.b] = a_old.to_numpy()
-        if rule.op == "<":
-            tied = idx[(out.loc[idx, rule.a] == out.loc[idx, rule.b]).to_numpy()]
-            if len(tied):
-                step = resolution.get(rule.a, 1.0)
-                if pd.api.types.is_datetime64_any_dtype(out[rule.a]):
-                    out.loc[tied, rule.a] = out.loc[tied, rule.a] - pd.Timedelta(days=step)
-                else:
-                    out.loc[tied, rule.a] = out.loc[tied, rule.a] - step
+        _repair_order(rule, out, idx, resolution, anchors)
     elif rule.kind == "range":
         out.loc[idx, rule.a] = rule.value
     elif rule.kind == "fixed":

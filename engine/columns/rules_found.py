@@ -173,7 +173,8 @@ def rule_set(
     """
     from engine.disclosure import safe_count
 
-    out = RuleSet(seed=seed, resolution=_resolution(frame, specs))
+    anchors = tuple(s.name for s in specs if s.kind == "time")
+    out = RuleSet(seed=seed, resolution=_resolution(frame, specs), anchors=anchors)
     off = {_squash(t) for t in removed}
     seen: set[str] = set()
     for rule in find_rules(frame, specs):

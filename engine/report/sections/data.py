@@ -86,8 +86,9 @@ def rules_paragraphs(result: RunResult, sheet: dict[str, Any], width: float) -> 
     intro = (
         "A rule holds in every real row and, when kept, in every synthetic row: a row the "
         "model draws against a rule is repaired in the same way in the audit and in the "
-        "released file (an order by swapping the two values, a fixed pair by the level that "
-        "goes with it, a value present only when another column says so by removing it or "
+        "released file (an order by making the two values equal where real rows have ties and "
+        "by swapping them where they have none, the survival time never moved; a fixed pair "
+        "by the level that goes with it; a value present only when another column says so by removing it or "
         "taking one from another synthetic row). A rule is proposed only when at least "
         f"{THRESHOLD} real rows support each side of it."
     )
