@@ -229,3 +229,24 @@ def test_command_line_rule_that_cannot_be_read_stops_with_one_line(
     assert code == 2 and "\n" not in err
     assert "rules.csv" in err and "sysbp is higher than diasbp" in err and "a <= b" in err
     assert not out.exists()
+
+
+def test_large_tables_search_a_sample_and_judge_on_every_row(monkeypatch) -> None:
+    """Above SEARCH_ROWS the candidates come from a sample; each is judged on all rows, so a
+    rule one unsampled row breaks is not proposed."""
+    import engine.columns.rules_found as found
+
+    df = rules_table(600).drop(columns="id")
+    specs = _specs(df, {
+        "futime": "time", "los": "integer", "sysbp": "integer", "diasbp": "integer",
+        "status": "binary", "cause": "categorical", "arm": "binary", "trt": "binary",
+        "nodes": "integer", "age": "integer",
+    })  # fmt: skip
+    whole = [r.text for r in found.find_rules(df, specs)]
+    monkeypatch.setattr(found, "SEARCH_ROWS", 200)
+    assert [r.text for r in found.find_rules(df, specs)] == whole
+    spoilt = df.copy()
+    sampled = set(spoilt.sample(200, random_state=0).index)
+    row = next(i for i in spoilt.index if i not in sampled)
+    spoilt.loc[row, "diasbp"] = spoilt.loc[row, "sysbp"] + 5
+    assert "diasbp < sysbp" not in [r.text for r in found.find_rules(spoilt, specs)]

