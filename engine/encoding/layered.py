@@ -41,17 +41,24 @@ class LayeredEncoder:
         *,
         model_missing: bool,
         nominal: bool = True,
+        rules: Any = None,
     ) -> None:
         from engine.encoding.encoder import TableEncoder
+        from engine.encoding.gaps import GapLayer
 
         self.schema = schema  # the person-facing schema (no indicators; dates as dates)
         # The logical rules every decoded row keeps (engine.columns.rules.RuleSet), set by the
         # pipeline: the audit's rows and the released ones pass through the same repair.
-        self.rules: Any = None
+        self.rules: Any = rules
+        self.gaps: GapLayer | None = None  # order rules built in: b modelled as b - a
         used = [c.name for c in schema.synthesized()]
         dates = [c.name for c in schema.synthesized() if c.kind == "date"]
         self.dates = DateLayer.fit(frame, dates, rng) if dates else None
         days = self._days(frame[used])
+        plain = {c.name: self._modelled_spec(c) for c in schema.columns}
+        self.gaps = GapLayer.fit(days, rules, plain.get)
+        if self.gaps is not None:
+            days = self.gaps.to_gaps(days)
         self.missing = MissingLayer.fit(days, used if model_missing else ())
         taken = set(map(str, frame.columns)) | set(self.missing.indicators.values())
         self.nominal = NominalLayer.fit(days, schema.synthesized() if nominal else (), taken)
@@ -78,7 +85,11 @@ class LayeredEncoder:
             self._cuts[name] = (j, float(lowest_one[0]))
 
     def _modelled_spec(self, spec: ColumnSpec) -> ColumnSpec:
-        """A date column as days (whole days: integer; with a time of day: continuous)."""
+        """A date column as days (whole days: integer; with a time of day: continuous); the
+        later column of a built-in order rule as its gap (:mod:`engine.encoding.gaps`)."""
+        gaps = getattr(self, "gaps", None)
+        if gaps is not None and spec.name in gaps.gap_specs:
+            return gaps.gap_specs[spec.name]
         if spec.kind != "date" or spec.action != "synthesize" or self.dates is None:
             return spec
         col = next(c for c in self.dates.columns if c.name == spec.name)
@@ -98,7 +109,9 @@ class LayeredEncoder:
             frame = frame.assign(
                 **{c.name: recode(c, frame[c.name]) for c in coded if c.name in frame}
             )
-        return frame if self.dates is None else self.dates.to_days(frame)
+        days = frame if self.dates is None else self.dates.to_days(frame)
+        gaps = getattr(self, "gaps", None)
+        return days if gaps is None else gaps.to_gaps(days)
 
     def modelled(self, frame: pd.DataFrame, rng: np.random.Generator | None) -> pd.DataFrame:
         """The table as the flow sees it (days, indicators, placeholders)."""
@@ -155,6 +168,8 @@ class LayeredEncoder:
                 clips[c] = max(clips.get(n, 0) for n in own if n is not None)
                 non_finite[c] = max(non_finite.get(n, 0) for n in own if n is not None)
         frame = self.missing.restore(frame)
+        if self.gaps is not None:
+            frame = self.gaps.from_gaps(frame)
         if self.dates is not None:
             frame = self.dates.to_dates(frame)
         if self.rules:

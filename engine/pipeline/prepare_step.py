@@ -86,8 +86,10 @@ def prepare(config: RunConfig, progress: ProgressFn = no_progress) -> Prepared:
     complete = _complete_cases(config)
     real, rows_dropped = prepared_rows(schema, table.frame, complete_cases=complete)
     rows_dropped["complete_cases"] = complete
-    encoder = LayeredEncoder(schema, real, make_rng(config.seed), model_missing=not complete)
-    encoder.rules = _rules(config, table, schema, real)  # kept on every decode (issue 30)
+    rules = _rules(config, table, schema, real)  # kept on every decode (issue 30)
+    encoder = LayeredEncoder(
+        schema, real, make_rng(config.seed), model_missing=not complete, rules=rules
+    )
     problems = check_analysis(config, schema, real)  # refuse before any training
     if problems:
         raise InputError(f"{table.path.name}: {problems[0]}")
