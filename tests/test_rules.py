@@ -177,7 +177,8 @@ def test_built_in_order_brings_back_the_real_ties(rules_csv: Path) -> None:
     frame = enc.inverse_transform(enc.transform(real, rng)).frame  # w = 1: each row's own code
     share_real = float((real["los"] == real["futime"]).mean())
     share_synth = float((frame["los"] == frame["futime"]).mean())
-    assert share_real > 0.05 and abs(share_synth - share_real) < 0.01
+    # (a few ties below futime's 10th smallest value are opened by the bound's clip)
+    assert share_real > 0.05 and abs(share_synth - share_real) < 0.02
 
 
 FAST = {"budget": "fast", "repeats": 2, "allow_risky": True, "report": False}

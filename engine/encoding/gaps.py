@@ -57,7 +57,11 @@ class GapLayer:
                 continue
             layer.pairs.append((a, b, rule.op))
             layer.specs[b] = spec_b
-            layer.gap_specs[b] = replace(spec_b, lower=lower, upper=upper)
+            # Whole-number gaps are modelled as counts (a tie is a level of its own, not a
+            # point smeared over the interval to the next gap).
+            whole = bool(np.all(gap == np.round(gap)))
+            kind = "integer" if whole else spec_b.kind
+            layer.gap_specs[b] = replace(spec_b, kind=kind, lower=lower, upper=upper)
             taken |= {a, b}
         return layer if layer.pairs else None
 
