@@ -268,6 +268,7 @@ def _curve_table(result: RunResult, holdout: int, width: float, sheet: dict[str,
             ]
         )
     widths = [0.1, 0.25, 0.25] + [0.2] * len(kept)
+    widths = [f / sum(widths) for f in widths]  # the full width, with or without TPR columns
     return [
         table(rows, [f * width for f in widths], highlight=highlight),
         *[paragraph(c, sheet, "caption") for c in tpr_captions([lv for _, lv in kept], holdout)],
