@@ -55,6 +55,7 @@ _PUBLIC = {
     # errors and progress
     "LatentSynthError": "engine.errors",
     "InputError": "engine.errors",
+    "TooFewRows": "engine.errors",
     "PrivacyRefused": "engine.errors",
     "Cancelled": "engine.errors",
     "CancelToken": "engine.progress",
@@ -96,6 +97,7 @@ __all__ = [
     "forest_figure",
     "LatentSynthError",
     "InputError",
+    "TooFewRows",
     "PrivacyRefused",
     "Cancelled",
     "CancelToken",
@@ -106,7 +108,13 @@ __all__ = [
 
 
 if TYPE_CHECKING:
-    from engine.errors import Cancelled, InputError, LatentSynthError, PrivacyRefused
+    from engine.errors import (
+        Cancelled,
+        InputError,
+        LatentSynthError,
+        PrivacyRefused,
+        TooFewRows,
+    )
     from engine.pipeline import (
         DEFAULT_GRID,
         Prepared,

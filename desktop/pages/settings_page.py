@@ -51,6 +51,7 @@ class SettingsPage(Page):
         self._toggle_advanced(self.advanced_toggle.isChecked())
         self._filled_for: Any = None
         self._device_task_started = False
+        self._exposure = ""  # the exposure before the latest change (issue 33)
 
     # -- building -----------------------------------------------------------------------
     def _build_privacy(self, settings: QSettings) -> QtWidgets.QGroupBox:
@@ -90,6 +91,7 @@ class SettingsPage(Page):
         )
         self.outcome.currentTextChanged.connect(self._check)
         grid.addRow("&Outcome:", self.outcome)
+        self._grid = grid  # the Outcome row is shown only for an analysis that has an outcome
         self.exposure = QtWidgets.QComboBox()
         self.exposure.setAccessibleName("Exposure")
         self.exposure.setToolTip("The variable whose effect you care about most.")
@@ -249,18 +251,28 @@ class SettingsPage(Page):
             checked = name in covariates[1:] if covariates else name != exposure
             item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
             self.adjust.addItem(item)
+        self._exposure = exposure
         self._analysis_changed()
         self._exposure_changed()
 
     def _exposure_changed(self, *_: Any) -> None:
+        """Hide the exposure from "Adjust for"; the previous exposure stays in the model as a
+        ticked covariate, and no other tick changes (issue 33: age was silently unticked)."""
         exposure = self.exposure.currentText()
+        previous, self._exposure = self._exposure, exposure
         for i in range(self.adjust.count()):
-            self.adjust.item(i).setHidden(self.adjust.item(i).text() == exposure)
+            item = self.adjust.item(i)
+            if previous and item.text() == previous != exposure:
+                item.setCheckState(Qt.CheckState.Checked)
+            item.setHidden(item.text() == exposure)
         self._check()
 
     def _analysis_changed(self) -> None:
         key = self.analysis.currentData()
-        self.outcome.setEnabled(key in ("ols", "logistic"))
+        has_outcome = key in ("ols", "logistic")
+        self.outcome.setEnabled(has_outcome)
+        # a Cox model (or none) has no outcome column: no greyed "Outcome: age" (issue 33)
+        self._grid.setRowVisible(self.outcome, has_outcome)
         for widget in (self.exposure, self.per, self.adjust):
             widget.setEnabled(key is not None)
         # why the program chose no comparison: true only while none is chosen
@@ -347,8 +359,8 @@ class SettingsPage(Page):
     def leave(self) -> bool:
         problems = self.analysis_problems()
         self.problems.setText("\n".join(problems))
-        if problems:
-            QMessageBox.warning(self, "latent-synth: settings", "\n".join(problems))
+        if problems:  # said once, in red under the analysis (issue 33: not in a dialog too)
+            self.analysis.setFocus()
             return False
         try:
             fields = self.choices()

@@ -55,7 +55,7 @@ from typing import Any
 
 import pandas as pd
 
-from engine.errors import InputError
+from engine.errors import InputError, TooFewRows
 from engine.tables.codes import OTHER, code_kind, merge_rare
 from engine.tables.identifiers import (
     ID_NUMBER_WORDS,
@@ -369,7 +369,7 @@ def _check_complete_rows(
         )
     if not complete_cases:
         if len(frame) < MIN_COMPLETE_ROWS:
-            raise InputError(
+            raise TooFewRows(
                 f"{source}: only {len(frame)} rows; at least {MIN_COMPLETE_ROWS} are needed."
             )
         return
@@ -381,7 +381,7 @@ def _check_complete_rows(
             if worst.iloc[0]
             else ""
         )
-        raise InputError(
+        raise TooFewRows(
             f"{source}: only {complete} rows have no missing values in the used columns; at least "
             f"{MIN_COMPLETE_ROWS} are needed{hint}. Add sparse columns to the columns to drop."
         )
