@@ -162,14 +162,24 @@ class TrainPage(Page):
         self._eta_timer.timeout.connect(self._update_eta)
         self._fraction = 0.0
         self._plots_ready = False
+        self._rendered_for: Any = None  # the result the plots show
 
     # -- page life ----------------------------------------------------------------------
     def enter(self) -> None:
         if not self._plots_ready:
             self._plots_ready = True
             self._draw_live()
-        if self.session.result is None and not self.is_busy():
+        result = self.session.result
+        if result is None and not self.is_busy():
             self.start()
+        elif result is not None and result is not self._rendered_for and not self.is_busy():
+            # a run kept from elsewhere (the one-click job): show it, do not train again
+            self.losses.clear()
+            self.audited.clear()
+            self.bar.setValue(1000)
+            self.eta.setText("")
+            self.render(result)
+            self.stage.setText(_finished_text(result))
 
     def is_complete(self) -> bool:
         return self.session.result is not None and not self.is_busy()
@@ -262,8 +272,8 @@ class TrainPage(Page):
         self.bar.setValue(1000)
         self.eta.setText("")
         self.render(result)
+        self.stage.setText(_finished_text(result))
         if result.refusal is not None:
-            self.stage.setText("Finished: no w met the privacy limit. See the next page.")
             QMessageBox.information(
                 self,
                 "latent-synth: privacy audit",
@@ -271,15 +281,11 @@ class TrainPage(Page):
                 "exported as it stands. On the next page you can see the audit and, if you accept "
                 "the risk explicitly, choose a w yourself.",
             )
-        else:
-            self.stage.setText(
-                f"Finished: w = {result.release.w:.2f} chosen ({result.verdict}). "
-                "Press Next to review the privacy audit."
-            )
 
     def render(self, result: Any) -> None:
         from engine import EpochDone
 
+        self._rendered_for = result
         history = list(getattr(result, "history", ()) or ())
         if history and not self.losses:  # no live epochs (e.g. a result loaded back): final model
             self.losses = {
@@ -309,6 +315,16 @@ class TrainPage(Page):
         self.stage.setText("Cancelled. Nothing was written. Press Start again to retry.")
         self.eta.setText("")
         self.bar.setValue(0)
+
+
+def _finished_text(result: Any) -> str:
+    """The stage line once a run is done (here or kept from the one-click job)."""
+    if result.refusal is not None:
+        return "Finished: no w met the privacy limit. See the next page."
+    return (
+        f"Finished: w = {result.release.w:.2f} chosen ({result.verdict}). "
+        "Press Next to review the privacy audit."
+    )
 
 
 def _stage_text(text: str) -> str:
