@@ -48,8 +48,8 @@ from desktop.qt import (
     QMessageBox,
     QSettings,
     Qt,
-    QTimer,
     QtGui,
+    QTimer,
     QtWidgets,
     qt_version,
 )

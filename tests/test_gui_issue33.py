@@ -21,15 +21,13 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests import test_gui_oneclick as oneclick
 from tests.gui_conftest import *  # noqa: F403 - shared GUI fixtures
 from tests.gui_conftest import DEMO_FIELDS, load
-from tests.test_gui_oneclick import (  # noqa: F401 - fixtures
-    FAST,
-    _click_step,
-    _finish,
-    documents,
-    survival_csv,
-)
+from tests.test_gui_oneclick import FAST, _click_step, _finish
+
+documents = oneclick.documents  # fixtures shared with the one-click tests
+survival_csv = oneclick.survival_csv
 
 # ------------------------------------------------------------------------------ Settings page
 
@@ -153,7 +151,7 @@ def test_the_train_page_gives_a_plain_verdict(qtbot):
 
 def test_the_why_column_is_not_cut_at_1280_px(window, qtbot):
     from desktop.pages.columns_page import COL_REASON
-    from desktop.qt import QtCore, Qt
+    from desktop.qt import Qt, QtCore
 
     window.resize(1280, 800)
     page = window.pages[0]
