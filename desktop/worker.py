@@ -210,9 +210,12 @@ class TimeLeft:
 
     The start of a run (reading, encoding, the first, slow epoch) says little about the rest, so
     nothing is estimated until ``min_epochs`` epochs are done; from then on the estimate is the
-    progress still to go divided by the progress per second measured since that point. The
-    engine counts a model's progress in the epochs early stopping will need (not the maximum
-    number of epochs), so this rate is the measured epoch time, not a guess.
+    progress still to go divided by the progress per second measured since that point, *up to
+    now*: the engine counts a model's progress in the epochs early stopping will need, so this
+    rate is the measured cost of the stages done so far. A stage that makes no progress for a
+    while (a slow step between two reports) is part of that cost: while the bar stands still
+    the estimate never counts down, it grows (issue 33: it counted down for 40 s while the bar
+    sat at 11 %, then jumped from "about 40 seconds" to "about 5:04").
 
     Example:
         >>> est = TimeLeft(min_epochs=1)
@@ -221,6 +224,8 @@ class TimeLeft:
         >>> est.epoch(now=5.0); est.update(0.10, now=5.0); est.update(0.30, now=9.0)
         >>> est.seconds(now=9.0)
         14.0
+        >>> est.seconds(now=13.0) > est.seconds(now=11.0) > 14.0  # no progress: it grows
+        True
     """
 
     def __init__(self, min_epochs: int = 3) -> None:
@@ -248,10 +253,10 @@ class TimeLeft:
         if self._anchor is None:
             return None
         t0, f0 = self._anchor
-        moved, spent = self.fraction - f0, self._last - t0
-        if moved <= 0 or spent < 0.5:
+        moved = self.fraction - f0
+        if moved <= 0 or self._last - t0 < 0.5:
             return None
-        return max((1.0 - self.fraction) * spent / moved - (now - self._last), 0.0)
+        return max((1.0 - self.fraction) * (max(now, self._last) - t0) / moved, 0.0)
 
     def text(self, now: float | None = None) -> str:
         """The estimate in plain words."""

@@ -246,3 +246,52 @@ def test_the_advice_after_a_refusal_is_the_same_in_the_app_and_the_guide():
         "Change the privacy settings… opens the step-by-step wizard at its Settings page with the audit kept"
         in guide
     )
+
+
+# ------------------------------------------------------------------------------ time left
+
+
+def test_time_left_never_counts_down_while_the_bar_stands_still():
+    from desktop.worker import TimeLeft
+
+    est = TimeLeft(min_epochs=3)
+    for _ in range(3):
+        est.epoch()
+    for t in range(0, 11):  # 10 s of steady progress: 1 % a second
+        est.update(0.10 + 0.01 * t, now=float(t))
+    assert est.seconds(now=10.0) == pytest.approx(80.0)  # 0.8 to go at 0.01 per second
+    during = [est.seconds(now=10.0 + s) for s in range(0, 41)]  # a 40 s stage with no report
+    assert all(b >= a for a, b in zip(during, during[1:], strict=False)), during
+    assert during[-1] > during[0]  # the stall is part of the measured cost: it grows
+    est.update(0.30, now=51.0)  # progress again: now it may fall
+    assert est.seconds(now=51.0) < during[-1]
+
+
+def test_the_one_click_status_moves_with_each_training_round():
+    from desktop.pages.summary_page import plain_stage
+    from engine import AuditPointDone, EpochDone
+
+    rounds = [
+        plain_stage(0.2, EpochDone(e, 300, 1.0, 1.1, 0.1, e, 30, "audit split 1")) for e in (5, 6)
+    ]
+    assert rounds[0] != rounds[1] and "round 6 of about 30" in rounds[1]
+    point = AuditPointDone(0.35, 2, 0.51, 0.004, 0.52, 0.005, 3)
+    assert plain_stage(0.5, point).endswith("w = 0.35 (test 2)…")
+    # the stages after the audit send no partial result: the line still moves on
+    assert plain_stage(0.9, point, "comparing real and synthetic results").startswith(
+        "Comparing the synthetic copy"
+    )
+
+
+def test_the_one_click_view_estimates_only_from_measured_stages(qtbot):
+    import time
+
+    from desktop.pages.summary_page import ProgressView
+
+    view = ProgressView()
+    qtbot.addWidget(view)
+    view.task = SimpleNamespace(is_running=True, started_at=time.monotonic() - 30.0)
+    view.on_progress(0.5, "audit: w = 0.3 (split 1)")
+    # 30 s for half the bar says little (reading and the first slow round are not the rest)
+    assert view.eta.text() == "estimating time left"
+    view.task = None
