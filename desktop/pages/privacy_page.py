@@ -27,7 +27,7 @@ class PrivacyPage(Page):
         super().__init__(session, parent)
         layout = QtWidgets.QHBoxLayout(self)
         self.plot = PlotWidget(
-            "Membership AUC by w (mean ± SD) with the limit and the chosen w", height=3.4
+            "Membership AUC by w (mean ± SE) with the limit and the chosen w", height=3.4
         )
         layout.addWidget(self.plot, 3)
         panel = QtWidgets.QWidget()
