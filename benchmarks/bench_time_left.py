@@ -10,9 +10,10 @@ or ``--replay trace.json`` to score a trace recorded before. Prints, per estimat
 * the longest countdown while the bar stood still (seconds the estimate fell with no progress).
 
 Estimators: ``old one-click`` (the whole elapsed time extrapolated, shown from 2 % on),
-``old wizard`` (the rate after the first epochs, counting down between reports) and ``new``
-(:class:`desktop.worker.TimeLeft`: the rate of the stages measured so far, up to now, so a
-stalled stage makes the estimate grow, never count down; used by both faces now).
+``old wizard`` (the rate after the first epochs, counting down between reports), ``new, rate
+from the first epochs`` (:class:`desktop.worker.TimeLeft`: the rate up to now, so a stalled
+stage makes the estimate grow, never count down) and ``new (used)`` (the same, its rate measured
+from the first privacy test on, ``wait_for_audit``: what both faces show now).
 
 Measured (the 1,608-row demo cohort, CPU, a machine shared with three other jobs): see the
 numbers printed by this script in the branch's report (issue 33 note).
@@ -30,22 +31,29 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def record(table: Path, fields: dict) -> list[tuple[float, float, str, bool]]:
-    """(seconds since start, fraction, status text, whether an epoch ended) per progress call."""
+def record(table: Path, fields: dict) -> list[tuple[float, float, str, str]]:
+    """(seconds since start, fraction, status text, "epoch" / "audit" / "") per progress call."""
     from engine import RunConfig, prepare, sub_progress, synthesize
-    from engine.progress import EpochDone
+    from engine.progress import AuditPointDone, EpochDone
 
     config = RunConfig(input=table, **fields)
     config.validate()
     t0 = time.monotonic()
-    rows: list[tuple[float, float, str, bool]] = []
+    rows: list[tuple[float, float, str, str]] = []
 
     def progress(fraction: float, text: str, partial: object = None) -> None:
-        rows.append((time.monotonic() - t0, fraction, text, isinstance(partial, EpochDone)))
+        kind = (
+            "epoch"
+            if isinstance(partial, EpochDone)
+            else "audit"
+            if isinstance(partial, AuditPointDone)
+            else ""
+        )
+        rows.append((time.monotonic() - t0, fraction, text, kind))
 
     prep = prepare(config, sub_progress(progress, 0.0, 0.03))
     synthesize(prep, sub_progress(progress, 0.03, 0.95))
-    rows.append((time.monotonic() - t0, 1.0, "done", False))
+    rows.append((time.monotonic() - t0, 1.0, "done", ""))
     return rows
 
 
@@ -59,26 +67,31 @@ def _old_wizard_seconds(anchor: tuple[float, float] | None, last: tuple[float, f
     return max((1.0 - fl) * spent / moved - (now - tl), 0.0)
 
 
-def replay(rows: list[tuple[float, float, str, bool]]) -> dict[str, dict[str, float]]:
+def replay(rows: list[tuple[float, float, str, str]]) -> dict[str, dict[str, float]]:
     """Each estimator read once a second over the trace; errors against the real time left, and
     the longest countdown while the bar stood still."""
     from desktop.worker import TimeLeft
 
     total = rows[-1][0]
-    new = TimeLeft()
+    new, new_wait = TimeLeft(), TimeLeft(wait_for_audit=True)
     epochs, anchor, last, furthest, k, now = 0, None, (0.0, 0.0), 0.0, 0, 0.0
     reads: dict[str, list[tuple[float, float, float]]] = {
-        "old one-click": [], "old wizard": [], "new": []
+        "old one-click": [], "old wizard": [], "new, rate from the first epochs": [],
+        "new (used)": [],
     }  # fmt: skip
     while now < total - 1.0:
         now += 1.0
         while k < len(rows) and rows[k][0] <= now:
-            t, f, _, epoch = rows[k]
-            if epoch:
+            t, f, _, kind = rows[k]
+            if kind == "epoch":
                 epochs += 1
                 new.epoch()
+                new_wait.epoch()
+            elif kind == "audit":
+                new_wait.audited()
             furthest = max(furthest, f)
             new.update(f, now=t)
+            new_wait.update(f, now=t)
             last = (t, furthest)
             if anchor is None and epochs >= new.min_epochs:
                 anchor = last
@@ -89,9 +102,10 @@ def replay(rows: list[tuple[float, float, str, bool]]) -> dict[str, dict[str, fl
         old = _old_wizard_seconds(anchor, last, now)
         if old is not None:
             reads["old wizard"].append((truth, old, furthest))
-        est = new.seconds(now=now)
-        if est is not None:
-            reads["new"].append((truth, est, furthest))
+        for name, estimator in (("new, rate from the first epochs", new), ("new (used)", new_wait)):
+            est = estimator.seconds(now=now)
+            if est is not None:
+                reads[name].append((truth, est, furthest))
     return {name: _score(pairs, total) for name, pairs in reads.items()}
 
 
@@ -117,7 +131,7 @@ def _score(reads: list[tuple[float, float, float]], total: float) -> dict[str, f
     }
 
 
-def _stalls(rows: list[tuple[float, float, str, bool]]) -> float:
+def _stalls(rows: list[tuple[float, float, str, str]]) -> float:
     """The longest time the bar stood still (seconds)."""
     longest, since, f_then = 0.0, 0.0, -1.0
     for t, f, _, _ in rows:
@@ -126,9 +140,9 @@ def _stalls(rows: list[tuple[float, float, str, bool]]) -> float:
     return longest
 
 
-def _is_epoch(value: object) -> bool:
-    """A recorded trace marks an epoch as ``True`` or as ``{"kind": "epoch", ...}``."""
-    return value is True or (isinstance(value, dict) and value.get("kind") == "epoch")
+def _kind(value: object) -> str:
+    """A recorded trace marks a partial as "epoch" / "audit" or as ``{"kind": ...}``."""
+    return str(value.get("kind", "")) if isinstance(value, dict) else str(value or "")
 
 
 def main() -> int:
@@ -141,7 +155,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.replay:
         raw = json.loads(Path(args.replay).read_text())
-        rows = [(r[0], r[1], r[2], _is_epoch(r[3])) for r in raw]
+        rows = [(r[0], r[1], r[2], _kind(r[3])) for r in raw]
     else:
         fields = {k: v for k, v in (("time", args.time), ("event", args.event)) if v}
         rows = record(Path(args.table), fields)
@@ -150,7 +164,7 @@ def main() -> int:
     print(f"run: {rows[-1][0]:.0f} s; the bar stood still for up to {_stalls(rows):.0f} s")
     for name, r in replay(rows).items():
         print(
-            f"{name:14s} first {r['first_s']:5.0f} s (really {r['truth_s']:4.0f} s left: "
+            f"{name:32s} first {r['first_s']:5.0f} s (really {r['truth_s']:4.0f} s left: "
             f"{r['first_pct']:3.0f} % off); median error {r['median_s']:4.0f} s, worst "
             f"{r['worst_s']:4.0f} s; longest countdown with the bar still {r['down_s']:3.0f} s"
         )

@@ -217,6 +217,12 @@ class TimeLeft:
     the estimate never counts down, it grows (issue 33: it counted down for 40 s while the bar
     sat at 11 %, then jumped from "about 40 seconds" to "about 5:04").
 
+    With ``wait_for_audit`` the rate is measured from the first privacy test on (the first
+    :class:`engine.AuditPointDone`, counted by :meth:`audited`): the rest of a run is mostly
+    attacks, which cost several times more per step of the bar than training does (on the
+    demo cohort 1,250 against 370 s per unit), so a rate of training alone promised about a
+    fifth of the real time (benchmarks/bench_time_left.py).
+
     Example:
         >>> est = TimeLeft(min_epochs=1)
         >>> est.update(0.10, now=5.0); est.seconds(now=5.0) is None
@@ -228,9 +234,11 @@ class TimeLeft:
         True
     """
 
-    def __init__(self, min_epochs: int = 3) -> None:
+    def __init__(self, min_epochs: int = 3, wait_for_audit: bool = False) -> None:
         self.min_epochs = min_epochs
+        self.wait_for_audit = wait_for_audit
         self.epochs = 0
+        self.audits = 0
         self.fraction = 0.0
         self._anchor: tuple[float, float] | None = None  # (time, fraction) after the first epochs
         self._last = 0.0
@@ -239,12 +247,17 @@ class TimeLeft:
         """Count one finished epoch (an EpochDone partial result arrived)."""
         self.epochs += 1
 
+    def audited(self) -> None:
+        """Count one audited w (an AuditPointDone partial result arrived)."""
+        self.audits += 1
+
     def update(self, fraction: float, now: float | None = None) -> None:
         """Record the progress reached (never backwards)."""
         now = time.monotonic() if now is None else now
         self.fraction = max(self.fraction, float(fraction))
         self._last = now
-        if self._anchor is None and self.epochs >= self.min_epochs:
+        ready = self.epochs >= self.min_epochs and (self.audits > 0 or not self.wait_for_audit)
+        if self._anchor is None and ready:
             self._anchor = (now, self.fraction)
 
     def seconds(self, now: float | None = None) -> float | None:

@@ -112,7 +112,7 @@ class ProgressView(QtWidgets.QWidget):
         self.cancel_button.setAccessibleName("Cancel")
         self.cancel_button.setToolTip("Stop at the next step; nothing is written.")
         self.cancel_button.clicked.connect(self.cancel)
-        self.time_left = TimeLeft()
+        self.time_left = TimeLeft(wait_for_audit=True)
         self.partial = None
         self.text = ""
         self._eta_timer = QtCore.QTimer(self)
@@ -136,7 +136,7 @@ class ProgressView(QtWidgets.QWidget):
         task = Task(lambda progress, cancel: run_oneclick(config, folder, progress, cancel), self)
         self.partial: Any = None
         self.text = ""
-        self.time_left = TimeLeft()
+        self.time_left = TimeLeft(wait_for_audit=True)
         self._eta_timer.start()
         task.progress.connect(self.on_progress)
         task.partial.connect(self.on_partial)
@@ -156,6 +156,8 @@ class ProgressView(QtWidgets.QWidget):
         self.partial = partial  # may arrive after its progress call: show it now too
         if isinstance(partial, EpochDone):
             self.time_left.epoch()
+        elif hasattr(partial, "w"):
+            self.time_left.audited()
         self.stage.setText(plain_stage(self.bar.value() / 1000, partial, self.text))
 
     def on_progress(self, fraction: float, text: str) -> None:

@@ -152,7 +152,7 @@ class TrainPage(Page):
         layout.addWidget(self.loss_note)
         self.losses: dict[str, list[Any]] = {}  # model name -> its EpochDone results
         self.audited: dict[float, Any] = {}  # w -> its latest AuditPointDone
-        self.time_left = TimeLeft()
+        self.time_left = TimeLeft(wait_for_audit=True)
         self._dirty = False
         self._redraw = QTimer(self)
         self._redraw.setInterval(500)
@@ -195,7 +195,7 @@ class TrainPage(Page):
         self.audited.clear()
         self.loss_note.setText("")
         self.verdict.setText("")
-        self.time_left = TimeLeft()
+        self.time_left = TimeLeft(wait_for_audit=True)
         self._fraction = 0.0
         self.bar.setValue(0)
         self.stage.setText("Starting…")
@@ -244,6 +244,7 @@ class TrainPage(Page):
             self._dirty = True
         elif isinstance(partial, AuditPointDone):
             self.audited[partial.w] = partial
+            self.time_left.audited()
             self._dirty = True
 
     def _redraw_live(self) -> None:
