@@ -1,6 +1,6 @@
 """Page 4, Train and audit: ``engine.synthesize`` on a worker thread.
 
-Shows the stage, percentage and time left (measured once the first epochs are done); a live
+Shows the stage, percentage and time left (measured once the first epochs and the first audited w are done); a live
 loss plot with one line per model and the AUC-vs-w plot filling in as the audit runs, both
 drawn from the engine's typed partial results (:class:`engine.EpochDone`,
 :class:`engine.AuditPointDone`), never from its progress texts; then redrawn from the result.
@@ -108,7 +108,7 @@ class TrainPage(Page):
     subtitle = (
         "The program learns the shape of your data, then attacks its own synthetic copies to "
         "measure the privacy risk at each w. The time left is shown once the first training "
-        "rounds have been timed."
+        "rounds and the first privacy test have been timed."
     )
 
     def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
