@@ -308,11 +308,16 @@ def _plain(value: float) -> str:
     return f"{value:.3f}".rstrip("0").rstrip(".")
 
 
+# The one piece of advice after a refusal, said by the summary, the Privacy page and (in the
+# same words) the user guide's "What to do after a refusal" (issue 33: they contradicted).
+RAISING_THE_LIMIT = (
+    "Raising the limit is not the answer: it is the level of risk agreed with your output "
+    "checker, and the report would show the change."
+)
 REFUSAL_ADVICE = (
-    "What to try: use more patients if you have them; remove columns that single people out "
-    "(exact dates, rare categories, free text); or open the privacy settings in the wizard and "
-    "give unusual records extra protection. Raising the limit is possible but weakens the "
-    "protection, and the report will say so."
+    "What to try: use more patients if you have them; drop or coarsen columns that single "
+    "people out (exact dates, rare categories, free text); or switch on Protect outliers "
+    "(Settings step, Advanced settings). " + RAISING_THE_LIMIT
 )
 
 

@@ -82,21 +82,21 @@ def loss_curve(series: LossSeries) -> Drawer:
     """
 
     def draw(ax: Any) -> None:
-        ax.set_title("Model training: loss per epoch (lower is better)", fontsize=9)
-        ax.set_xlabel("epoch", fontsize=8)
-        ax.set_ylabel("negative log-likelihood", fontsize=8)
+        ax.set_title("Model training: error per round (lower is better)", fontsize=9)
+        ax.set_xlabel("training round (epoch)", fontsize=8)
+        ax.set_ylabel("error (negative log-likelihood)", fontsize=8)
         ax.tick_params(labelsize=7)
         drawn = [(name, list(points)) for name, points in series.items() if points]
         if not drawn:
-            _placeholder(ax, "waiting for the first epoch", y=0.5)
+            _placeholder(ax, "waiting for the first training round", y=0.5)
             return
         for k, (name, points) in enumerate(drawn):
             color = COLORS[k % len(COLORS)]
             xs = [p.epoch for p in points]
             ax.plot(xs, [p.val_loss for p in points], color=color, lw=1.3, label=name or "model")
             ax.plot(xs, [p.train_loss for p in points], color=color, lw=0.8, ls="--", alpha=0.6)
-        ax.plot([], [], color="grey", lw=0.8, ls="--", label="(dashed: training loss)")
-        ax.legend(fontsize=6, title="validation loss of", title_fontsize=6)
+        ax.plot([], [], color="grey", lw=0.8, ls="--", label="(dashed: on training rows)")
+        ax.legend(fontsize=6, title="error on held-back rows of", title_fontsize=6)
 
     return draw
 

@@ -49,6 +49,7 @@ from desktop.qt import (
     QSettings,
     Qt,
     QtGui,
+    QTimer,
     QtWidgets,
     qt_version,
 )
@@ -294,10 +295,17 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.reachable(row):
             self.go_to(row)
             return
-        self._select_step(self.stack.currentIndex() if self.on_step() else -1)
+        self._restore_step()
+        # the click selects its row after this signal (current first, selection after):
+        # restore again once the click is done, or the step stays highlighted (issue 33)
+        QTimer.singleShot(0, self._restore_step)
         self.statusBar().showMessage(
             "That step is not open yet: finish this one and press Next.", 6000
         )
+
+    def _restore_step(self) -> None:
+        """Highlight the step shown (none while a one-click view is shown)."""
+        self._select_step(self.stack.currentIndex() if self.on_step() else -1)
 
     def _show_view(self, view: Any) -> None:
         self.stack.setCurrentWidget(view)

@@ -210,9 +210,18 @@ class TimeLeft:
 
     The start of a run (reading, encoding, the first, slow epoch) says little about the rest, so
     nothing is estimated until ``min_epochs`` epochs are done; from then on the estimate is the
-    progress still to go divided by the progress per second measured since that point. The
-    engine counts a model's progress in the epochs early stopping will need (not the maximum
-    number of epochs), so this rate is the measured epoch time, not a guess.
+    progress still to go divided by the progress per second measured since that point, *up to
+    now*: the engine counts a model's progress in the epochs early stopping will need, so this
+    rate is the measured cost of the stages done so far. A stage that makes no progress for a
+    while (a slow step between two reports) is part of that cost: while the bar stands still
+    the estimate never counts down, it grows (issue 33: it counted down for 40 s while the bar
+    sat at 11 %, then jumped from "about 40 seconds" to "about 5:04").
+
+    With ``wait_for_audit`` the rate is measured from the first privacy test on (the first
+    :class:`engine.AuditPointDone`, counted by :meth:`audited`): the rest of a run is mostly
+    attacks, which cost several times more per step of the bar than training does (on the
+    demo cohort 1,250 against 370 s per unit), so a rate of training alone promised about a
+    fifth of the real time (benchmarks/bench_time_left.py).
 
     Example:
         >>> est = TimeLeft(min_epochs=1)
@@ -221,11 +230,15 @@ class TimeLeft:
         >>> est.epoch(now=5.0); est.update(0.10, now=5.0); est.update(0.30, now=9.0)
         >>> est.seconds(now=9.0)
         14.0
+        >>> est.seconds(now=13.0) > est.seconds(now=11.0) > 14.0  # no progress: it grows
+        True
     """
 
-    def __init__(self, min_epochs: int = 3) -> None:
+    def __init__(self, min_epochs: int = 3, wait_for_audit: bool = False) -> None:
         self.min_epochs = min_epochs
+        self.wait_for_audit = wait_for_audit
         self.epochs = 0
+        self.audits = 0
         self.fraction = 0.0
         self._anchor: tuple[float, float] | None = None  # (time, fraction) after the first epochs
         self._last = 0.0
@@ -234,12 +247,17 @@ class TimeLeft:
         """Count one finished epoch (an EpochDone partial result arrived)."""
         self.epochs += 1
 
+    def audited(self) -> None:
+        """Count one audited w (an AuditPointDone partial result arrived)."""
+        self.audits += 1
+
     def update(self, fraction: float, now: float | None = None) -> None:
         """Record the progress reached (never backwards)."""
         now = time.monotonic() if now is None else now
         self.fraction = max(self.fraction, float(fraction))
         self._last = now
-        if self._anchor is None and self.epochs >= self.min_epochs:
+        ready = self.epochs >= self.min_epochs and (self.audits > 0 or not self.wait_for_audit)
+        if self._anchor is None and ready:
             self._anchor = (now, self.fraction)
 
     def seconds(self, now: float | None = None) -> float | None:
@@ -248,10 +266,10 @@ class TimeLeft:
         if self._anchor is None:
             return None
         t0, f0 = self._anchor
-        moved, spent = self.fraction - f0, self._last - t0
-        if moved <= 0 or spent < 0.5:
+        moved = self.fraction - f0
+        if moved <= 0 or self._last - t0 < 0.5:
             return None
-        return max((1.0 - self.fraction) * spent / moved - (now - self._last), 0.0)
+        return max((1.0 - self.fraction) * (max(now, self._last) - t0) / moved, 0.0)
 
     def text(self, now: float | None = None) -> str:
         """The estimate in plain words."""

@@ -57,6 +57,7 @@ _PUBLIC = {
     # errors and progress
     "LatentSynthError": "engine.errors",
     "InputError": "engine.errors",
+    "TooFewRows": "engine.errors",
     "PrivacyRefused": "engine.errors",
     "Cancelled": "engine.errors",
     "CancelToken": "engine.progress",
@@ -100,6 +101,7 @@ __all__ = [
     "forest_figure",
     "LatentSynthError",
     "InputError",
+    "TooFewRows",
     "PrivacyRefused",
     "Cancelled",
     "CancelToken",
@@ -113,7 +115,7 @@ if TYPE_CHECKING:
     from engine.columns.keys import suggest_keys
     from engine.columns.roles import event_labels
     from engine.columns.schema import infer_schema, recognise_survival_roles
-    from engine.errors import Cancelled, InputError, LatentSynthError, PrivacyRefused
+    from engine.errors import Cancelled, InputError, LatentSynthError, PrivacyRefused, TooFewRows
     from engine.files.read import read_table
     from engine.files.write import atomic_write_bytes
     from engine.pipeline import (

@@ -26,6 +26,11 @@ class InputError(LatentSynthError):
     exit_code = 2
 
 
+class TooFewRows(InputError):
+    """The file was read, but it holds too few (complete) rows to model and audit: the wizard says
+    "too small", not "could not be read" (issue 33)."""
+
+
 class PrivacyRefused(LatentSynthError):
     """No perturbation weight met the membership-AUC limit and no override was given."""
 

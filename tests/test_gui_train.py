@@ -80,8 +80,8 @@ def test_a_rising_validation_loss_is_explained_in_one_sentence(qtbot) -> None:
     ]
     _run_fake(qtbot, page, rising)
     text = page.loss_note.text()
-    assert "final model rose after epoch 2" in text
-    assert "stopped early" in text and "from epoch 2" in text
+    assert "final model's error on rows held back from training rose after round 2" in text
+    assert "stopped early" in text and "from round 2" in text
     assert text.count(".") == 1  # one sentence
 
 

@@ -56,18 +56,20 @@ def test_window_shows_in_under_three_seconds_without_heavy_imports():
 
 
 def test_a_bad_file_shows_a_message_and_nothing_crashes(window, qtbot, messages, tmp_path):
+    """Each bad file is said once, on the page (issue 33: not in a dialog as well)."""
     page = window.pages[0]
     load(window, qtbot, tmp_path / "does_not_exist.csv")
-    assert messages and messages[-1][0] == "warning"
-    assert "does_not_exist.csv" in messages[-1][1]
+    assert page.error_label.isVisible()
+    assert "does_not_exist.csv" in page.error_label.text()
     empty = tmp_path / "empty.csv"
     empty.write_bytes(b"")
     load(window, qtbot, empty)
-    assert "empty" in messages[-1][1]
+    assert "empty" in page.error_label.text()
     garbage = tmp_path / "table.xlsx"
     garbage.write_bytes(b"this is not a workbook")
     load(window, qtbot, garbage)
-    assert len(messages) == 3
+    assert page.error_label.text().startswith("table.xlsx could not be read")
+    assert messages == []
     assert not page.is_complete() and not window.next_button.isEnabled()
     assert window.isVisible()
 

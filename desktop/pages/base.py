@@ -174,12 +174,22 @@ def table_from_frame(table: QtWidgets.QTableWidget, frame: Any, max_rows: int = 
 
 
 def _cell(value: Any) -> str:
+    """A preview cell as the file holds it: a whole number without thousands separators (a
+    year column with an empty cell is read as floats: 1997, not "1,997"; issue 33).
+
+    Example:
+        >>> [_cell(v) for v in (1997.0, 12.3456, float("nan"), "M", 42)]
+        ['1997', '12.35', '', 'M', '42']
+    """
     import numpy as np  # loaded by the time a table is shown
 
     if value is None or (isinstance(value, float) and value != value):
         return ""
     if isinstance(value, (float, np.floating)):
-        return number(float(value), 4)
+        v = float(value)
+        if v.is_integer() and abs(v) < 1e15:
+            return str(int(v))
+        return number(v, 4)
     return str(value)
 
 

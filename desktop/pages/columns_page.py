@@ -73,8 +73,16 @@ class ColumnsPage(Page):
             "One row per column of your table. Change the kind, role or bounds "
             "where the program guessed wrong."
         )
-        self.table.horizontalHeader().setStretchLastSection(True)
+        # "Why" takes the width left and wraps, each row as tall as its reason, so no reason is
+        # cut at 1280-1600 px (issue 33); the full text is also its tooltip
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(COL_REASON, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        header.sectionResized.connect(self._fit_rows)
+        self.table.setWordWrap(True)
         self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setMinimumSectionSize(
+            QtWidgets.QComboBox().sizeHint().height() + 2  # a row never squeezes its combos
+        )
         layout.addWidget(self.table, 1)
         layout.addWidget(note(BOUNDS_HINT))
         self.model_missing = QtWidgets.QCheckBox(
@@ -175,13 +183,18 @@ class ColumnsPage(Page):
             reason.setFlags(reason.flags() & ~Qt.ItemFlag.ItemIsEditable)
             reason.setToolTip(spec.reason)
             self.table.setItem(row, COL_REASON, reason)
-        self.table.resizeColumnsToContents()
-        self.table.setColumnWidth(COL_REASON, max(self.table.columnWidth(COL_REASON), 260))
+        for col in range(COL_REASON):  # "Why" stretches into the width left
+            self.table.resizeColumnToContents(col)
+        self._fit_rows()
         from engine import suggest_keys
 
         self._suggested_keys = ", ".join(suggest_keys(schema.columns))
         self.keys.setText(self._suggested_keys)
         self._update_summary()
+
+    def _fit_rows(self, *_: Any) -> None:
+        """Each row as tall as its wrapped reason (the Why column's width changed)."""
+        self.table.resizeRowsToContents()
 
     def _show_event_value(self, column: str | None) -> None:
         """Offer the event column's two values when they are not a plain 0/1 code."""

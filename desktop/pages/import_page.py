@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.launch import TABLE_SUFFIXES
-from desktop.pages.base import Page, heading, note, table_from_frame
+from desktop.pages.base import Page, heading, note, plain_message, table_from_frame
 from desktop.qt import QSettings, Qt, QtWidgets, Signal
 from desktop.session import DEMO_DEFAULTS, Session, inspect_table
 
@@ -170,20 +170,14 @@ class ImportPage(Page):
         self._update_oneclick()
 
     def on_error(self, err: BaseException) -> None:
-        """Keep the previous file, its notes and preview; say in one line what went wrong."""
+        """Keep the previous file, its notes and preview; say in one line, once, what went
+        wrong: on the page, not in a dialog as well (issue 33). A file that was read but holds
+        too few rows is called too small, not unreadable."""
         self.status.setVisible(False)
-        name = self._pending[0].name if self._pending else "the file"
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        kept = (
-            f" The table loaded before, {self.session.input.name}, is still loaded."
-            if self.session.inspected is not None and self.session.input is not None
-            else ""
-        )
-        self.error_label.setText(f"{name} could not be read: {first}.{kept}".replace("..", "."))
+        self.error_label.setText(load_error_text(err, self._pending, self.session))
         self.error_label.setVisible(True)
         self.complete_changed.emit()
         self._update_oneclick()
-        self.show_error(err)
 
     def is_complete(self) -> bool:
         return self.session.inspected is not None and not self.is_busy()
@@ -203,3 +197,38 @@ class ImportPage(Page):
             return
         event.acceptProposedAction()
         self.load_file(Path(urls[0].toLocalFile()))
+
+
+def load_error_text(err: BaseException, pending: Any, session: Any) -> str:
+    """The Import page's one line on a file that did not load.
+
+    Example:
+        >>> from engine import TooFewRows
+        >>> from types import SimpleNamespace as NS
+        >>> err = TooFewRows("three.csv: only 3 rows; at least 50 are needed.")
+        >>> load_error_text(err, (Path("three.csv"), {}), NS(inspected=None, input=None))
+        'three.csv was read, but it is too small for a synthetic copy: only 3 rows; at least 50 are needed.'
+    """
+    from engine import LatentSynthError, TooFewRows
+
+    name = pending[0].name if pending else "the file"
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    first = first.removeprefix(f"{name}: ")
+    if not isinstance(err, (LatentSynthError, OSError)):
+        first = (
+            f"something went wrong inside the program ({type(err).__name__}: {first}); "
+            "please report this message"
+        )
+    else:
+        first = plain_message(first)
+    kept = (
+        f" The table loaded before, {session.input.name}, is still loaded."
+        if session.inspected is not None and session.input is not None
+        else ""
+    )
+    how = (
+        "was read, but it is too small for a synthetic copy"
+        if isinstance(err, TooFewRows)
+        else "could not be read"
+    )
+    return f"{name} {how}: {first}.{kept}".replace("..", ".")

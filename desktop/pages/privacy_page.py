@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from desktop.oneclick import REFUSAL_ADVICE
 from desktop.pages.base import Page, heading, note, number
 from desktop.plots import PlotWidget, privacy_curve
 from desktop.qt import QMessageBox, QtWidgets
@@ -26,7 +27,7 @@ class PrivacyPage(Page):
         super().__init__(session, parent)
         layout = QtWidgets.QHBoxLayout(self)
         self.plot = PlotWidget(
-            "Membership AUC by w (mean ± SD) with the limit and the chosen w", height=3.4
+            "Membership AUC by w (mean ± SE) with the limit and the chosen w", height=3.4
         )
         layout.addWidget(self.plot, 3)
         panel = QtWidgets.QWidget()
@@ -290,8 +291,8 @@ def summary_html(result: Any) -> str:
         )
     if result.synthetic is None or rel is None:
         lines.append(
-            "Nothing can be exported yet. A larger table, fewer columns or a higher limit "
-            "(agreed with your output checker) can help; or accept the risk below."
+            f"Nothing can be exported yet. {REFUSAL_ADVICE} You may also accept the risk below; "
+            "the report records it."
             if audit.selected_w is None
             else "Nothing can be exported yet."
         )

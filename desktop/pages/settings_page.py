@@ -51,6 +51,10 @@ class SettingsPage(Page):
         self._toggle_advanced(self.advanced_toggle.isChecked())
         self._filled_for: Any = None
         self._device_task_started = False
+        self._exposure = ""  # the exposure before the latest change (issue 33)
+        self._shown_result: Any = None  # the run whose settings the widgets show
+        self._touched = False  # whether the user changed a setting since the page opened
+        self._watch_changes()
 
     # -- building -----------------------------------------------------------------------
     def _build_privacy(self, settings: QSettings) -> QtWidgets.QGroupBox:
@@ -90,6 +94,7 @@ class SettingsPage(Page):
         )
         self.outcome.currentTextChanged.connect(self._check)
         grid.addRow("&Outcome:", self.outcome)
+        self._grid = grid  # the Outcome row is shown only for an analysis that has an outcome
         self.exposure = QtWidgets.QComboBox()
         self.exposure.setAccessibleName("Exposure")
         self.exposure.setToolTip("The variable whose effect you care about most.")
@@ -198,12 +203,32 @@ class SettingsPage(Page):
             spin.setMaximumWidth(140)
         outer.addWidget(self.advanced)
 
+    def _watch_changes(self) -> None:
+        """Any change the user makes marks the page touched: only then does Next forget a
+        kept audit (issue 33: after a refusal, Settings opened and Next trained again)."""
+        for spin in (self.auc, self.per, self.seed, self.copies, self.repeats):
+            spin.valueChanged.connect(self._touch)
+        for combo in (self.analysis, self.outcome, self.exposure, self.budget, self.device):
+            combo.currentIndexChanged.connect(self._touch)
+        for box in (self.seeded, self.protect):
+            box.toggled.connect(self._touch)
+        self.grid_edit.textEdited.connect(self._touch)
+        self.adjust.itemChanged.connect(self._touch)
+
+    def _touch(self, *_: Any) -> None:
+        self._touched = True
+
     # -- page life ----------------------------------------------------------------------
     def enter(self) -> None:
         prepared = self.session.prepared
         if prepared is not None and prepared is not self._filled_for:
             self._filled_for = prepared
             self.fill(prepared.schema)
+        result = self.session.result
+        if result is not None and result is not self._shown_result:
+            self._shown_result = result
+            self.show_run_settings(result.config)
+        self._touched = False
         if not self._device_task_started:
             self._device_task_started = True
             self.run_task(
@@ -249,18 +274,47 @@ class SettingsPage(Page):
             checked = name in covariates[1:] if covariates else name != exposure
             item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
             self.adjust.addItem(item)
+        self._exposure = exposure
         self._analysis_changed()
         self._exposure_changed()
 
+    def show_run_settings(self, config: Any) -> None:
+        """The privacy and advanced settings the kept run used (a one-click run used the
+        defaults, not what this page last saved), so the page shows what was audited."""
+        from engine import DEFAULT_GRID
+
+        self.auc.setValue(float(config.auc_max))
+        grid = tuple(config.w_grid or ())
+        self.grid_edit.setText(
+            "" if grid == tuple(DEFAULT_GRID) else ", ".join(f"{w:g}" for w in grid)
+        )
+        self.budget.setCurrentText(str(config.budget))
+        self.device.setCurrentText(str(config.device))
+        self.seeded.setChecked(config.seed is not None)
+        if config.seed is not None:
+            self.seed.setValue(int(config.seed))
+        self.copies.setValue(int(config.copies or 1))
+        self.repeats.setValue(int(config.repeats or 0))
+        self.protect.setChecked(bool(config.protect_outliers))
+
     def _exposure_changed(self, *_: Any) -> None:
+        """Hide the exposure from "Adjust for"; the previous exposure stays in the model as a
+        ticked covariate, and no other tick changes (issue 33: age was silently unticked)."""
         exposure = self.exposure.currentText()
+        previous, self._exposure = self._exposure, exposure
         for i in range(self.adjust.count()):
-            self.adjust.item(i).setHidden(self.adjust.item(i).text() == exposure)
+            item = self.adjust.item(i)
+            if previous and item.text() == previous != exposure:
+                item.setCheckState(Qt.CheckState.Checked)
+            item.setHidden(item.text() == exposure)
         self._check()
 
     def _analysis_changed(self) -> None:
         key = self.analysis.currentData()
-        self.outcome.setEnabled(key in ("ols", "logistic"))
+        has_outcome = key in ("ols", "logistic")
+        self.outcome.setEnabled(has_outcome)
+        # a Cox model (or none) has no outcome column: no greyed "Outcome: age" (issue 33)
+        self._grid.setRowVisible(self.outcome, has_outcome)
         for widget in (self.exposure, self.per, self.adjust):
             widget.setEnabled(key is not None)
         # why the program chose no comparison: true only while none is chosen
@@ -347,9 +401,11 @@ class SettingsPage(Page):
     def leave(self) -> bool:
         problems = self.analysis_problems()
         self.problems.setText("\n".join(problems))
-        if problems:
-            QMessageBox.warning(self, "latent-synth: settings", "\n".join(problems))
+        if problems:  # said once, in red under the analysis (issue 33: not in a dialog too)
+            self.analysis.setFocus()
             return False
+        if not self._touched and self.session.result is not None:
+            return True  # nothing changed: the audit just made (or refused) is kept
         try:
             fields = self.choices()
             self.session.update(**fields)

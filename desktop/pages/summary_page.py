@@ -10,7 +10,6 @@ without a sidebar entry.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,40 +22,59 @@ from desktop.oneclick import (
 )
 from desktop.pages.base import heading, note
 from desktop.qt import QDesktopServices, QtCore, QtWidgets, Signal
-from desktop.worker import Task, eta_text
+from desktop.worker import Task, TimeLeft
 
 
-def plain_stage(fraction: float, partial: Any = None) -> str:
-    """What the job is doing, in a clinician's words (never the engine's model sizes).
+def plain_stage(fraction: float, partial: Any = None, text: str = "") -> str:
+    """What the job is doing, in a clinician's words (never the engine's model sizes), moving
+    with the work: the training round and the privacy test change the line as they go
+    (issue 33: it stood still while the bar did).
 
     ``partial`` is the latest typed partial result (:class:`engine.EpochDone` or
-    :class:`engine.AuditPointDone`), read by its fields, never parsed from text.
+    :class:`engine.AuditPointDone`), read by its fields, never parsed from text; ``text`` is
+    the engine's status line, read only for the stages after the audit, which send none.
 
     Example:
         >>> from types import SimpleNamespace as S
         >>> plain_stage(0.01), plain_stage(0.97)
         ('Reading your file…', 'Writing the files…')
-        >>> plain_stage(0.2, S(model="audit split 2, candidate 1 of 2", epoch=5))
-        'Learning the patterns of your table (privacy test 2)…'
-        >>> plain_stage(0.5, S(w=0.35, distance_auc=0.51))
-        'Testing how well an attacker could spot your patients, at noise level w = 0.35…'
+        >>> plain_stage(0.2, S(model="audit split 2, candidate 1 of 2", epoch=5, planned_epochs=25))
+        'Learning the patterns of your table (privacy test 2, round 5 of about 25)…'
+        >>> plain_stage(0.5, S(w=0.35, distance_auc=0.51, split=1))
+        'Testing how well an attacker could spot your patients, at noise level w = 0.35 (test 1)…'
+        >>> plain_stage(0.9, S(w=0.35, split=1), "comparing real and synthetic results")
+        'Comparing the synthetic copy with your table…'
     """
     if fraction < 0.03:
         return "Reading your file…"
     if fraction >= 0.95:
         return "Writing the files…"
+    words = text.lower()
+    if "comparing" in words:
+        return "Comparing the synthetic copy with your table…"
+    final = "final model" in words or str(getattr(partial, "model", "")).startswith("final")
+    if final and not hasattr(partial, "epoch"):
+        return "Learning the patterns of your table for the synthetic copy…"
     if partial is not None and hasattr(partial, "w"):
+        test = f" (test {partial.split})" if getattr(partial, "split", None) else ""
         return (
             "Testing how well an attacker could spot your patients, at noise level "
-            f"w = {partial.w:.2f}…"
+            f"w = {partial.w:.2f}{test}…"
         )
+    rounds = ""
+    if partial is not None and hasattr(partial, "epoch"):
+        planned = int(getattr(partial, "planned_epochs", 0) or 0)
+        about = f" of about {planned}" if planned >= partial.epoch else ""
+        rounds = f"round {partial.epoch}{about}"
     model = str(getattr(partial, "model", "") or "")
     if model.startswith("audit split"):
         split = model.split(",")[0].removeprefix("audit split").strip()
-        return f"Learning the patterns of your table (privacy test {split})…"
-    if model.startswith("final"):
-        return "Learning the patterns of your table for the synthetic copy…"
-    return "Learning the patterns of your table…"
+        inner = f"privacy test {split}" + (f", {rounds}" if rounds else "")
+        return f"Learning the patterns of your table ({inner})…"
+    if final:
+        inner = f" ({rounds})" if rounds else ""
+        return f"Learning the patterns of your table for the synthetic copy{inner}…"
+    return "Learning the patterns of your table" + (f" ({rounds})" if rounds else "") + "…"
 
 
 class ProgressView(QtWidgets.QWidget):
@@ -94,6 +112,12 @@ class ProgressView(QtWidgets.QWidget):
         self.cancel_button.setAccessibleName("Cancel")
         self.cancel_button.setToolTip("Stop at the next step; nothing is written.")
         self.cancel_button.clicked.connect(self.cancel)
+        self.time_left = TimeLeft(wait_for_audit=True)
+        self.partial = None
+        self.text = ""
+        self._eta_timer = QtCore.QTimer(self)
+        self._eta_timer.setInterval(1000)
+        self._eta_timer.timeout.connect(self._update_eta)
         buttons = QtWidgets.QHBoxLayout()
         buttons.addStretch(1)
         buttons.addWidget(self.cancel_button)
@@ -111,6 +135,9 @@ class ProgressView(QtWidgets.QWidget):
         self.cancel_button.setText("&Cancel")
         task = Task(lambda progress, cancel: run_oneclick(config, folder, progress, cancel), self)
         self.partial: Any = None
+        self.text = ""
+        self.time_left = TimeLeft(wait_for_audit=True)
+        self._eta_timer.start()
         task.progress.connect(self.on_progress)
         task.partial.connect(self.on_partial)
         task.result.connect(self.done)
@@ -124,15 +151,31 @@ class ProgressView(QtWidgets.QWidget):
         return self.task is not None and self.task.is_running
 
     def on_partial(self, partial: Any) -> None:
+        from engine import EpochDone
+
         self.partial = partial  # may arrive after its progress call: show it now too
-        self.stage.setText(plain_stage(self.bar.value() / 1000, partial))
+        if isinstance(partial, EpochDone):
+            self.time_left.epoch()
+        elif hasattr(partial, "w"):
+            self.time_left.audited()
+        self.stage.setText(plain_stage(self.bar.value() / 1000, partial, self.text))
 
     def on_progress(self, fraction: float, text: str) -> None:
+        self.text = text
         self.bar.setValue(int(round(fraction * 1000)))
-        self.stage.setText(plain_stage(fraction, getattr(self, "partial", None)))
+        self.stage.setText(plain_stage(fraction, getattr(self, "partial", None), text))
         self.stage.setToolTip(text)  # the engine's own words, for whoever wants the detail
-        if self.task is not None:
-            self.eta.setText(eta_text(time.monotonic() - self.task.started_at, fraction))
+        self.time_left.update(fraction)
+        self._update_eta()
+
+    def _update_eta(self) -> None:
+        """The time left from the stages measured so far (:class:`desktop.worker.TimeLeft`):
+        refreshed every second, so a stalled stage shows a growing estimate, never a
+        countdown (issue 33)."""
+        if self.is_busy():
+            self.eta.setText(self.time_left.text())
+        else:
+            self._eta_timer.stop()
 
     def cancel(self) -> None:
         if self.task is not None and self.task.is_running:

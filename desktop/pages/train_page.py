@@ -1,6 +1,6 @@
 """Page 4, Train and audit: ``engine.synthesize`` on a worker thread.
 
-Shows the stage, percentage and time left (measured once the first epochs are done); a live
+Shows the stage, percentage and time left (measured once the first epochs and the first audited w are done); a live
 loss plot with one line per model and the AUC-vs-w plot filling in as the audit runs, both
 drawn from the engine's typed partial results (:class:`engine.EpochDone`,
 :class:`engine.AuditPointDone`), never from its progress texts; then redrawn from the result.
@@ -23,15 +23,15 @@ RISE = 0.01  # a validation loss this far above its best counts as risen (nats p
 
 
 def rising_validation_note(series: Mapping[str, Sequence[Any]]) -> str:
-    """One plain sentence for the latest model whose validation loss rose after its best epoch
-    ("" when none did).
+    """One plain sentence for the latest model whose error on held-back rows (validation loss)
+    rose after its best training round (epoch); "" when none did.
 
     Example:
         >>> from engine import EpochDone
         >>> eps = [EpochDone(e, 300, 2.0 - 0.1 * e, v, 0.1, 2, 22 if e < 22 else e)
         ...        for e, v in [(1, 2.0), (2, 1.8), (3, 1.85), (22, 1.95)]]
-        >>> rising_validation_note({"final model": eps})[:60]
-        'The validation loss of the final model rose after epoch 2: t'
+        >>> rising_validation_note({"final model": eps})[:72]
+        "The final model's error on rows held back from training rose after round"
     """
     for name, points in reversed(list(series.items())):
         if not points:
@@ -39,18 +39,68 @@ def rising_validation_note(series: Mapping[str, Sequence[Any]]) -> str:
         best = min(points, key=lambda p: p.val_loss)
         last = points[-1]
         if last.epoch > best.epoch and last.val_loss > best.val_loss + RISE:
-            who = f"the {name}" if name else "the model"
+            who = f"The {name}'s" if name else "The model's"
             stopped = (
                 "so training stopped early and kept"
                 if last.epoch >= last.planned_epochs
                 else "so training will stop early unless it improves, and keep"
             )
             return (
-                f"The validation loss of {who} rose after epoch {best.epoch}: the model began "
-                f"to fit the training rows more closely than new rows, {stopped} its weights "
-                f"from epoch {best.epoch}."
+                f"{who} error on rows held back from training rose after round {best.epoch}: "
+                f"it began to fit its training rows more closely than new rows, {stopped} its "
+                f"version from round {best.epoch}."
             )
     return ""
+
+
+def training_verdict(series: Mapping[str, Sequence[Any]], finished: bool = False) -> str:
+    """The plain verdict on the training (issue 33: not only "validation loss" and "epoch"):
+    whether the latest model learned the table's pattern, in words a clinician reads.
+
+    Example:
+        >>> from engine import EpochDone
+        >>> good = [EpochDone(e, 300, v - 0.1, v, 0.1, e, 25) for e, v in [(1, 3.0), (2, 2.4)]]
+        >>> training_verdict({"final model": good}, finished=True)[:60]
+        'Training went well: the model describes rows it never saw be'
+        >>> flat = [EpochDone(e, 300, 2.0, 2.0, 0.1, 1, 21) for e in (1, 2, 21)]
+        >>> training_verdict({"final model": flat}, finished=True)[:40]
+        'The model learned little beyond each col'
+    """
+    drawn = [list(points) for points in series.values() if points]
+    if not drawn:
+        return ""
+    points = drawn[-1]
+    first, last = points[0], points[-1]
+    best = min(points, key=lambda p: p.val_loss)
+    improved = first.val_loss - best.val_loss > RISE
+    rose = last.epoch > best.epoch and last.val_loss > best.val_loss + RISE
+    after = " Whether it gives anyone away is measured by the privacy audit." if finished else ""
+    if not finished:
+        trend = (
+            "is learning: its fit to rows it has not seen is improving"
+            if improved and not rose
+            else "is learning; it now fits its training rows better than new rows, so the "
+            "program keeps its best version so far"
+            if rose
+            else "has not yet improved on rows it has not seen"
+        )
+        return f"So far the model {trend}."
+    if not improved:
+        return (
+            "The model learned little beyond each column's own distribution (its fit to rows "
+            "it never saw did not improve): the synthetic copy keeps each column's values but "
+            "may keep fewer links between columns; the Fidelity page shows which." + after
+        )
+    if rose:
+        return (
+            "Training went well: the model learned your table's pattern, then began to "
+            "memorise its training rows, so the program kept its best version (from round "
+            f"{best.epoch})." + after
+        )
+    return (
+        "Training went well: the model describes rows it never saw better and better, and "
+        "training stopped once it no longer improved." + after
+    )
 
 
 class TrainPage(Page):
@@ -58,7 +108,7 @@ class TrainPage(Page):
     subtitle = (
         "The program learns the shape of your data, then attacks its own synthetic copies to "
         "measure the privacy risk at each w. The time left is shown once the first training "
-        "rounds have been timed."
+        "rounds and the first privacy test have been timed."
     )
 
     def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
@@ -87,6 +137,10 @@ class TrainPage(Page):
         self.cancel_button.clicked.connect(self.cancel)
         row.addWidget(self.cancel_button)
         layout.addLayout(row)
+        self.verdict = note("")
+        self.verdict.setStyleSheet("QLabel { font-weight: bold; }")
+        self.verdict.setAccessibleName("How the training went")
+        layout.addWidget(self.verdict)
         plots = QtWidgets.QHBoxLayout()
         self.loss_plot = PlotWidget("Loss curve of the model training")
         self.auc_plot = PlotWidget("Membership AUC by w, filling in during the audit")
@@ -98,7 +152,7 @@ class TrainPage(Page):
         layout.addWidget(self.loss_note)
         self.losses: dict[str, list[Any]] = {}  # model name -> its EpochDone results
         self.audited: dict[float, Any] = {}  # w -> its latest AuditPointDone
-        self.time_left = TimeLeft()
+        self.time_left = TimeLeft(wait_for_audit=True)
         self._dirty = False
         self._redraw = QTimer(self)
         self._redraw.setInterval(500)
@@ -108,14 +162,24 @@ class TrainPage(Page):
         self._eta_timer.timeout.connect(self._update_eta)
         self._fraction = 0.0
         self._plots_ready = False
+        self._rendered_for: Any = None  # the result the plots show
 
     # -- page life ----------------------------------------------------------------------
     def enter(self) -> None:
         if not self._plots_ready:
             self._plots_ready = True
             self._draw_live()
-        if self.session.result is None and not self.is_busy():
+        result = self.session.result
+        if result is None and not self.is_busy():
             self.start()
+        elif result is not None and result is not self._rendered_for and not self.is_busy():
+            # a run kept from elsewhere (the one-click job): show it, do not train again
+            self.losses.clear()
+            self.audited.clear()
+            self.bar.setValue(1000)
+            self.eta.setText("")
+            self.render(result)
+            self.stage.setText(_finished_text(result))
 
     def is_complete(self) -> bool:
         return self.session.result is not None and not self.is_busy()
@@ -130,7 +194,8 @@ class TrainPage(Page):
         self.losses.clear()
         self.audited.clear()
         self.loss_note.setText("")
-        self.time_left = TimeLeft()
+        self.verdict.setText("")
+        self.time_left = TimeLeft(wait_for_audit=True)
         self._fraction = 0.0
         self.bar.setValue(0)
         self.stage.setText("Starting…")
@@ -179,6 +244,7 @@ class TrainPage(Page):
             self._dirty = True
         elif isinstance(partial, AuditPointDone):
             self.audited[partial.w] = partial
+            self.time_left.audited()
             self._dirty = True
 
     def _redraw_live(self) -> None:
@@ -189,6 +255,7 @@ class TrainPage(Page):
     def _draw_live(self) -> None:
         self.loss_plot.draw(loss_curve(self.losses))
         self.loss_note.setText(rising_validation_note(self.losses))
+        self.verdict.setText(training_verdict(self.losses))
         limit = float(self.session.fields.get("auc_max", 0.55))
         self.auc_plot.draw(privacy_curve(list(self.audited.values()), limit))
 
@@ -206,8 +273,8 @@ class TrainPage(Page):
         self.bar.setValue(1000)
         self.eta.setText("")
         self.render(result)
+        self.stage.setText(_finished_text(result))
         if result.refusal is not None:
-            self.stage.setText("Finished: no w met the privacy limit. See the next page.")
             QMessageBox.information(
                 self,
                 "latent-synth: privacy audit",
@@ -215,15 +282,11 @@ class TrainPage(Page):
                 "exported as it stands. On the next page you can see the audit and, if you accept "
                 "the risk explicitly, choose a w yourself.",
             )
-        else:
-            self.stage.setText(
-                f"Finished: w = {result.release.w:.2f} chosen ({result.verdict}). "
-                "Press Next to review the privacy audit."
-            )
 
     def render(self, result: Any) -> None:
         from engine import EpochDone
 
+        self._rendered_for = result
         history = list(getattr(result, "history", ()) or ())
         if history and not self.losses:  # no live epochs (e.g. a result loaded back): final model
             self.losses = {
@@ -235,6 +298,7 @@ class TrainPage(Page):
             }
         self.loss_plot.draw(loss_curve(self.losses))
         self.loss_note.setText(rising_validation_note(self.losses))
+        self.verdict.setText(training_verdict(self.losses, finished=True))
         if result.audit is not None:
             chosen = result.release.w
             self.auc_plot.draw(
@@ -252,6 +316,16 @@ class TrainPage(Page):
         self.stage.setText("Cancelled. Nothing was written. Press Start again to retry.")
         self.eta.setText("")
         self.bar.setValue(0)
+
+
+def _finished_text(result: Any) -> str:
+    """The stage line once a run is done (here or kept from the one-click job)."""
+    if result.refusal is not None:
+        return "Finished: no w met the privacy limit. See the next page."
+    return (
+        f"Finished: w = {result.release.w:.2f} chosen ({result.verdict}). "
+        "Press Next to review the privacy audit."
+    )
 
 
 def _stage_text(text: str) -> str:

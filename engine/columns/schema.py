@@ -74,7 +74,7 @@ from engine.columns.kinds import (
     infer_column,
 )
 from engine.columns.roles import RecognisedRoles, recognise_survival_roles, role_spec
-from engine.errors import InputError
+from engine.errors import InputError, TooFewRows
 from engine.files.read import ColumnMeta, LoadedTable
 from engine.files.values import MAX_DECIMALS, all_whole, decimal_places, sorted_values
 
@@ -369,7 +369,7 @@ def _check_complete_rows(
         )
     if not complete_cases:
         if len(frame) < MIN_COMPLETE_ROWS:
-            raise InputError(
+            raise TooFewRows(
                 f"{source}: only {len(frame)} rows; at least {MIN_COMPLETE_ROWS} are needed."
             )
         return
@@ -381,7 +381,7 @@ def _check_complete_rows(
             if worst.iloc[0]
             else ""
         )
-        raise InputError(
+        raise TooFewRows(
             f"{source}: only {complete} rows have no missing values in the used columns; at least "
             f"{MIN_COMPLETE_ROWS} are needed{hint}. Add sparse columns to the columns to drop."
         )

@@ -79,7 +79,7 @@ class RunConfig:
     dp_delta: float | None = None  # default 1 / n^1.1
     input_label: str | None = None  # e.g. "demo cohort, ARIC F"
     complete_cases: bool = False  # leave out rows with a missing value instead of modelling it
-    keys: tuple[str, ...] | None = None  # what an attacker may know (None: suggested, tables/keys)
+    keys: tuple[str, ...] | None = None  # what an attacker may know (None: suggested, columns/keys)
     disclosure_targets: tuple[str, ...] | None = None  # what they try to learn (None: suggested)
     disclosure_margin: float | None = None  # cap on the disclosure rule's margin, in points
     rules: tuple[str, ...] = ()  # the user's own rules ("los <= futime"; engine.columns.rules)

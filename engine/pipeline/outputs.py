@@ -13,6 +13,33 @@ from engine.pipeline.results import RunResult
 from engine.progress import ProgressFn, no_progress
 
 
+def folder_error(out: Path, err: OSError) -> str:
+    """Why the output folder could not be made, in its true cause (issue 33: a read-only
+    folder was told to use "a shorter path").
+
+    Example:
+        >>> folder_error(Path("/ro/x"), PermissionError(13, "Permission denied"))
+        '/ro/x: no permission to create this folder here (the folder above it is read-only for you); choose a folder you can write to, such as one in your Documents'
+    """
+    import errno
+
+    if isinstance(err, PermissionError) or err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return (
+            f"{out}: no permission to create this folder here (the folder above it is "
+            "read-only for you); choose a folder you can write to, such as one in your Documents"
+        )
+    if err.errno == errno.ENAMETOOLONG or (
+        isinstance(err, FileNotFoundError) and len(str(out)) > 259
+    ):
+        return (
+            f"{out}: this path is too long for the system ({len(str(out))} characters); "
+            "choose an output folder with a shorter path"
+        )
+    if err.errno == errno.ENOSPC:
+        return f"{out}: the disk is full; free some space or choose a folder on another disk"
+    return f"{out}: cannot create this output folder ({err.strerror or err}); choose another folder"
+
+
 def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progress) -> RunResult:
     """Write synthetic file(s), README.txt, report.pdf, audit.json and results.json: all or none.
 
@@ -33,10 +60,7 @@ def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progre
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise InputError(
-            f"{out}: cannot create this output folder ({err.strerror or err}); "
-            "choose another folder, with a shorter path"
-        ) from err
+        raise InputError(folder_error(out, err)) from err
     meta = result.prepared.table.column_meta
     outputs: dict[str, str] = {}
     progress(0.0, "writing files")

@@ -69,21 +69,38 @@ def percent(share: Any, digits: int = 1) -> str:
     return NOT_AVAILABLE if value is None else f"{100 * value:.{digits}f} %"
 
 
-def sci(value: Any, digits: int = 2) -> str:
-    """Scientific notation with a Unicode times sign and superscript exponent (``1.2 × 10⁻⁴``).
+def plain(value: Any, digits: int = 3) -> str:
+    """A number to ``digits`` significant figures as a reader writes it, never in scientific
+    notation (issue 33: "1.01e+03" or "6.22 × 10⁻⁶" mean nothing to a checker who has not read
+    the paper): thousands separated, millions and billions in words, tiny values as "in a
+    million" (or "in a billion").
 
     Example:
-        >>> sci(0.000123), sci(0.5), sci(107.72)
-        ('1.23 × 10⁻⁴', '0.50', '108')
+        >>> plain(1010.4), plain(107.72), plain(0.5), plain(0.00333), plain(6.22e-6)
+        ('1,010', '108', '0.5', '0.00333', '6.22 in a million')
+        >>> plain(2.5e7), plain(3e-11), plain(0)
+        ('25.0 million', 'less than 1 in a billion', '0')
     """
     v = finite(value)
     if v is None:
         return NOT_AVAILABLE
-    if v == 0 or 1e-2 <= abs(v) < 1e4:
-        return f"{v:.{digits + 1}g}" if abs(v) >= 1 else f"{v:.{digits}f}"
-    exp = math.floor(math.log10(abs(v)))
-    sup = str(exp).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
-    return f"{v / 10**exp:.{digits}f} × 10{sup}"
+    if v == 0:
+        return "0"
+    sign, a = ("-" if v < 0 else ""), abs(v)
+    if a >= 1e9:
+        return f"{sign}{a / 1e9:,.{max(digits - 2, 0)}f} billion"
+    if a >= 1e6:
+        return f"{sign}{a / 1e6:,.{max(digits - 2, 0)}f} million"
+    if a < 1e-9:
+        return f"{sign}less than 1 in a billion"
+    if a < 1e-6:
+        return f"{sign}{a * 1e9:.{digits}g} in a billion"
+    if a < 1e-4:
+        return f"{sign}{a * 1e6:.{digits}g} in a million"
+    exp = math.floor(math.log10(a))
+    places = max(digits - 1 - exp, 0)
+    shown = f"{round(a, places):,.{places}f}"
+    return sign + (shown.rstrip("0").rstrip(".") if "." in shown else shown)
 
 
 # ------------------------------------------------------------------------------ box plots

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from engine.disclosure import NOT_SHOWN_GROUP
 from engine.report.data import NOT_AVAILABLE, THRESHOLD, decimals, finite, safe_count
 from engine.report.forest import forest_png
 from engine.report.layout import figure_or_note, paragraph, table, text
@@ -109,7 +110,8 @@ def term_rows(
     withheld = set(comparison.real.withheld)
     for c in comparison.rows:
         if c.name in withheld or small_level(c.name, real):
-            rows.append([text(c.name), text(withheld_note(c.name)), "", "", "", ""])
+            note = withheld_words(c.name, real, comparison.analysis)
+            rows.append([text(c.name), text(note), "", "", "", ""])
             continue
         per = finite(c.per) or 1.0
         real_ci = [
@@ -151,6 +153,30 @@ def _forest(
             "caption",
         ),
     ]
+
+
+def withheld_words(name: str, real: pd.DataFrame | None, analysis: str) -> str:
+    """Why a withheld term shows no numbers, in the rule that withheld it (issue 33): "fewer
+    than 10 people" where a group of the column has fewer than 10 rows, else (Cox, logistic)
+    "fewer than 10 events" (logistic: "or non-events"), since the rule counts events there.
+
+    Example:
+        >>> real = pd.DataFrame({"arm": ["a"] * 40 + ["b"] * 35})
+        >>> withheld_words("arm=b", real, "cox")
+        'not shown: fewer than 10 events in this group'
+        >>> withheld_words("arm=b", real.iloc[:45], "cox")
+        'not shown: fewer than 10 people in this group'
+    """
+    note = withheld_note(name)
+    col = name.split("=", 1)[0]
+    if analysis not in RATIO_WORDS or real is None or col not in real.columns:
+        return note
+    if note != NOT_SHOWN_GROUP or ("=" not in name and real[col].nunique(dropna=True) != 2):
+        return note  # a merged level says so; a continuous term is withheld for other reasons
+    if int(real[col].value_counts().min()) < THRESHOLD:
+        return note
+    both = " or non-events" if analysis == "logistic" else ""
+    return f"not shown: fewer than {THRESHOLD} events{both} in this group"
 
 
 def small_level(name: str, real: pd.DataFrame | None) -> bool:

@@ -19,6 +19,7 @@ from engine.report.wording import METHOD_PARAGRAPHS, REFERENCES, WHITENED_START
 if TYPE_CHECKING:
     from engine.pipeline.config import RunConfig
     from engine.pipeline.results import RunResult
+    from engine.privacy.audit import AuditResult
 
 SETTINGS = (
     ("AUC limit", "auc_max"),
@@ -53,7 +54,9 @@ def method_section(result: RunResult, sheet: dict[str, Any], width: float) -> li
     out += [
         paragraph("Settings", sheet, "h2"),
         table(
-            settings_rows(result.config, result.verdict), [0.4 * width, 0.6 * width], header=False
+            settings_rows(result.config, result.verdict, result.audit),
+            [0.4 * width, 0.6 * width],
+            header=False,
         ),
     ]
     rows = [["software", "version"]] + [
@@ -134,14 +137,35 @@ def candidate_rows(result: RunResult, width: float, sheet: dict[str, Any]) -> li
     ]
 
 
-def settings_rows(config: RunConfig, verdict: str | None = None) -> list[list[str]]:
+def settings_rows(
+    config: RunConfig, verdict: str | None = None, audit: AuditResult | None = None
+) -> list[list[str]]:
     """The run's settings for a person; the seed appears only as yes/no. The override line is
-    read from the verdict, so it can never say "no" beside a release made by override."""
+    read from the verdict, so it can never say "no" beside a release made by override. The
+    candidate w are the ones the audit tested (grid and refinement), counted (issue 33)."""
     rows = [[label, setting_text(getattr(config, key, None))] for label, key in SETTINGS]
+    if audit is not None and audit.curve:
+        rows[[r[0] for r in rows].index("Candidate w values")][1] = tested_w_text(audit)
     rows.insert(3, ["Seeded (reproducible run)", "yes" if config.seed is not None else "no"])
     rows.insert(rows.index([r for r in rows if r[0] == "Covariates"][0]) + 1,
                 ["Privacy limit overridden by the user", override_text(config, verdict)])  # fmt: skip
     return rows
+
+
+def tested_w_text(audit: AuditResult) -> str:
+    """ "24 tested: 0, 0.05, … (20 on the grid, 4 added near the limit)": every w the audit
+    tested, counted, so the count and the list agree with the attack table.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> pts = [NS(w=0.0, refined=False), NS(w=0.5, refined=False), NS(w=0.25, refined=True)]
+        >>> tested_w_text(NS(curve=pts))
+        '3 tested: 0, 0.25, 0.5 (2 on the grid, 1 added near the limit)'
+    """
+    ws = sorted({round(float(p.w), 9) for p in audit.curve})
+    added = len({round(float(p.w), 9) for p in audit.curve if getattr(p, "refined", False)})
+    how = f" ({len(ws) - added} on the grid, {added} added near the limit)" if added else ""
+    return text(f"{len(ws)} tested: " + ", ".join(short_number(w) for w in ws) + how)
 
 
 def override_text(config: RunConfig, verdict: str | None) -> str:

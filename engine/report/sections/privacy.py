@@ -46,7 +46,7 @@ TPR_CAPTION = (
     "non-members make up that rate (not a reliable statistic)."
 )
 DISTANCE_CAPTION = (
-    "Shen &amp; Tian Figure 11, from binned counts (every bin holds at least 10 records). If the "
+    "Drawn from binned counts (every bin holds at least 10 records). If the "
     "orange curve sits well to the right of the blue one, a synthetic row is usually farther "
     "from its own real record than that record's nearest real neighbour is."
 )
@@ -80,6 +80,11 @@ def curve_rows(audit: AuditResult) -> list[tuple[float, float, float, float, flo
         )
         out.append((w, auc, auc_se, density, density_se))
     return sorted(out, key=lambda r: r[0])
+
+
+def tested_w_count(audit: AuditResult) -> int:
+    """How many different w the audit tested (the grid and any added near the limit)."""
+    return len({round(float(p.w), 9) for p in audit.curve})
 
 
 def audit_precision_sentences(
@@ -150,8 +155,7 @@ def privacy_section(result: RunResult, sheet: dict[str, Any], width: float) -> l
         # when fewer than about eight rows would fit here
         CondPageBreak(150),
         paragraph("Attack success at every tested w", sheet, "h2split"),
-        _curve_table(result, non_members(result), width),
-        paragraph(TPR_CAPTION.format(t=THRESHOLD), sheet, "caption"),
+        *_curve_table(result, non_members(result), width, sheet),
         _roc_block(result, sheet, width),
     ]
     return out + _release_paragraphs(result, sheet, width)
@@ -178,7 +182,7 @@ def _how_the_audit_ran(result: RunResult, audit: AuditResult, sheet: dict[str, A
         paragraph(
             f"The audit split the rows used at random into members (about 80 %, used to train a model) and "
             f"non-members (about 20 %: {safe_count(non_members(result))} records), made synthetic rows from the members at "
-            f"each candidate w, and let two attackers try to tell members from non-members. It was repeated "
+            f"each of {tested_w_count(audit)} candidate w, and let two attackers try to tell members from non-members. It was repeated "
             f"{repeats} "
             f"times with fresh noise{_over_splits(audit.splits)}. "
             f"Selection rule: {text(audit.rule or DEFAULT_RULE)}.",
@@ -232,47 +236,88 @@ def _release_paragraphs(result: RunResult, sheet: dict[str, Any], width: float) 
     return out + [paragraph(par, sheet) for par in threat_model(result.verdict)]
 
 
-def _curve_table(result: RunResult, holdout: int, width: float) -> Any:
-    """Both attacks' AUC and the TPR at low FPR at every tested w; the released w highlighted."""
-    header = [
-        "w",
-        "distance AUC (mean ± SD)",
-        "density AUC (mean ± SD)",
-        "TPR at 1 % FPR",
-        "TPR at 0.1 % FPR",
+TPR_LEVELS = (("TPR at 1 % FPR", 0.01, "1 %"), ("TPR at 0.1 % FPR", 0.001, "0.1 %"))
+
+
+def _curve_table(result: RunResult, holdout: int, width: float, sheet: dict[str, Any]) -> list[Any]:
+    """Both attacks' AUC (mean ± SE, as on page 1 and in the figure) and the TPR at low FPR at
+    every tested w, the released w highlighted, then the caption. A TPR column that would read
+    "n < 10" on every row is left out and said in one sentence instead (issue 33)."""
+    points = _by_w(result.audit)
+    kept = [
+        (label, level)
+        for label, level, _ in TPR_LEVELS
+        if any(
+            not low_fpr_tpr(getattr(p, _TPR_FIELD[level]), level, holdout).startswith("n <")
+            for p in points
+        )
     ]
-    rows: list[list[Any]] = [header]
+    rows: list[list[Any]] = [
+        ["w", "distance AUC (mean ± SE)", "density AUC (mean ± SE)", *[k[0] for k in kept]]
+    ]
     highlight = None
-    for p in _by_w(result.audit):
+    for p in points:
         if result.is_released_w(p.w):
             highlight = len(rows)
         rows.append(
             [
                 decimals(p.w, 2),
-                mean_and_sd(p.auc, p.auc_sd),
-                mean_and_sd(p.density_auc, p.density_auc_sd),
-                low_fpr_tpr(p.tpr_at_1pct_fpr, 0.01, holdout),
-                low_fpr_tpr(p.tpr_at_01pct_fpr, 0.001, holdout),
+                mean_and_se(p.auc, p.auc_se),
+                mean_and_se(p.density_auc, p.density_auc_se),
+                *[low_fpr_tpr(getattr(p, _TPR_FIELD[lv]), lv, holdout) for _, lv in kept],
             ]
         )
-    widths = [0.1, 0.25, 0.25, 0.2, 0.2]
-    return table(rows, [f * width for f in widths], highlight=highlight)
+    widths = [0.1, 0.25, 0.25] + [0.2] * len(kept)
+    widths = [f / sum(widths) for f in widths]  # the full width, with or without TPR columns
+    return [
+        table(rows, [f * width for f in widths], highlight=highlight),
+        *[paragraph(c, sheet, "caption") for c in tpr_captions([lv for _, lv in kept], holdout)],
+    ]
+
+
+_TPR_FIELD = {0.01: "tpr_at_1pct_fpr", 0.001: "tpr_at_01pct_fpr"}
+
+
+def tpr_captions(kept: list[float], holdout: int) -> list[str]:
+    """The caption under the attack table: the TPR columns shown, and one sentence for those
+    left out because every row would be "n < 10".
+
+    Example:
+        >>> tpr_captions([], 60)[1][:60]
+        'The share of members caught when the attacker wrongly accuse'
+    """
+    out = [
+        "± is one standard error (SE) of the mean over the audit's repeats and splits, as on "
+        "page 1 and in the figure above."
+    ]
+    if kept:
+        out.append(TPR_CAPTION.format(t=THRESHOLD))
+    left = [words for _, lv, words in TPR_LEVELS if lv not in kept]
+    if left:
+        rates = " or ".join(left)
+        out.append(
+            "The share of members caught when the attacker wrongly accuses only "
+            f"{rates} of non-members is not shown: the audit held {safe_count(holdout)} "
+            f"non-members, so {'such a rate stands' if len(left) > 1 else 'that rate stands'} "
+            f"for fewer than {THRESHOLD} of them at every w (not a reliable statistic)."
+        )
+    return out
 
 
 def _by_w(audit: AuditResult | None) -> list[CurvePoint]:
     return sorted(audit.curve, key=lambda p: float(p.w)) if audit is not None else []
 
 
-def mean_and_sd(mean: float | None, sd: float | None) -> str:
-    """``"0.512 ± 0.006"``; the mean alone without an SD; "not available" without a mean.
+def mean_and_se(mean: float | None, se: float | None) -> str:
+    """``"0.512 ± 0.003"`` (mean ± SE); the mean alone without an SE; "not available" without a mean.
 
     Example:
-        >>> mean_and_sd(0.5123, 0.0061), mean_and_sd(float("nan"), 0.01)
-        ('0.512 ± 0.006', 'not available')
+        >>> mean_and_se(0.5123, 0.0031), mean_and_se(float("nan"), 0.01)
+        ('0.512 ± 0.003', 'not available')
     """
     if finite(mean) is None:
         return NOT_AVAILABLE
-    return decimals(mean) + (f" ± {decimals(sd)}" if finite(sd) is not None else "")
+    return decimals(mean) + (f" ± {decimals(se)}" if finite(se) is not None else "")
 
 
 def _roc_block(result: RunResult, sheet: dict[str, Any], width: float) -> Any:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.disclosure import safe_total_text
-from engine.report.data import NOT_AVAILABLE, decimals, safe_count, sci
+from engine.report.data import NOT_AVAILABLE, decimals, plain, safe_count
 from engine.report.layout import CHECK, CROSS, GREEN, RED, paragraph, table, text
 from engine.report.sections.data import used_note
 from engine.report.wording import (
@@ -213,8 +213,8 @@ def key_rows(result: RunResult) -> list[list[Any]]:
         )
     rows.append(
         [
-            "Formal bound (Theorem 2)",
-            f"local ε = {sci(eps.value)} at δ = {sci(eps.delta)}; an estimate under "
+            "Formal privacy bound (ε)",
+            f"local ε = {plain(eps.value)} at δ = {plain(eps.delta)}; an estimate under "
             "assumptions, weak when large; the audit above is the operational control (see the "
             "privacy section).",
         ]
@@ -249,8 +249,8 @@ def _attack_rows(result: RunResult) -> list[list[Any]]:
         density = attack_line(point.density_auc, point.density_auc_se, limit)
     return [
         ["Perturbation weight w", w_text],
-        [f"Distance attack AUC {at}", distance],
-        [f"Density attack AUC {at}", density],
+        [f"Distance attack AUC {at} (mean ± SE)", distance],
+        [f"Density attack AUC {at} (mean ± SE)", density],
     ]
 
 

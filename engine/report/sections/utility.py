@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 NUMERIC_KINDS = ("continuous", "integer", "time")
 LEVEL_KINDS = ("binary", "categorical", "event")
 BOX_CAPTION = (
-    "After Shen &amp; Tian Figure 14. Blue: real; orange: synthetic. Boxes span the 25th to 75th "
+    "Blue: real; orange: synthetic. Boxes span the 25th to 75th "
     "percentile with the median; whiskers reach the 5th and 95th percentiles (or the 10th "
     "smallest and largest value, where fewer than 10 rows lie beyond a percentile). Drawn "
     "from these percentiles only: no individual value is plotted."
