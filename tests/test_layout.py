@@ -66,6 +66,7 @@ PUBLIC_HOMES = {
     "forest_figure": "engine.report.forest",
     "LatentSynthError": "engine.errors",
     "InputError": "engine.errors",
+    "TooFewRows": "engine.errors",
     "PrivacyRefused": "engine.errors",
     "Cancelled": "engine.errors",
     "CancelToken": "engine.progress",
