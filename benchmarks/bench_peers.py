@@ -22,6 +22,7 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -103,7 +104,21 @@ def mostly(members: pd.DataFrame, seed: int, kinds: dict[str, str]) -> pd.DataFr
     except Exception as exc:  # noqa: BLE001
         print(f"  mostly skipped: {exc}", file=sys.stderr)
         return None
+    import torch
+
     logging.getLogger("mostlyai").setLevel(logging.ERROR)
+    dtype = torch.get_default_dtype()
+    try:
+        return _mostly(engine, members, seed, kinds)
+    finally:
+        # its training flushes denormals to zero for the whole process (CPU flags) and sets the
+        # default dtype; left so, scipy's cKDTree in the next latent-synth run overflows its
+        # stack (a segfault on lung, seed 2)
+        torch.set_flush_denormal(False)
+        torch.set_default_dtype(dtype)
+
+
+def _mostly(engine: Any, members: pd.DataFrame, seed: int, kinds: dict[str, str]) -> pd.DataFrame:
     frame = members.copy()
     for c in frame.columns:  # labels as text so that the engine treats them as categories
         if kinds.get(c) in LABEL_KINDS and kinds.get(c) != "event":
