@@ -15,7 +15,7 @@ mean KS over numbers, mean TV over labels, the independent DCR attack's AUC on t
 (:mod:`bench_dcr`), seconds. Per table the summary gives the means, the paired z-gap (each
 generator on the seeds latent-synth released), the DCR AUC's mean and max and the count of
 seeds above 0.55, and latent-synth's refusals. Per-seed rows: ``benchmarks/results/<table>.csv``;
-the summary: ``benchmarks/results/summary.csv``.
+the summary: ``benchmarks/results/summary.csv`` and ``summary.md`` (the verdict table).
 
 Run (the bench venv; two shared cores)::
 
@@ -173,17 +173,52 @@ def print_table(summary: pd.DataFrame, name: str) -> None:
         print(s[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
 
 
+def verdict(summary: pd.DataFrame) -> str:
+    """A markdown table, one row per table: latent-synth's paired z-gap against each peer's on
+    the same seeds and the holdout's, the DCR AUC mean (seeds above the limit / seeds), refusals;
+    the kept-back tables last."""
+    gens = [g for g in ORDER if g in set(summary["generator"])]
+    head = ["table", "n"] + [f"z {g}" for g in gens] + [f"DCR {g}" for g in gens if g != "holdout"]
+    lines = ["| " + " | ".join(head + ["refused"]) + " |", "|" + "---|" * (len(head) + 1)]
+    for kept in (False, True):
+        for name, s in summary[summary["kept_back"] == kept].groupby("table", sort=False):
+            by = s.set_index("generator")
+            cells = [name + (" (kept back)" if kept else ""), str(int(s["n"].iloc[0]))]
+            cells += [f"{by.loc[g, 'z_paired']:.2f}" for g in gens]
+            cells += [
+                f"{by.loc[g, 'dcr_auc']:.3f} ({int(by.loc[g, 'dcr_over'])}/{int(by.loc[g, 'seeds'])})"
+                for g in gens
+                if g != "holdout"
+            ]
+            ls = by.loc["latent-synth"]
+            cells.append(f"{int(ls['refused'])}/{int(ls['seeds'])}")
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", default=",".join(TABLES), help="comma list")
     parser.add_argument("--seeds", type=int, default=6)
     parser.add_argument("--generators", default="copula,cart,mostly", help="peers to run")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--summary-only", action="store_true", help="re-read the per-table CSVs under --out"
+    )
     args = parser.parse_args(argv)
     names = args.tables.split(",")
     unknown = [n for n in names if n not in TABLES]
     if unknown:
         parser.error(f"unknown table(s) {unknown}; choose from {list(TABLES)}")
+    if args.summary_only:
+        raw = pd.concat([pd.read_csv(args.out / f"{n}.csv") for n in names], ignore_index=True)
+        summary = summarise(raw)
+        for name in names:
+            print_table(summary, name)
+        summary.to_csv(args.out / "summary.csv", index=False)
+        (args.out / "summary.md").write_text(verdict(summary))
+        print("\n" + verdict(summary))
+        return 0
     gens = tuple(args.generators.split(",")) if args.generators else ()
     if "copula" in gens and not sdv_available():
         print("SDV is not installed: no copula rows")
@@ -207,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  ({time.perf_counter() - start:.0f} s so far)", flush=True)
     summary = summarise(pd.DataFrame(records))
     summary.to_csv(args.out / "summary.csv", index=False)
+    (args.out / "summary.md").write_text(verdict(summary))
+    print("\n" + verdict(summary))
     print(f"\nall tables: {time.perf_counter() - start:.0f} s")
     return 0
 
