@@ -119,7 +119,8 @@ def run_one(table: Table, seed: int, tmp: Path, gens: tuple[str, ...]) -> list[d
     extra["refused"] = int(ls["synthetic"] is None)
     if ls["synthetic"] is None:
         extra["w"] = np.nan
-        print(f"  refused: {ls.get('reason', '')[:160]}", file=sys.stderr)
+        extra["reason"] = ls.get("reason", "")[:240]  # the binding attack and its AUC +- SE
+        print(f"  refused: {extra['reason'][:160]}", file=sys.stderr)
     rows = [score("latent-synth", ls["synthetic"], secs, **extra)]
     rows.append(score("holdout", holdout_u, 0.0))
     peers = {"copula": copula, "cart": cart, "mostly": mostly}
@@ -144,6 +145,7 @@ def summarise(raw: pd.DataFrame) -> pd.DataFrame:
     out = g[["z_mean", "z_max", "ks", "tv", "dcr_auc", "seconds"]].mean()
     out["dcr_max"] = g["dcr_auc"].max()
     out["dcr_over"] = g["dcr_auc"].agg(lambda s: int((s > LIMIT).sum()))
+    out["dcr_n"] = g["dcr_auc"].count()  # seeds with a file (latent-synth: released ones)
     out["seeds"] = g["seed"].count()
     out["n"] = g["n_members"].first()
     ls = raw[raw["generator"] == "latent-synth"]
@@ -186,7 +188,7 @@ def verdict(summary: pd.DataFrame) -> str:
             cells = [name + (" (kept back)" if kept else ""), str(int(s["n"].iloc[0]))]
             cells += [f"{by.loc[g, 'z_paired']:.2f}" for g in gens]
             cells += [
-                f"{by.loc[g, 'dcr_auc']:.3f} ({int(by.loc[g, 'dcr_over'])}/{int(by.loc[g, 'seeds'])})"
+                f"{by.loc[g, 'dcr_auc']:.3f} ({int(by.loc[g, 'dcr_over'])}/{int(by.loc[g, 'dcr_n'])})"
                 for g in gens
                 if g != "holdout"
             ]
