@@ -15,7 +15,7 @@ TORCH_INDEX ?= $(if $(LOCAL_TORCH),,--index-url https://download.pytorch.org/whl
 LOCK        := installer/requirements.lock
 CONSTRAINTS := $(VENV)/constraints.txt
 
-.PHONY: demo test venv lint bench clean mutate mutate-check
+.PHONY: demo test venv venv-bench lint bench bench-family clean mutate mutate-check
 
 venv: $(STAMP)
 
@@ -42,6 +42,23 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_pipeline.py
 	$(PY) benchmarks/bench_meta_simulation.py --replicates 20
 	$(PY) benchmarks/bench_dp.py
+
+# The peers' venv for benchmarks/bench_family.py (docs/bench.md): SDV, SurvSet, scikit-survival and
+# MOSTLY AI's engine (without its GPU / language-model extras: torchvision, torchaudio, xgrammar),
+# reading the main venv's packages through a .pth line. torch stays the pinned CPU build.
+BENCH_VENV ?= .venv-bench
+venv-bench: $(STAMP)
+	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet "$(TORCH)" $(TORCH_INDEX)
+	$(BENCH_VENV)/bin/python -m pip install --quiet "$(TORCH)" sdv==2.0.0 survset==0.2.11 \
+		scikit-survival==0.28.0 transformers==5.24.0 accelerate==1.15.0 datasets==5.2.0 \
+		peft==0.21.2 opacus==1.6.0 json-repair==0.64.6 psutil pyarrow
+	$(BENCH_VENV)/bin/python -m pip install --quiet --no-deps mostlyai-engine==2.7.3
+	$(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > \
+		$$($(BENCH_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/zz_main_venv.pth
+
+bench-family: venv-bench
+	nice -n 10 $(BENCH_VENV)/bin/python benchmarks/bench_family.py --seeds 6
 
 # Mutation testing of the privacy-critical core (docs/mutation.md). mutmut runs, per mutant, only
 # the tests that call the mutated function, one worker (2-core machines are shared). Verdicts are

@@ -1,6 +1,8 @@
 """Same answers on real clinical tables? latent-synth vs a Gaussian copula vs the real holdout.
 
-Issue 13, item 8. Each table (public clinical data shipped inside installed packages, plus the
+Issue 13, item 8. (Issue 27's wider bench, 12 tables with SDV's copula, sequential CART and
+MOSTLY AI's engine as peers and an independent distance attack on every file, is
+``bench_family.py``; see ``docs/bench.md``. It reuses this file's tables and metrics.) Each table (public clinical data shipped inside installed packages, plus the
 demo cohort) is split 50/50 into members and holdout; every generator is fitted on the members
 only and compared with them:
 
