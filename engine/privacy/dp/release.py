@@ -144,7 +144,7 @@ def dp_release(
         levels=levels,
         progress=progress,
         cancel=cancel,
-        rules=getattr(prepared.encoder, "rules", None),
+        rules=getattr(getattr(prepared, "encoder", None), "rules", None),
     )
 
 
@@ -217,7 +217,7 @@ def dp_membership_audit(
 
     user = {name: (lo, hi) for name, lo, hi in getattr(prepared.config, "bounds", ())}
     X_model, enc = dp_encode(prepared.real, prepared.schema, user, rng, levels)
-    rules = getattr(prepared.encoder, "rules", None)
+    rules = getattr(getattr(prepared, "encoder", None), "rules", None)
 
     def dist(frame: pd.DataFrame) -> np.ndarray:  # the released rows keep the rules: so do these
         return prepared.encoder.distance_space(rules.apply(frame) if rules else frame)

@@ -70,8 +70,10 @@ def rules_paragraphs(result: RunResult, sheet: dict[str, Any], width: float) -> 
     rules not kept, and why."""
     from engine.columns.rules import rules_record
 
-    frames = list(result.copies) or ([] if result.synthetic is None else [result.synthetic])
-    record = rules_record(getattr(result.prepared.encoder, "rules", None), frames)
+    synthetic = getattr(result, "synthetic", None)
+    frames = list(getattr(result, "copies", ()) or ()) or ([] if synthetic is None else [synthetic])
+    encoder = getattr(getattr(result, "prepared", None), "encoder", None)
+    record = rules_record(getattr(encoder, "rules", None), frames)
     if not record:
         return []
     origin = {"found": "found in the real data", "yours": "written by the user"}
