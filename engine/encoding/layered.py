@@ -55,7 +55,8 @@ class LayeredEncoder:
         dates = [c.name for c in schema.synthesized() if c.kind == "date"]
         self.dates = DateLayer.fit(frame, dates, rng) if dates else None
         days = self._days(frame[used])
-        plain = {c.name: self._modelled_spec(c) for c in schema.columns}
+        # (dates are left to the repair: each date column's days count from its own secret day)
+        plain = {c.name: self._modelled_spec(c) for c in schema.columns if c.kind != "date"}
         self.gaps = GapLayer.fit(days, rules, plain.get)
         if self.gaps is not None:
             days = self.gaps.to_gaps(days)
