@@ -268,3 +268,24 @@ def test_large_tables_search_a_sample_and_judge_on_every_row(monkeypatch) -> Non
     row = next(i for i in spoilt.index if i not in sampled)
     spoilt.loc[row, "diasbp"] = spoilt.loc[row, "sysbp"] + 5
     assert "diasbp < sysbp" not in [r.text for r in found.find_rules(spoilt, specs)]
+
+
+def test_two_dates_keep_their_order(tmp_path: Path) -> None:
+    """Admission before discharge: found between two date columns (never between a date and
+    a number) and kept in decoded rows, although each date column counts its days from its
+    own secret day."""
+    rng = np.random.default_rng(0)
+    n = 400
+    adm = pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 700, n), unit="D")
+    dis = adm + pd.to_timedelta(rng.integers(0, 30, n), unit="D")
+    src = tmp_path / "stays.csv"
+    pd.DataFrame({
+        "admitted": adm.strftime("%Y-%m-%d"), "discharged": dis.strftime("%Y-%m-%d"),
+        "age": rng.normal(60, 10, n).round(), "sex": rng.choice(["f", "m"], n),
+    }).to_csv(src, index=False)  # fmt: skip
+    prep = prepare(RunConfig(input=src, seed=1))
+    assert [r.text for r in prep.encoder.rules.kept] == ["admitted <= discharged"]
+    width = prep.encoder.transform(prep.real.head(5), rng).shape[1]
+    frame = prep.encoder.inverse_transform(rng.normal(0, 1, (1000, width))).frame
+    assert pd.api.types.is_datetime64_any_dtype(frame["admitted"])
+    assert int((frame["admitted"] > frame["discharged"]).sum()) == 0
