@@ -112,7 +112,14 @@ class AuditResult:
             "max_repeats": MAX_REPEATS,
             "architecture": None
             if arch is None
-            else {"flows": arch.flows, "hidden": arch.hidden, "layers": arch.layers},
+            else {
+                "flows": arch.flows, "hidden": arch.hidden, "layers": arch.layers,
+                # the training recipe the released model repeats (issue 31)
+                "steps_per_epoch": getattr(arch, "steps_per_epoch", None),
+                "batch_size": getattr(arch, "batch_size", None),
+                "max_epochs": getattr(arch, "max_epochs", None),
+                "val_max_rows": getattr(arch, "val_max_rows", None),
+            },  # fmt: skip
             "candidates": [c.to_dict() for c in self.candidates],
             "chosen_model": self.chosen,
             "chosen_because": self.chosen_because,
