@@ -53,7 +53,11 @@ def test_points_above_the_first_failure_get_one_repeat_and_the_choice_is_unchang
     by_w = {p.w: p for p in full.curve}
     for p in fast.curve:
         if p.decides:
-            assert (p.auc, p.density_auc, p.repeats) == (by_w[p.w].auc, by_w[p.w].density_auc, by_w[p.w].repeats)
+            assert (p.auc, p.density_auc, p.repeats) == (
+                by_w[p.w].auc,
+                by_w[p.w].density_auc,
+                by_w[p.w].repeats,
+            )
         else:
             assert by_w[p.w].repeats >= 2 * splits
     assert sum(p.repeats for p in fast.curve) < sum(p.repeats for p in full.curve)
@@ -62,7 +66,9 @@ def test_points_above_the_first_failure_get_one_repeat_and_the_choice_is_unchang
     assert [c["w"] for c in marked] == record["points_one_repeat"] == [p.w for p in once]
     assert all(c["note"] == ONE_REPEAT_NOTE and c["repeats"] == 1 for c in marked)
     assert record["repeats"] >= 3  # the repeats the deciding points had, not the one above
-    assert all(c["decides"] is True and "note" not in c for c in record["curve"] if c["w"] <= first_fail)
+    assert all(
+        c["decides"] is True and "note" not in c for c in record["curve"] if c["w"] <= first_fail
+    )
 
 
 def test_a_refusal_at_the_smallest_w_scores_the_rest_once() -> None:

@@ -36,7 +36,11 @@ def _row_keys(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
         pd.util.hash_pandas_object(frame[columns].iloc[i : i + KEY_ROWS].astype(str), index=False)
         for i in range(0, len(frame), KEY_ROWS)
     ]
-    return pd.concat(parts) if len(parts) > 1 else (parts[0] if parts else pd.Series([], dtype="uint64"))
+    return (
+        pd.concat(parts)
+        if len(parts) > 1
+        else (parts[0] if parts else pd.Series([], dtype="uint64"))
+    )
 
 
 def copy_masks(real: pd.DataFrame, synth: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

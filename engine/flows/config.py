@@ -16,7 +16,8 @@ MIN_BATCH, MAX_BATCH, STEPS_PER_EPOCH = 128, 4_096, 25
 # million rows is not needed to fit a 10-column flow). The audit's flows train with the same
 # recipe as the released one.
 STEP_BUDGET_FROM = 50_000
-BUDGET_BATCH, BUDGET_STEPS, BUDGET_EPOCHS, BUDGET_PATIENCE, BUDGET_VAL_ROWS = 2_048, 50, 80, 8, 10_000
+BUDGET_BATCH, BUDGET_STEPS, BUDGET_VAL_ROWS = 2_048, 50, 10_000  # rows a step, steps a round
+BUDGET_EPOCHS, BUDGET_PATIENCE = 80, 8  # rounds at most, rounds without improvement
 
 
 @dataclass(frozen=True)

@@ -50,8 +50,8 @@ from typing import Any
 import numpy as np
 
 from engine.errors import InputError
-from engine.flows.maf import MAF
 from engine.flows.config import STEP_BUDGET_FROM
+from engine.flows.maf import MAF
 from engine.flows.train import (
     CHUNK_ROWS,
     FlowConfig,

@@ -210,8 +210,8 @@ def _draw_repeats(split: Split, w: float, count: int, to_dist, config, rng) -> l
     distance space in one pass (the decode's per-call overhead dominates small tables)."""
     m = min(config.density_max_eval, len(split.train))
     h = min(config.density_max_eval, len(split.hold))
-    cap = getattr(config, "score_max_rows", None)
-    sampled = cap is not None and max(len(split.train), len(split.hold)) > cap
+    cap: int = getattr(config, "score_max_rows", None) or 0
+    sampled = cap > 0 and max(len(split.train), len(split.hold)) > cap
     noise, picks = [], []
     for _ in range(count):
         noise.append(rng.standard_normal(split.latent.shape))

@@ -113,7 +113,9 @@ class AuditResult:
             "architecture": None
             if arch is None
             else {
-                "flows": arch.flows, "hidden": arch.hidden, "layers": arch.layers,
+                "flows": arch.flows,
+                "hidden": arch.hidden,
+                "layers": arch.layers,
                 # the training recipe the released model repeats (issue 31)
                 "steps_per_epoch": getattr(arch, "steps_per_epoch", None),
                 "batch_size": getattr(arch, "batch_size", None),
