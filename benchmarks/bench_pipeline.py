@@ -75,7 +75,7 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = ("survival300", "demo", "wide", "generate")
+CASES = ("survival300", "demo", "wide", "survival", "generate")
 
 # (label, module, attribute): functions looked up at call time, so patching the attribute times
 # every call. A method is named "Class.method". Labels nest by the call stack.
@@ -87,6 +87,11 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("audit", "engine.privacy.audit", "run_audit"),
     ("split fit", "engine.privacy.audit", "make_split"),
     ("train flow", "engine.flows.select", "select_flow"),
+    ("rank models", "engine.flows.select", "rank_family"),  # the audit's candidates, split 1
+    ("final model", "engine.pipeline.release_step", "_train_final"),
+    ("release draw", "engine.pipeline.release_step", "_draw_copies"),
+    ("release measure", "engine.pipeline.release_step", "_measure"),
+    ("disclosure rule", "engine.pipeline.disclosure_step", "apply_disclosure_rule"),
     ("per w", "engine.privacy.audit", "_audit_w"),
     ("decode batch", "engine.privacy.audit", "_draw_repeats"),
     ("repeat", "engine.privacy.audit", "_score_repeat"),
@@ -175,6 +180,16 @@ def _survival_table(rows: int, seed: int = 0) -> pd.DataFrame:
     )  # fmt: skip
 
 
+def _survival10_table(rows: int, seed: int = 0) -> pd.DataFrame:
+    """:func:`_survival_table` with three more measurements (bmi, glucose, hdl): 10 columns."""
+    frame = _survival_table(rows, seed)
+    rng = np.random.default_rng(seed + 1)
+    frame["bmi"] = (27 + 0.05 * (frame["age"] - 60) + rng.normal(0, 4, rows)).round(1)
+    frame["glucose"] = (5.5 + 0.08 * (frame["bmi"] - 27) + rng.gamma(2.0, 0.4, rows)).round(1)
+    frame["hdl"] = (1.4 - 0.02 * (frame["bmi"] - 27) + rng.normal(0, 0.3, rows)).round(2)
+    return frame
+
+
 def _wide_table(rows: int, cols: int = 8, seed: int = 0) -> pd.DataFrame:
     """``cols`` correlated continuous columns plus a 3-level category and a flag."""
     rng = np.random.default_rng(seed)
@@ -192,9 +207,11 @@ def _child_pipeline(case: str, rows: int, seed: int, tmp: Path) -> dict[str, Any
     if case == "demo":
         argv = ["demo"]
     else:
-        frame = _survival_table(rows) if case == "survival300" else _wide_table(rows)
+        tables = {"survival300": _survival_table, "survival": _survival10_table}
+        frame = tables.get(case, _wide_table)(rows)
         src = tmp / "table.csv"
         frame.to_csv(src, index=False)
+        del frame  # (the run reads the file, as a user's would)
         argv = ["run", str(src)] + (["--time", "time", "--event", "event"] * (case != "wide"))
     argv += ["--out", str(tmp / "out"), "--quiet", "--seed", str(seed), "--allow-risky"]
     clock = StageClock()
@@ -204,7 +221,7 @@ def _child_pipeline(case: str, rows: int, seed: int, tmp: Path) -> dict[str, Any
     # libraries are already loaded (a clinician re-runs after every change of columns)
     warm_argv = [a if a != str(tmp / "out") else str(tmp / "out-warm") for a in argv]
     start, cpu0 = time.perf_counter(), time.process_time()
-    if case != "wide":  # (the large case is long enough as it is)
+    if case not in ("wide", "survival"):  # (the large cases are long enough as they are)
         from engine.tables import read as table_read
 
         table_read._LAST_READ.clear()  # the file is read again, as after a change of columns
@@ -319,9 +336,13 @@ def main() -> None:
         print(json.dumps(result))
         return
     print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores")
-    default_rows = {"survival300": 300, "demo": 1608, "wide": 100_000, "generate": 1_000_000}
+    default_rows = {
+        "survival300": 300, "demo": 1608, "wide": 100_000, "survival": 100_000,
+        "generate": 1_000_000,
+    }  # fmt: skip
     for case in args.cases:
-        rows = args.rows if args.rows is not None and case in ("wide", "generate") else None
+        large = ("wide", "survival", "generate")
+        rows = args.rows if args.rows is not None and case in large else None
         rows = rows or default_rows[case]
         result = _run_child(case, rows, args.seed)
         _print_case(case, rows, result)
