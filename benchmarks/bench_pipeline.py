@@ -71,7 +71,8 @@ are the figures to compare where the machine was shared):
       (load 1.5-2.7)       720 MiB
       per w                142.2 s, 77 repeats         64.3 s (80.4 s CPU), 70 repeats
         neighbour search   96.4 s                      37.1 s
-      release metrics      15.5 s                      11.7 s (the exact-copy share: 2.6 s -> 0.1 s)
+      release metrics      15.5 s                      11.7 s (besides the k-NN and the ranks:
+                                                       2.8 -> 0.5 s, the exact-copy share)
     wide 1,000,000 x 10    issue 31: 6 min 55 s, 2.4   1,805 s wall, 802 s CPU at load 4-7
                            GB (another job running)    (before the last two release fixes):
                                                        peak 2,125 MiB; audit 197 s, final
