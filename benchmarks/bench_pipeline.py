@@ -100,6 +100,12 @@ five verdicts "Differences to check" in both. The 100,000-row cases, seed 1: w 0
 table: held-out NLL 13.6497 against 13.6510 with epochs (40,000) and 9.6083 against 9.6075
 (100,000 rows of the 7-column table), in 9.7 against 12.6 s and 21.4 against 41.9 s CPU.
 
+A fresh command imports statsmodels' Logit from its own module for the propensity score, not
+``statsmodels.api`` (every model family and its plots): 0.5-0.7 s less (after pandas and scipy,
+three runs at load 2.3). SDV's copula fit + sample on the 300-row table took 0.64-0.93 s at
+load 2.5 (``.venv-bench``); the small-table ratios of issue 31 item 3 were not re-measured on
+a quiet machine in this session.
+
 Cold runs pay about 3.3 s of imports (torch 1.3 s, scipy 0.6 s, pandas 0.3 s, matplotlib with
 mplot3d 0.4 s, PIL 0.15 s, pyarrow through pandas 0.1 s) before any work.
 """
