@@ -85,7 +85,7 @@ class TrainedFlow:
         >>> flow = train_flow(np.random.default_rng(1).normal(size=(200, 3)),
         ...                   FlowConfig(flows=1, hidden=4, max_epochs=1), seed=1)
         >>> sorted(flow.to_dict())[:3]
-        ['device', 'device_note', 'flows']
+        ['batch_size', 'device', 'device_note']
     """
 
     model: MAF
