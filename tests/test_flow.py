@@ -213,6 +213,9 @@ def test_gaussian_latents_and_samples(gaussian_flow: tuple[TrainedFlow, np.ndarr
         "device_note",
         "train_seconds",
         "whitened",
+        "epochs",
+        "steps_per_epoch",
+        "batch_size",
     }
     assert flow.to_dict()["whitened"] is True  # the default start (issue 13)
     assert flow.history[-1][0] == flow.epochs

@@ -176,11 +176,17 @@ def test_released_model_has_the_audited_architecture(
     first = searches[0] if model["flows"] else (0, model["hidden"], model["layers"])
     assert model["label"] == record["audit"]["chosen_model"]
     assert (model["flows"], model["hidden"], model["layers"]) == first
-    assert record["audit"]["architecture"] == {
+    arch = record["audit"]["architecture"]
+    assert {k: arch[k] for k in ("flows", "hidden", "layers")} == {
         "flows": first[0],
         "hidden": first[1],
         "layers": first[2],
     }
+    # the released model repeats the audited training recipe (issue 31)
+    assert (arch["steps_per_epoch"], arch["batch_size"]) == (
+        model["steps_per_epoch"],
+        model["batch_size"],
+    )
     assert {c["label"] for c in model["candidates"]} >= {model["label"]}
     assert len(searches) == 1  # no second search, neither on split 2 nor for the release
 

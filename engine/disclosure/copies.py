@@ -26,12 +26,21 @@ import pandas as pd
 from engine.disclosure.counts import SMALL, small_count
 
 REDRAW_TRIES = 20
+KEY_ROWS = 100_000  # rows turned into text at a time (issue 31: peak memory on a million rows)
 
 
 def _row_keys(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
     """One hash per row over ``columns`` (values compared as text, so 1 and 1.0 differ only
     when the dtypes differ; synthetic columns are decoded to the real dtypes)."""
-    return pd.util.hash_pandas_object(frame[columns].astype(str), index=False)
+    parts = [  # in blocks: the text of a million rows x 10 columns is 10 million strings
+        pd.util.hash_pandas_object(frame[columns].iloc[i : i + KEY_ROWS].astype(str), index=False)
+        for i in range(0, len(frame), KEY_ROWS)
+    ]
+    return (
+        pd.concat(parts)
+        if len(parts) > 1
+        else (parts[0] if parts else pd.Series([], dtype="uint64"))
+    )
 
 
 def copy_masks(real: pd.DataFrame, synth: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

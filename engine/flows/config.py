@@ -8,9 +8,16 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 MIN_BATCH, MAX_BATCH, STEPS_PER_EPOCH = 128, 4_096, 25
+# The large-table recipe (:meth:`FlowConfig.on_step_budget`, issue 31): from
+# STEP_BUDGET_FROM rows a table trains on a budget of steps, not of epochs (an epoch of a
+# million rows is not needed to fit a 10-column flow). The audit's flows train with the same
+# recipe as the released one.
+STEP_BUDGET_FROM = 50_000
+BUDGET_BATCH, BUDGET_STEPS, BUDGET_VAL_ROWS = 2_048, 50, 10_000  # rows a step, steps a round
+BUDGET_EPOCHS, BUDGET_PATIENCE = 80, 8  # rounds at most, rounds without improvement
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,26 @@ class FlowConfig:
     weight_decay: float = 0.0
     input_noise: float = 0.0
     whiten: bool = True
+    # a budget of steps (issue 31): each "epoch" is this many mini-batches drawn from successive
+    # shuffles of the training rows, whatever their number (None: one pass over them)
+    steps_per_epoch: int | None = None
+    val_max_rows: int | None = None  # validation rows at most (a fixed seeded sample)
+
+    def on_step_budget(self) -> FlowConfig:
+        """This architecture with the large-table recipe: :data:`BUDGET_BATCH` rows a step,
+        :data:`BUDGET_STEPS` steps between validations on a fixed sample of at most
+        :data:`BUDGET_VAL_ROWS` rows, at most :data:`BUDGET_EPOCHS` such rounds (early
+        stopping after :data:`BUDGET_PATIENCE` without improvement).
+
+        Example:
+            >>> cfg = FlowConfig().on_step_budget()
+            >>> cfg.steps_per_epoch * cfg.max_epochs, cfg.effective_batch(800_000)
+            (4000, 2048)
+        """
+        return replace(
+            self, batch_size=BUDGET_BATCH, steps_per_epoch=BUDGET_STEPS,
+            max_epochs=BUDGET_EPOCHS, patience=BUDGET_PATIENCE, val_max_rows=BUDGET_VAL_ROWS,
+        )  # fmt: skip
 
     def effective_batch(self, n_train: int) -> int:
         """Rows per optimizer step for ``n_train`` training rows."""

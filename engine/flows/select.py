@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from engine.errors import InputError
+from engine.flows.config import STEP_BUDGET_FROM
 from engine.flows.maf import MAF
 from engine.flows.train import (
     CHUNK_ROWS,
@@ -71,21 +72,10 @@ from engine.progress import (
 )
 
 __all__ = [
-    "MAF",
-    "FlowConfig",
-    "TrainedFlow",
-    "train_flow",
-    "select_flow",
-    "resolve_device",
-    "cpu_threads",
-    "GRID",
-    "GAUSSIAN",
-    "fast_candidates",
-    "family_configs",
-    "rank_family",
-    "preference_order",
-    "family_order",
-]
+    "MAF", "FlowConfig", "TrainedFlow", "train_flow", "select_flow", "resolve_device",
+    "cpu_threads", "GRID", "GAUSSIAN", "fast_candidates", "family_configs", "rank_family",
+    "preference_order", "family_order",
+]  # fmt: skip
 
 
 # The paper's Table 4 grid, and the candidates of the "default" budget.
@@ -222,12 +212,15 @@ def rank_family(
     seed: int | None = None,
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
+    table_rows: int | None = None,
 ) -> list[tuple[TrainedFlow, str]]:
     """Every candidate of the family trained on ``X`` (one shared validation split), in the
     order of :func:`family_order`, each with the rule's words for its place. ``fast``:
     :func:`family_configs`; ``default`` / ``thorough``: the Gaussian and the flow their search
     chooses (:func:`select_flow`). The audit takes them in this order and keeps the first
-    whose smallest w passes (:mod:`engine.privacy.family`).
+    whose smallest w passes (:mod:`engine.privacy.family`). ``table_rows``: the rows of the
+    whole table; from :data:`STEP_BUDGET_FROM` the flows train on a budget of steps
+    (:meth:`FlowConfig.on_step_budget`), the recipe the final model then trains with.
 
     Example:
         >>> X = np.random.default_rng(0).normal(size=(120, 2))
@@ -237,8 +230,9 @@ def rank_family(
     X = _check_table(X)
     seed = secrets.randbits(31) if seed is None else int(seed)
     kw: dict[str, Any] = {"device": device, "seed": seed, "cancel": cancel}
+    large = (table_rows or len(X)) >= STEP_BUDGET_FROM
     if budget == "fast":
-        configs = family_configs(*X.shape)
+        configs = [c.on_step_budget() if large else c for c in family_configs(*X.shape)]
         flows = []
         for i, cfg in enumerate(configs):
             inner = sub_progress(progress, i / len(configs), (i + 1) / len(configs))
@@ -347,7 +341,8 @@ def _parsimonious(
         label = f"choosing flow, candidate {i + 1}/{len(configs)} ({cfg.label()})"
         named = labelled(inner, f"{label}: ", model=f"candidate {i + 1} of {len(configs)}")
         flows.append(train_flow(X, cfg, progress=named, **kw))
-    _, val = _split(len(X), configs[0].val_fraction, np.random.default_rng(kw["seed"]))
+    cfg0 = configs[0]
+    _, val = _split(len(X), cfg0.val_fraction, np.random.default_rng(kw["seed"]), cfg0.val_max_rows)
     nll = np.stack([_row_nll(f, X[val]) for f in flows])
     best = int(np.argmin(nll.mean(axis=1)))
     for i in range(len(flows)):

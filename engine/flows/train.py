@@ -39,6 +39,7 @@ from engine.errors import InputError
 from engine.flows.adam import FusedAdam, PlateauSchedule
 from engine.flows.config import FlowConfig
 from engine.flows.maf import MAF
+from engine.flows.noise import _noise_stats, _noisy  # noqa: F401  (_noisy re-exported)
 from engine.flows.whiten import whitening
 from engine.progress import (
     NEVER_CANCELLED,
@@ -84,7 +85,7 @@ class TrainedFlow:
         >>> flow = train_flow(np.random.default_rng(1).normal(size=(200, 3)),
         ...                   FlowConfig(flows=1, hidden=4, max_epochs=1), seed=1)
         >>> sorted(flow.to_dict())[:3]
-        ['device', 'device_note', 'flows']
+        ['batch_size', 'device', 'device_note']
     """
 
     model: MAF
@@ -134,6 +135,9 @@ class TrainedFlow:
             "device_note": self.device_note,
             "train_seconds": self.train_seconds,
             "whitened": self.config.whiten,
+            "epochs": self.epochs,
+            "steps_per_epoch": self.config.steps_per_epoch,  # None: a pass over all rows
+            "batch_size": self.config.batch_size,  # None: about 25 steps a pass
         }
 
 
@@ -179,8 +183,11 @@ def _make_optimizer(model: MAF, config: FlowConfig) -> FusedAdam:
     return FusedAdam(params, lr=config.lr, weight_decay=config.weight_decay)
 
 
-def _split(n: int, val_fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    n_val = min(max(1, int(round(n * val_fraction))), n - 1)
+def _split(
+    n: int, val_fraction: float, rng: np.random.Generator, val_max: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded (train, validation) row indices; at most ``val_max`` validation rows."""
+    n_val = min(max(1, int(round(n * val_fraction))), n - 1, val_max or n)
     perm = rng.permutation(n)
     return perm[n_val:], perm[:n_val]
 
@@ -194,16 +201,23 @@ def _train_epoch(
     cancel: CancelToken,
     average: MAF,
     noise: tuple[float, torch.Tensor, torch.Tensor] | None = None,
+    steps: int | None = None,
 ) -> float:
-    """One pass over the shuffled training rows; returns the mean training NLL.
+    """One pass over the shuffled training rows (``steps``: exactly that many mini-batches
+    from successive shuffles instead); returns the mean training NLL.
 
     ``average`` receives an exponential moving average of the weights (horizon about one
     epoch), which removes most of the mini-batch noise from the weights we evaluate and keep.
     """
     model.train()
-    perm = torch.randperm(len(Xtr), generator=gen).to(Xtr.device)
-    Xs = Xtr[perm]
-    steps = math.ceil(len(Xtr) / batch)
+    n = len(Xtr)
+    if steps is None:
+        perm = torch.randperm(n, generator=gen)
+    else:
+        need = steps * batch
+        perm = torch.cat([torch.randperm(n, generator=gen) for _ in range(-(-need // n))])[:need]
+    Xs = Xtr[perm.to(Xtr.device)]
+    steps = math.ceil(len(Xs) / batch)
     weight = min(0.1, max(1e-3, 1.0 / steps))
     live: list[torch.Tensor] = [p for p in model.parameters() if p.numel() > 0]
     avg: list[torch.Tensor] = [p for p in average.parameters() if p.numel() > 0]
@@ -224,30 +238,7 @@ def _train_epoch(
     with torch.no_grad():
         for mine, theirs in zip(average.buffers(), model.buffers(), strict=True):
             mine.copy_(theirs)
-    return total / len(Xtr)
-
-
-def _noise_stats(
-    config: FlowConfig, Xtr: torch.Tensor
-) -> tuple[float, torch.Tensor, torch.Tensor] | None:
-    """``(sigma, column means, column SDs)`` of the training rows for :func:`_noisy`; None when
-    ``config.input_noise`` is 0."""
-    if config.input_noise <= 0.0 or len(Xtr) < 2:
-        return None
-    return float(config.input_noise), Xtr.mean(0), Xtr.std(0)
-
-
-def _noisy(
-    xb: torch.Tensor, noise: tuple[float, torch.Tensor, torch.Tensor], gen: torch.Generator
-) -> torch.Tensor:
-    """Training rows with Gaussian noise, variance preserving: per column,
-    ``m + (x - m + sigma * s * e) / sqrt(1 + sigma^2)`` with ``m, s`` the column's training
-    mean and SD. Each column keeps its mean and variance (so a binary column's share above its
-    threshold and the marginal spread do not drift), only the fine structure is smoothed;
-    correlations shrink by ``1 / (1 + sigma^2)`` (0.92 at sigma 0.3)."""
-    sigma, mean, sd = noise
-    e = torch.randn(xb.shape, generator=gen).to(xb.device, xb.dtype)
-    return mean + (xb - mean + sigma * sd * e) / math.sqrt(1.0 + sigma * sigma)
+    return total / len(Xs)
 
 
 def _fit(
@@ -274,7 +265,9 @@ def _fit(
     for epoch in range(1, config.max_epochs + 1):
         cancel.raise_if_cancelled()
         began = time.perf_counter()
-        train_nll = _train_epoch(model, opt, Xtr, batch, gen, cancel, average, noise)
+        train_nll = _train_epoch(
+            model, opt, Xtr, batch, gen, cancel, average, noise, config.steps_per_epoch
+        )
         val_nll = _mean_nll(average, Xva)
         history.append((epoch, train_nll, val_nll))
         sched.step(val_nll)
@@ -361,7 +354,9 @@ def _train_on(
     cancel: CancelToken,
 ) -> TrainedFlow:
     """``train_flow`` on one resolved device."""
-    train_idx, val_idx = _split(len(X), config.val_fraction, np.random.default_rng(seed))
+    train_idx, val_idx = _split(
+        len(X), config.val_fraction, np.random.default_rng(seed), config.val_max_rows
+    )
     Xtr = torch.as_tensor(X[train_idx], dtype=torch.float32, device=dev)
     Xva = torch.as_tensor(X[val_idx], dtype=torch.float32, device=dev)
     with torch.random.fork_rng(devices=[]):

@@ -57,6 +57,11 @@ class ModelSummary:
     device_note: str | None
     train_seconds: float
     whitened: bool = False  # started from the Gaussian fitted to the rows (not under DP-SGD)
+    # the training recipe (issue 31): rounds of training, and the steps of each round and the
+    # rows of each step where a large table trains on a budget of steps (None: one pass, auto)
+    epochs: int | None = None
+    steps_per_epoch: int | None = None
+    batch_size: int | None = None
 
     @classmethod
     def of(cls, flow: TrainedFlow) -> ModelSummary:
@@ -74,6 +79,9 @@ class ModelSummary:
             "device_note": self.device_note,
             "train_seconds": self.train_seconds,
             "whitened": self.whitened,
+            "epochs": self.epochs,
+            "steps_per_epoch": self.steps_per_epoch,
+            "batch_size": self.batch_size,
         }
 
 

@@ -198,6 +198,10 @@ class _Draw:
     synth_dist: np.ndarray
     members: np.ndarray  # indices into split.train scored by the density attack
     holdout: np.ndarray  # indices into split.hold scored by the density attack
+    # indices into split.train / split.hold scored by the distance attack (None: all of them;
+    # AuditConfig.score_max_rows)
+    scored_members: np.ndarray | None = None
+    scored_holdout: np.ndarray | None = None
 
 
 def _draw_repeats(split: Split, w: float, count: int, to_dist, config, rng) -> list[_Draw]:
@@ -206,16 +210,32 @@ def _draw_repeats(split: Split, w: float, count: int, to_dist, config, rng) -> l
     distance space in one pass (the decode's per-call overhead dominates small tables)."""
     m = min(config.density_max_eval, len(split.train))
     h = min(config.density_max_eval, len(split.hold))
+    cap: int = getattr(config, "score_max_rows", None) or 0
+    sampled = cap > 0 and max(len(split.train), len(split.hold)) > cap
     noise, picks = [], []
     for _ in range(count):
         noise.append(rng.standard_normal(split.latent.shape))
-        picks.append(
-            (
-                rng.choice(len(split.train), size=m, replace=False),
-                rng.choice(len(split.hold), size=h, replace=False),
-            )
-        )
+        pick = [
+            rng.choice(len(split.train), size=m, replace=False),
+            rng.choice(len(split.hold), size=h, replace=False),
+        ]
+        if sampled:  # drawn only then: the draws of a small table are as before
+            pick += [_sample(len(split.train), cap, rng), _sample(len(split.hold), cap, rng)]
+        picks.append(pick)
     latent = inject_latent_noise(np.tile(split.latent, (count, 1)), w, np.concatenate(noise))
     synth = np.asarray(to_dist(np.asarray(split.lmap.from_latent(latent))), dtype=np.float64)
     parts = np.split(synth, count)
-    return [_Draw(part, mi, hi) for part, (mi, hi) in zip(parts, picks, strict=True)]
+    return [_Draw(part, *pick) for part, pick in zip(parts, picks, strict=True)]
+
+
+def _sample(n: int, cap: int, rng: np.random.Generator) -> np.ndarray:
+    """``min(n, cap)`` of ``range(n)`` at random, sorted."""
+    return np.sort(rng.choice(n, size=cap, replace=False)) if n > cap else np.arange(n)
+
+
+def rows_scored(split: Split, config) -> tuple[int, int]:
+    """Members and holdout rows the distance attack scores per repeat on ``split``."""
+    cap = getattr(config, "score_max_rows", None)
+    if cap is None or max(len(split.train), len(split.hold)) <= cap:
+        return len(split.train), len(split.hold)
+    return min(len(split.train), cap), min(len(split.hold), cap)

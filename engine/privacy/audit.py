@@ -94,6 +94,7 @@ from engine.progress import (
 FitMap = Callable[[np.ndarray], LatentMap]
 _make_split, _Split = make_split, Split  # the names the mutation guards use
 _BATCH_ROWS = 16_384  # synthetic rows decoded in one pass: the repeats of a w share a decode
+ONE_REPEAT_NOTE = "one repeat; does not affect the choice"
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,9 @@ class CurvePoint:
     released_auc: float = math.nan
     released_auc_sd: float = math.nan
     released_auc_se: float = math.nan
+    # False: a w above the first failing w, scored with one repeat (issue 31); it cannot change
+    # the choice (the rule stops at the first failure), so it is shown but not made precise
+    decides: bool = True
 
     def passes(self, threshold: float, attacks: tuple[str, ...] = ("distance", "density")) -> bool:
         """The named attacks' mean AUC + one SE all below the threshold."""
@@ -137,6 +141,8 @@ class CurvePoint:
         """JSON-safe dict: ``w``, ``auc``, ``auc_sd`` (contract) plus extras."""
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if not k.startswith("roc_")}
         d["se_target_met"] = self.se_target_met
+        if not self.decides:
+            d["note"] = ONE_REPEAT_NOTE
         d["binding_attack"] = binding_attack(self).attack
         d["roc"] = {"fpr": list(self.roc_fpr), "tpr": list(self.roc_tpr)}
         return d
@@ -175,8 +181,13 @@ def _score_repeat(split: Split, draw: _Draw, X_dist, config, acc: _Samples) -> N
         plain = -nearest_distances(X_dist[rows, k:], synth[:, k:], method=config.nn_method)
         acc.released.append(membership_auc(plain[: len(draw.members)], plain[len(draw.members) :]))
         synth, X_dist = synth[:, :k], X_dist[:, :k]
-    score = -nearest_distances(X_dist, synth, method=config.nn_method)
-    members, nonmembers = score[split.train], score[split.hold]
+    if draw.scored_members is None or draw.scored_holdout is None:
+        score = -nearest_distances(X_dist, synth, method=config.nn_method)
+        members, nonmembers = score[split.train], score[split.hold]
+    else:  # a random sample of each side (issue 31); the synthetic set stays whole
+        scored = np.concatenate([split.train[draw.scored_members], split.hold[draw.scored_holdout]])
+        score = -nearest_distances(X_dist[scored], synth, method=config.nn_method)
+        members, nonmembers = np.split(score, [len(draw.scored_members)])
     acc.auc.append(membership_auc(members, nonmembers))
     fpr, tpr = roc_curve(members, nonmembers)
     acc.tpr.append(np.interp(ROC_FPR, fpr, tpr))
@@ -194,7 +205,7 @@ def _one_repeat(split: Split, w: float, X_dist, to_dist, config, rng, acc: _Samp
     _score_repeat(split, _draw_repeats(split, w, 1, to_dist, config, rng)[0], X_dist, config, acc)
 
 
-def _summarise(w: float, acc: _Samples, refined: bool) -> CurvePoint:
+def _summarise(w: float, acc: _Samples, refined: bool, decides: bool = True) -> CurvePoint:
     """Turn the accumulated repeats at one w into a curve point."""
     auc, auc_sd, _ = _mean_sd_se(acc.auc)
     dens, dens_sd, _ = _mean_sd_se(acc.density)
@@ -221,6 +232,7 @@ def _summarise(w: float, acc: _Samples, refined: bool) -> CurvePoint:
         released_auc=rel,
         released_auc_sd=rel_sd,
         released_auc_se=rel_se,
+        decides=decides,
     )
 
 
@@ -330,10 +342,11 @@ def _over(t0: float, config: AuditConfig) -> bool:
     return config.time_budget_s is not None and time.perf_counter() - t0 > config.time_budget_s
 
 
-def _audit_w(split, w, X_dist, to_dist, config, rng, acc, t0, cancel) -> bool:
-    """Run the repeats at one w on one split; returns True when the time budget cut them short."""
+def _audit_w(split, w, X_dist, to_dist, config, rng, acc, t0, cancel, fixed=None) -> bool:
+    """Run the repeats at one w on one split (``fixed``: exactly that many); returns True when
+    the time budget cut them short."""
     samples = acc.setdefault(w, _Samples())
-    fixed = config.repeats
+    fixed = config.repeats if fixed is None else fixed
     minimum = fixed if fixed is not None else max(2, -(-_MIN_REPEATS // config.splits))
     maximum = fixed if fixed is not None else max(minimum, _MAX_REPEATS // config.splits)
     start = len(samples.auc)

@@ -50,6 +50,11 @@ class AuditConfig:
     # z of the one-release prediction bound on the released attack (0: off; see
     # engine.privacy.family.one_release_bound): 1.2816 = one released file in ten over the limit
     one_release_z: float = 0.0
+    # issue 31: the w above the first failing w get one repeat (they cannot change the choice)
+    one_repeat_above_failure: bool = True
+    # members and holdout rows the distance attack scores per repeat, each side at most this
+    # many (a fresh random sample per repeat; None: all). The synthetic set is always whole.
+    score_max_rows: int | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,8 @@ class AuditResult:
     chosen_because: str = ""
     drivers: tuple[tuple[str, float], ...] = ()
     one_release_z: float = 0.0  # the one-release bound's z (0: not used)
+    # members and holdout rows scored per repeat by the distance attack (None: not recorded)
+    rows_scored: tuple[int, int] | None = None
 
     def binding(self, w: float | None) -> BindingAttack | None:
         """The deciding attack at the curve point nearest ``w`` (at refusal, ``w=None``: the
@@ -100,11 +107,21 @@ class AuditResult:
             "copies_audited": self.copies,
             "se_target": SE_TARGET,
             "se_method": SE_METHOD,
-            "se_target_met": all(p.se_target_met for p in self.curve),
+            "se_target_met": all(p.se_target_met for p in self.curve if p.decides),
+            "points_one_repeat": [p.w for p in self.curve if not p.decides],
             "max_repeats": MAX_REPEATS,
             "architecture": None
             if arch is None
-            else {"flows": arch.flows, "hidden": arch.hidden, "layers": arch.layers},
+            else {
+                "flows": arch.flows,
+                "hidden": arch.hidden,
+                "layers": arch.layers,
+                # the training recipe the released model repeats (issue 31)
+                "steps_per_epoch": getattr(arch, "steps_per_epoch", None),
+                "batch_size": getattr(arch, "batch_size", None),
+                "max_epochs": getattr(arch, "max_epochs", None),
+                "val_max_rows": getattr(arch, "val_max_rows", None),
+            },  # fmt: skip
             "candidates": [c.to_dict() for c in self.candidates],
             "chosen_model": self.chosen,
             "chosen_because": self.chosen_because,
@@ -113,6 +130,9 @@ class AuditResult:
                 {"column": c, "distance_auc_without": a} for c, a in self.drivers if c
             ],
             "refusal_distance_auc": self.drivers[0][1] if self.drivers else None,
+            "rows_scored_per_repeat": None
+            if self.rows_scored is None
+            else {"members": self.rows_scored[0], "holdout": self.rows_scored[1]},
         }
 
 

@@ -38,7 +38,7 @@ from typing import Protocol
 
 import numpy as np
 
-from engine.privacy.attacks import Split, _draw_repeats, binding_attack, make_split
+from engine.privacy.attacks import Split, _draw_repeats, binding_attack, make_split, rows_scored
 from engine.privacy.audit_result import AuditConfig, AuditResult, rule_text, validate_audit_inputs
 from engine.privacy.one_release import _bound_words, select_release_w
 from engine.privacy.release import LatentMap, identity
@@ -176,25 +176,37 @@ def run_family_audit(
             chosen = (rank, mine, acc)
         rank += 1
     rank, mine, acc = chosen
-    for k, split in enumerate(mine):
-        for w in grid[1:]:
-            over_budget |= _audit_w(split, w, X_dist, to_dist, config, rng, acc, t0, cancel)
-            done += 1
-            pt = _summarise(w, acc[w], False)
+    # The grid w by w over every split, then the refinement, each from its own generator, so
+    # the points that decide are drawn alike whether or not the points above the first failure
+    # get one repeat (issue 31), and the release after the audit draws the same noise.
+    grid_rng, refine_rng = (np.random.default_rng(s) for s in rng.integers(2**63, size=2))
+    curve = [_summarise(w0, acc[w0], False)]
+    deciding = select_release_w(curve, config) is not None
+    for w in grid[1:]:
+        runs = mine if deciding or not config.one_repeat_above_failure else mine[:1]
+        fixed = None if deciding or not config.one_repeat_above_failure else 1
+        for k, split in enumerate(runs):
+            over_budget |= _audit_w(split, w, X_dist, to_dist, config, grid_rng, acc, t0, cancel, fixed)  # fmt: skip
+            pt = _summarise(w, acc[w], False, deciding)
             text = f"audit: w = {w:g} (split {k + 1}), AUC {pt.auc:.3f}, density AUC {pt.density_auc:.3f}"
-            report(progress, done / total, text, _point_done(pt, k + 1))
-    curve = [_summarise(w, acc[w], False) for w in grid]
+            report(progress, (done + k + 1) / total, text, _point_done(pt, k + 1))
+        done += len(mine)
+        curve.append(_summarise(w, acc[w], False, deciding))
+        deciding = deciding and select_release_w(curve, config) == w
     selected = select_release_w(curve, config)
     if config.refine and selected is not None and selected < grid[-1]:
         upper = grid[grid.index(selected) + 1]
+        deciding = True
         for w in (
             round(float(x), 6) for x in np.linspace(selected, upper, config.refine_points + 2)[1:-1]
         ):
-            for split in mine:
-                over_budget |= _audit_w(split, w, X_dist, to_dist, config, rng, acc, t0, cancel)
+            single = not deciding and config.one_repeat_above_failure
+            for split in mine[:1] if single else mine:
+                over_budget |= _audit_w(split, w, X_dist, to_dist, config, refine_rng, acc, t0, cancel, 1 if single else None)  # fmt: skip
             done += len(mine)
-            curve.append(_summarise(w, acc[w], True))
+            curve.append(_summarise(w, acc[w], True, not single))
             report(progress, done / total, f"audit: refining, w = {w:g}", _point_done(curve[-1], len(mine)))  # fmt: skip
+            deciding = deciding and select_release_w(curve, config) == w
         curve.sort(key=lambda p: p.w)
         selected = select_release_w(curve, config)
     records += [_not_audited(c, i) for i, (c, _) in enumerate(ranked) if i > rank]
@@ -205,7 +217,7 @@ def run_family_audit(
     return AuditResult(
         threshold=config.threshold,
         holdout_fraction=config.holdout_fraction,
-        repeats=min(p.repeats for p in curve),
+        repeats=min(p.repeats for p in curve if p.decides),
         splits=len(mine),
         curve=tuple(curve),
         selected_w=selected,
@@ -219,6 +231,7 @@ def run_family_audit(
         chosen_because=_because(records, rank, selected is not None, ranked[rank][0].ranked),
         drivers=drivers,
         one_release_z=config.one_release_z,
+        rows_scored=rows_scored(mine[0], config),
     )
 
 

@@ -316,6 +316,7 @@ def count_closer(points: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> 
 
 
 DENSE_BALL_SHARE = 0.005  # balls holding more than this share of the points: float32 tiles
+_JUDGE_ROWS = 65_536  # points judged at a time (issue 31: peak memory on a million rows)
 
 
 def _full_balls(points: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> bool:
@@ -327,10 +328,13 @@ def _full_balls(points: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> b
     if len(points) < 2_000:
         return False
     pick = np.unique(np.linspace(0, len(centres) - 1, min(64, len(centres))).astype(np.int64))
-    c = centres[pick]
-    d2 = (points * points).sum(1)[None, :] + (c * c).sum(1)[:, None] - 2.0 * (c @ points.T)
-    inside = (d2 < radii[pick][:, None] ** 2).mean()
-    return bool(inside > DENSE_BALL_SHARE)
+    c, r2 = centres[pick], radii[pick][:, None] ** 2
+    inside = 0
+    for s in range(0, len(points), _JUDGE_ROWS):  # 64 x a million float64 would be 0.5 GB
+        part = points[s : s + _JUDGE_ROWS]
+        d2 = (part * part).sum(1)[None, :] + (c * c).sum(1)[:, None] - 2.0 * (c @ part.T)
+        inside += int((d2 < r2).sum())
+    return bool(inside / (len(c) * len(points)) > DENSE_BALL_SHARE)
 
 
 def _row_counts(mask: np.ndarray) -> np.ndarray:

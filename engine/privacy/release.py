@@ -30,12 +30,10 @@ from typing import Protocol
 
 import numpy as np
 
-from engine.device import nn_method_for
 from engine.flows.generate import perturb_latent
 from engine.privacy.neighbours import (
     count_closer,
     kth_neighbour_distances,
-    nearest_distances,
     neighbour_distances,
 )
 
@@ -160,8 +158,8 @@ def release_metrics(
     for n <= ``exact_limit``; above, they are exact for ``sample_rows`` rows drawn at random
     without replacement (each compared with all n real rows), and the closer probability and
     median are estimated from them (``exact`` = False). Records at risk are always exact.
-    ``device``: the run's resolved device; the GPU is used only when it is ``"cuda"`` and the
-    table is wide enough for brute force to beat the k-d tree (:func:`engine.device.nn_method_for`).
+    ``device``: the run's resolved device (kept for callers; the one nearest-neighbour search
+    that used it, for exact copies, is now a k-d tree search bounded at 2e-6, issue 31).
 
     Example:
         >>> x = np.arange(20.0).reshape(-1, 1)
@@ -189,12 +187,25 @@ def release_metrics(
         rows_evaluated=len(ranks),
         own_distance_histogram=safe_histogram(own),
         nearest_real_histogram=safe_histogram(near[:, 0]),
-        share_within_1e6=float(
-            (nearest_distances(synth, real, method=nn_method_for(device, n_cols)) <= 1e-6).mean()
-        ),
+        share_within_1e6=_share_within(synth, real, 1e-6),
         k_risk=k,
         at_risk=at_risk,
     )
+
+
+def _share_within(queries: np.ndarray, reference: np.ndarray, radius: float) -> float:
+    """Share of ``queries`` rows with a ``reference`` row at distance <= ``radius``: a k-d tree
+    search bounded at twice the radius (exact; it stops at once for the rows with nothing that
+    close, 10x quicker than the full nearest-neighbour search on a million rows).
+
+    Example:
+        >>> _share_within(np.array([[0.0], [1.0]]), np.array([[1e-7], [5.0]]), 1e-6)
+        0.5
+    """
+    from scipy.spatial import cKDTree
+
+    dist = cKDTree(reference).query(queries, k=1, distance_upper_bound=2 * radius, workers=-1)[0]
+    return float((dist <= radius).mean())
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from engine.pipeline.results import RunResult
     from engine.privacy.audit import AuditResult, CurvePoint
 
+ONE_REPEAT = "one repeat; does not affect the choice"
 DEFAULT_RULE = (
     "the largest w for which it and every smaller w keep both attacks below the limit "
     "(mean + one standard error)"
@@ -67,6 +68,32 @@ def non_members(result: RunResult) -> int:
     """Size of the audit's holdout (non-member) part: its share of the rows audited."""
     fraction = result.audit.holdout_fraction if result.audit is not None else 0.2
     return int(round(float(fraction) * audited_rows(result)))
+
+
+def scored_non_members(result: RunResult) -> int:
+    """Non-members the distance attack scored per repeat: the holdout, or the random sample of
+    it that a large table's audit scores (issue 31)."""
+    scored = getattr(result.audit, "rows_scored", None)
+    return int(scored[1]) if scored else non_members(result)
+
+
+def one_repeat_sentence(audit: AuditResult) -> str:
+    """Which tested w were scored with one repeat, in words ("" when none).
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> one_repeat_sentence(NS(curve=[NS(w=0.5, decides=True), NS(w=0.6, decides=False),
+        ...                               NS(w=0.7, decides=False)]))[:60]
+        'At w = 0.60 to 0.70 (above the first w that failed the limit'
+    """
+    ws = sorted(float(p.w) for p in audit.curve if not getattr(p, "decides", True))
+    if not ws:
+        return ""
+    where = f"w = {ws[0]:.2f}" if len(ws) == 1 else f"w = {ws[0]:.2f} to {ws[-1]:.2f}"
+    return (
+        f"At {where} (above the first w that failed the limit) the attacks were run once: "
+        "one repeat; does not affect the choice, since the rule stops at the first failure."
+    )
 
 
 def curve_rows(audit: AuditResult) -> list[tuple[float, float, float, float, float]]:
@@ -117,15 +144,17 @@ def audit_precision_sentences(
             "copies (the distance attack took the closest of all of them, the density attack saw all "
             f"of them), so the chosen w is the one that is safe for {copies} copies."
         )
-    short = [p for p in audit.curve if not p.se_target_met]
+    deciding = [p for p in audit.curve if getattr(p, "decides", True)]
+    short = [p for p in deciding if not p.se_target_met]
     if not short:
         return out + [
-            "Precision: at every tested w both attacks' AUC has a standard error below 0.01."
+            "Precision: at every tested w that decides the choice both attacks' AUC has a "
+            "standard error below 0.01."
         ]
     worst = max(max(p.auc_se, p.density_auc_se) for p in short)
     return out + [
         f"Precision: the target standard error of 0.01 was not reached at {len(short)} of "
-        f"{len(audit.curve)} tested w within the repeat limit (largest standard error "
+        f"{len(deciding)} tested w that decide the choice within the repeat limit (largest standard error "
         f"{worst:.3f}; on a small table the spread between fresh splits sets a floor that "
         "more repeats cannot lower); the selection rule adds one standard error, so a wider "
         "margin only makes it stricter."
@@ -150,12 +179,12 @@ def privacy_section(result: RunResult, sheet: dict[str, Any], width: float) -> l
     chosen = finite(w) if w is not None else None
     out += [
         figure_or_note(lambda: figs.auc_curve_png(rows, limit, chosen), width, sheet),
-        paragraph(AUC_CAPTION, sheet, "caption"),
+        paragraph(f"{AUC_CAPTION} {one_repeat_sentence(audit)}".strip(), sheet, "caption"),
         # a long table may split across pages (header repeated); start it on a new page only
         # when fewer than about eight rows would fit here
         CondPageBreak(150),
         paragraph("Attack success at every tested w", sheet, "h2split"),
-        *_curve_table(result, non_members(result), width, sheet),
+        *_curve_table(result, scored_non_members(result), width, sheet),
         _roc_block(result, sheet, width),
     ]
     return out + _release_paragraphs(result, sheet, width)
@@ -196,6 +225,17 @@ def _how_the_audit_ran(result: RunResult, audit: AuditResult, sheet: dict[str, A
     out += [
         paragraph(t, sheet) for t in audit_precision_sentences(audit, result.release.w, chosen_by)
     ]
+    scored = getattr(audit, "rows_scored", None)
+    if scored and scored[1] < non_members(result):
+        out.append(
+            paragraph(
+                f"Each repeat's distance attack scored a fresh random sample of "
+                f"{safe_count(scored[0])} members and {safe_count(scored[1])} non-members (the "
+                "synthetic rows searched were all of them); the repeats continued until the "
+                "AUC's standard error was below 0.01 at every w that decides the choice.",
+                sheet,
+            )
+        )
     audited, used = audited_rows(result), result.release.rows
     if result.released is not None and audited < used:
         out.append(
@@ -259,11 +299,12 @@ def _curve_table(result: RunResult, holdout: int, width: float, sheet: dict[str,
     for p in points:
         if result.is_released_w(p.w):
             highlight = len(rows)
+        once = not getattr(p, "decides", True)
         rows.append(
             [
                 decimals(p.w, 2),
-                mean_and_se(p.auc, p.auc_se),
-                mean_and_se(p.density_auc, p.density_auc_se),
+                f"{decimals(p.auc)} ({ONE_REPEAT})" if once else mean_and_se(p.auc, p.auc_se),
+                decimals(p.density_auc) if once else mean_and_se(p.density_auc, p.density_auc_se),
                 *[low_fpr_tpr(getattr(p, _TPR_FIELD[lv]), lv, holdout) for _, lv in kept],
             ]
         )

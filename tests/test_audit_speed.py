@@ -1,0 +1,133 @@
+"""Issue 31's audit decisions, by their numbers: the w above the first failing w get one repeat
+(marked in ``audit.json``) and the choice is the same as with full repeats; a sampled distance
+attack on a large table still meets the SE target at every w that decides; a large table's
+flows train on a budget of steps, the same recipe in the audit and the release."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from engine.privacy.audit import ONE_REPEAT_NOTE
+from engine.privacy.audit_result import SE_TARGET, AuditConfig
+from engine.privacy.family import SingleMap, run_family_audit
+
+
+class _Id:
+    """The exact map for standard-normal rows: latent = model space."""
+
+    def to_latent(self, X: np.ndarray) -> np.ndarray:
+        return X
+
+    def from_latent(self, Z: np.ndarray) -> np.ndarray:
+        return Z
+
+
+def _audit(X: np.ndarray, seed: int, **options):  # type: ignore[no-untyped-def]
+    config = AuditConfig(**options)
+    return run_family_audit(
+        X, X, SingleMap(lambda rows: _Id()), config=config, rng=np.random.default_rng(seed)
+    )
+
+
+@pytest.mark.parametrize("splits", [1, 3])
+def test_points_above_the_first_failure_get_one_repeat_and_the_choice_is_unchanged(
+    splits: int,
+) -> None:
+    """With the exact map the AUC rises with w (2,000 standard-normal rows: about 0.53 at
+    w = 0.9); the limit 0.54 is crossed inside the grid. One repeat above the first failure
+    gives the same selected w and the same numbers at every point that decides, with fewer
+    repeats in all."""
+    X = np.random.default_rng(0).standard_normal((2_000, 3))
+    grid = (0.0, 0.3, 0.6, 0.8, 0.9, 0.95, 0.97, 0.99)
+    fast = _audit(X, 7, grid=grid, splits=splits, threshold=0.54)
+    full = _audit(X, 7, grid=grid, splits=splits, threshold=0.54, one_repeat_above_failure=False)
+    assert fast.selected_w is not None and 0.8 <= fast.selected_w < 0.97
+    assert fast.selected_w == full.selected_w
+    once = [p for p in fast.curve if not p.decides]
+    assert once and all(p.repeats == 1 for p in once)
+    first_fail = min(p.w for p in fast.curve if p.w > fast.selected_w)
+    assert min(p.w for p in once) > first_fail  # the first failure itself decides
+    by_w = {p.w: p for p in full.curve}
+    for p in fast.curve:
+        if p.decides:
+            assert (p.auc, p.density_auc, p.repeats) == (
+                by_w[p.w].auc,
+                by_w[p.w].density_auc,
+                by_w[p.w].repeats,
+            )
+        else:
+            assert by_w[p.w].repeats >= 2 * splits
+    assert sum(p.repeats for p in fast.curve) < sum(p.repeats for p in full.curve)
+    record = fast.to_dict()
+    marked = [c for c in record["curve"] if c["decides"] is False]
+    assert [c["w"] for c in marked] == record["points_one_repeat"] == [p.w for p in once]
+    assert all(c["note"] == ONE_REPEAT_NOTE and c["repeats"] == 1 for c in marked)
+    assert record["repeats"] >= 3  # the repeats the deciding points had, not the one above
+    assert all(
+        c["decides"] is True and "note" not in c for c in record["curve"] if c["w"] <= first_fail
+    )
+
+
+def test_a_refusal_at_the_smallest_w_scores_the_rest_once() -> None:
+    """When the smallest w already fails, nothing above it decides: one repeat each."""
+    X = np.random.default_rng(1).standard_normal((300, 2))
+    res = _audit(X, 3, grid=(0.0, 0.5, 0.9), threshold=0.501, refine=False)
+    assert res.selected_w is None
+    assert [p.repeats for p in res.curve if p.w > 0] == [1, 1]
+    assert res.curve[0].decides and res.curve[0].repeats >= 3
+
+
+def test_sampled_scoring_keeps_the_se_target_at_every_deciding_w() -> None:
+    """12,000 rows (9,600 members, 2,400 holdout): each repeat scores 1,500 of each side. Every
+    point that decides still has both AUCs' SE below 0.01, the record says how many rows were
+    scored, and the AUCs agree with scoring every row within 3 standard errors."""
+    X = np.random.default_rng(2).standard_normal((12_000, 3))
+    grid = (0.0, 0.5, 0.8, 0.9, 0.95)
+    sampled = _audit(X, 5, grid=grid, refine=False, score_max_rows=1_500)
+    whole = _audit(X, 5, grid=grid, refine=False)
+    assert sampled.rows_scored == (1_500, 1_500)
+    assert whole.rows_scored == (9_600, 2_400)
+    assert sampled.to_dict()["rows_scored_per_repeat"] == {"members": 1_500, "holdout": 1_500}
+    deciding = [p for p in sampled.curve if p.decides]
+    assert len(deciding) >= 3
+    assert all(max(p.auc_se, p.density_auc_se) < SE_TARGET for p in deciding)
+    assert sampled.to_dict()["se_target_met"] is True
+    for p, q in zip(sampled.curve, whole.curve, strict=True):
+        if p.decides and q.decides:
+            assert abs(p.auc - q.auc) < 3 * math.hypot(max(p.auc_se, 0.002), q.auc_se)
+    assert sampled.selected_w == whole.selected_w
+
+
+def test_large_tables_train_on_a_step_budget_with_the_audited_recipe() -> None:
+    """From 50,000 table rows the family's flows get the steps recipe; a flow trained on it
+    takes exactly steps_per_epoch mini-batches an epoch, whatever the number of rows, and
+    validates on at most 10,000 rows."""
+    from engine.flows import select
+    from engine.flows.config import BUDGET_VAL_ROWS, STEP_BUDGET_FROM, FlowConfig
+    from engine.flows.train import train_flow
+
+    recipe = FlowConfig(flows=1, hidden=4).on_step_budget()
+    assert recipe.steps_per_epoch == 50 and recipe.batch_size == 2_048
+    assert recipe.steps_per_epoch * recipe.max_epochs == 4_000  # the budget of steps
+    X = np.random.default_rng(0).standard_normal((30_000, 2))
+    seen: list[FlowConfig] = []
+
+    def fake_train(rows: np.ndarray, cfg: FlowConfig, **kw):  # type: ignore[no-untyped-def]
+        seen.append(cfg)
+        return train_flow(rows[:500], FlowConfig(flows=cfg.flows, hidden=4, max_epochs=1), seed=0)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(select, "train_flow", fake_train)
+        select.rank_family(X, seed=0, table_rows=STEP_BUDGET_FROM)
+        assert all(c.steps_per_epoch == 50 and c.val_max_rows == BUDGET_VAL_ROWS for c in seen)
+        seen.clear()
+        select.rank_family(X, seed=0, table_rows=STEP_BUDGET_FROM - 1)
+        assert all(c.steps_per_epoch is None for c in seen)
+    small = FlowConfig(flows=1, hidden=4, batch_size=256, steps_per_epoch=3, max_epochs=2,
+                       val_max_rows=1_000)  # fmt: skip
+    flow = train_flow(X, small, seed=0)
+    assert flow.epochs == 2 and len(flow.val_row_nll) == 1_000
+    assert flow.to_dict()["steps_per_epoch"] == 3
