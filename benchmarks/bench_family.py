@@ -41,14 +41,11 @@ for p in (ROOT, ROOT / "benchmarks"):
         sys.path.insert(0, str(p))
 
 from bench_dcr import LIMIT, dcr_auc  # noqa: E402
-from bench_fidelity import Table, _as_schema_reads, _conform, fidelity  # noqa: E402
+from bench_fidelity import Table, _as_schema_reads, _conform, fidelity, run_members  # noqa: E402
 from bench_peers import cart, copula, mostly, mostly_available, sdv_available  # noqa: E402
 from bench_tables import KEPT_BACK, TABLES, load  # noqa: E402
 
 from engine.errors import InputError  # noqa: E402
-from engine.pipeline.config import RunConfig  # noqa: E402
-from engine.pipeline.prepare_step import prepare  # noqa: E402
-from engine.pipeline.synthesize_step import synthesize  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 ORDER = ("latent-synth", "copula", "cart", "mostly", "holdout")
@@ -56,19 +53,7 @@ ORDER = ("latent-synth", "copula", "cart", "mostly", "holdout")
 
 def latent(members: pd.DataFrame, table: Table, seed: int, tmp: Path) -> dict[str, Any]:
     """The real pipeline on the members; its release (None: refused) and audit figures."""
-    src = tmp / f"{table.name}_{seed}.csv"
-    members.to_csv(src, index=False)
-    cfg = RunConfig(
-        input=src,
-        seed=seed,
-        time=table.spec.time,
-        event=table.spec.event,
-        report=False,
-        budget="fast",
-        device="cpu",
-    )
-    prep = prepare(cfg)
-    result = synthesize(prep)
+    prep, result = run_members(members, table, seed, tmp)
     out: dict[str, Any] = {"synthetic": result.synthetic, "prep": prep, "w": result.release.w}
     audit = result.audit
     if audit is not None:

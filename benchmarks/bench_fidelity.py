@@ -385,8 +385,8 @@ QUICK = ("kidney", "diabetes", "demo")
 
 
 # ---------------------------------------------------------------------------- generators
-def latent_synth(members: pd.DataFrame, table: Table, seed: int, tmp: Path) -> dict[str, Any]:
-    """The real pipeline on the members; the synthetic table at the audited w (None: refused)."""
+def run_members(members: pd.DataFrame, table: Table, seed: int, tmp: Path) -> tuple[Any, Any]:
+    """The real pipeline (``fast`` budget, CPU, no report) on the members: (prepared, result)."""
     src = tmp / f"{table.name}_{seed}.csv"
     members.to_csv(src, index=False)
     cfg = RunConfig(
@@ -399,7 +399,12 @@ def latent_synth(members: pd.DataFrame, table: Table, seed: int, tmp: Path) -> d
         device="cpu",
     )
     prep = prepare(cfg)
-    result = synthesize(prep)
+    return prep, synthesize(prep)
+
+
+def latent_synth(members: pd.DataFrame, table: Table, seed: int, tmp: Path) -> dict[str, Any]:
+    """The real pipeline on the members; the synthetic table at the audited w (None: refused)."""
+    prep, result = run_members(members, table, seed, tmp)
     w = result.release.w
     if result.synthetic is None:
         print(f"  refused: {result.refusal.reason if result.refusal else ''}", file=sys.stderr)

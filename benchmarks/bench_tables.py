@@ -27,15 +27,8 @@ for p in (ROOT, ROOT / "benchmarks"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from bench_fidelity import (  # noqa: E402
-    Table,
-    _breast,
-    _demo,
-    _diabetes,
-    _heart,
-    _kidney,
-    _lung,
-)
+from bench_fidelity import TABLES as FIDELITY_TABLES  # noqa: E402
+from bench_fidelity import Table  # noqa: E402
 
 from engine.stats.models import ModelSpec  # noqa: E402
 
@@ -123,12 +116,7 @@ def _pbc() -> Table:
 
 
 TABLES: dict[str, Callable[[], Table]] = {
-    "lung": _lung,
-    "kidney": _kidney,
-    "heart": _heart,
-    "diabetes": _diabetes,
-    "breast": _breast,
-    "demo": _demo,
+    **{k: v for k, v in FIDELITY_TABLES.items() if k != "larynx"},  # the first six
     "gbsg2": _gbsg2,
     "rossi": _rossi,
     "whas500": _whas500,
