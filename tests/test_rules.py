@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from engine.columns.kinds import ColumnSpec
-from engine.columns.rules import RuleError, RuleSet, broken, parse_rule
+from engine.columns.rules import Rule, RuleError, RuleSet, broken, parse_rule
 from engine.columns.rules_found import find_rules, rule_set
 from engine.pipeline import RunConfig
 from engine.pipeline.prepare_step import prepare
@@ -289,3 +289,30 @@ def test_two_dates_keep_their_order(tmp_path: Path) -> None:
     frame = prep.encoder.inverse_transform(rng.normal(0, 1, (1000, width))).frame
     assert pd.api.types.is_datetime64_any_dtype(frame["admitted"])
     assert int((frame["admitted"] > frame["discharged"]).sum()) == 0
+
+
+def test_the_dp_section_says_found_rules_are_outside_epsilon() -> None:
+    """Formal DP mode keeps the rules found in the real rows; the report says that finding
+    them is not covered by epsilon, and says nothing when the user wrote every rule."""
+    from types import SimpleNamespace
+
+    from engine.report.layout import register_fonts, styles
+    from engine.report.sections.dp import dp_section
+
+    register_fonts()
+    df = rules_table(100)
+    found = parse_rule("diasbp < sysbp", df)
+    found = Rule("order", found.a, found.b, op=found.op, source="found")
+    dp = SimpleNamespace(guarantee={"statement": "(8, 1e-6)-DP", "notes": []}, file="synthetic_dp.csv")
+
+    def words(rules: RuleSet) -> str:
+        result = SimpleNamespace(
+            release=SimpleNamespace(dp=dp), released=None,
+            prepared=SimpleNamespace(encoder=SimpleNamespace(rules=rules)),
+        )  # fmt: skip
+        return " ".join(getattr(f, "text", "") for f in dp_section(result, styles(), 400.0))
+
+    said = words(RuleSet(kept=[found])).replace("&lt;", "<")  # (the PDF's markup escapes "<")
+    assert "diasbp < sysbp" in said and "not covered by epsilon" in said
+    yours = Rule("range", "age", op=">=", value=18.0, source="yours")
+    assert "not covered by epsilon" not in words(RuleSet(kept=[yours]))

@@ -40,6 +40,16 @@ def dp_section(result: RunResult, sheet: dict[str, Any], width: float) -> list[A
         table(accounting_rows(g), [width * f for f in (0.45, 0.55)]),
     ]
     notes = list(g.get("notes", []))
+    encoder = getattr(getattr(result, "prepared", None), "encoder", None)
+    found = [r.text for r in getattr(getattr(encoder, "rules", None), "kept", []) if r.source == "found"]
+    if found:  # issue 30: the rules were read from the real rows, outside the accountant
+        notes.append(
+            "The rules between columns found in the real data (section 1: "
+            + "; ".join(found)
+            + ") are kept in this table's rows too. Finding them looked at the real rows and "
+            "is not covered by epsilon; for a table that rests on epsilon alone, remove them "
+            "on the Columns page."
+        )
     if notes:
         flow.append(paragraph("Caveats: " + " ".join(text(n) for n in notes), sheet, "small"))
     if result.released is not None:
