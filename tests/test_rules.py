@@ -316,3 +316,30 @@ def test_the_dp_section_says_found_rules_are_outside_epsilon() -> None:
     assert "diasbp < sysbp" in said and "not covered by epsilon" in said
     yours = Rule("range", "age", op=">=", value=18.0, source="yours")
     assert "not covered by epsilon" not in words(RuleSet(kept=[yours]))
+
+
+def test_the_pdf_rules_table_shows_the_record_of_audit_json() -> None:
+    """The data page's rules table is the audit.json record: each rule, its origin, the
+    synthetic rows breaking it, and why a rule was not kept."""
+    from types import SimpleNamespace
+
+    from engine.report.layout import register_fonts, styles
+    from engine.report.sections.data import rules_paragraphs
+
+    register_fonts()
+    record = [
+        {"rule": "los <= futime", "kind": "order", "source": "found", "kept": True,
+         "why_not": None, "synthetic_rows_breaking": 0},
+        {"rule": "age < 70", "kind": "range", "source": "yours", "kept": False,
+         "why_not": "128 real rows break it", "synthetic_rows_breaking": None},
+    ]  # fmt: skip
+    parts = rules_paragraphs(SimpleNamespace(audit_json={"rules": record}), styles(), 400.0)
+    rows = parts[-1]._cellvalues
+    def cell(c: object) -> str:
+        return str(getattr(c, "text", c))
+
+    assert [[cell(c) for c in r] for r in rows[1:]] == [
+        ["los &lt;= futime", "found in the real data", "0"],
+        ["age &lt; 70", "written by the user", "not kept: 128 real rows break it"],
+    ]
+    assert rules_paragraphs(SimpleNamespace(audit_json={"rules": []}), styles(), 400.0) == []

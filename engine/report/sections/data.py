@@ -68,12 +68,8 @@ def rules_paragraphs(result: RunResult, sheet: dict[str, Any], width: float) -> 
     """The rules between columns: each kept rule, where it came from and the synthetic rows
     that break it (0: the decoder repairs every row, in the audit and the release alike); the
     rules not kept, and why."""
-    from engine.columns.rules import rules_record
-
-    synthetic = getattr(result, "synthetic", None)
-    frames = list(getattr(result, "copies", ()) or ()) or ([] if synthetic is None else [synthetic])
-    encoder = getattr(getattr(result, "prepared", None), "encoder", None)
-    record = rules_record(getattr(encoder, "rules", None), frames)
+    # the record audit.json holds (engine.pipeline.record): counted once, the same numbers
+    record = (getattr(result, "audit_json", None) or {}).get("rules") or []
     if not record:
         return []
     origin = {"found": "found in the real data", "yours": "written by the user"}
@@ -86,13 +82,15 @@ def rules_paragraphs(result: RunResult, sheet: dict[str, Any], width: float) -> 
             else ("no file released" if broken is None else f"{broken:,}"),
         ])  # fmt: skip
     intro = (
-        "A rule holds in every real row and, when kept, in every synthetic row: a row the "
-        "model draws against a rule is repaired in the same way in the audit and in the "
-        "released file (an order by making the two values equal where real rows have ties and "
-        "by swapping them where they have none, the survival time never moved; a fixed pair "
-        "by the level that goes with it; a value present only when another column says so by removing it or "
-        "taking one from another synthetic row). A rule is proposed only when at least "
-        f"{THRESHOLD} real rows support each side of it."
+        "A rule holds in every real row and, when kept, in every synthetic row, in the audit "
+        "and in the released file alike. An order between two number columns with no empty "
+        "cell is built into the model (the later column is modelled as its distance from the "
+        "earlier one, never negative); any other row the model draws against a rule is "
+        "repaired (an order by making the two values equal where real rows have ties and by "
+        "swapping them where they have none, the survival time never moved; a fixed pair by "
+        "the level that goes with it; a value present only when another column says so by "
+        "removing it or taking one from another synthetic row). A rule is proposed only when "
+        f"at least {THRESHOLD} real rows support each side of it."
     )
     return [
         paragraph("Rules between columns", sheet, "h2"),
