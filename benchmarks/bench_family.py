@@ -183,12 +183,27 @@ def verdict(summary: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _earlier_peers(path: Path) -> pd.DataFrame:
+    """The peers' rows of an earlier run (``--reuse-peers``): the splits depend on the seed
+    only, so a peer's figures on a seed do not change while the peer and the table do not."""
+    if not path.exists():
+        return pd.DataFrame()
+    old = pd.read_csv(path)
+    return old[~old["generator"].isin(["latent-synth", "holdout"])]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", default=",".join(TABLES), help="comma list")
     parser.add_argument("--seeds", type=int, default=6)
     parser.add_argument("--generators", default="copula,cart,mostly", help="peers to run")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--reuse-peers",
+        action="store_true",
+        help="take the peers' rows of seeds already in --out's CSVs (same splits) instead of "
+        "running them again; latent-synth and the holdout always run",
+    )
     parser.add_argument(
         "--summary-only", action="store_true", help="re-read the per-table CSVs under --out"
     )
@@ -220,9 +235,13 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             table = load(name)
             rows: list[dict[str, Any]] = []
+            old = _earlier_peers(args.out / f"{name}.csv") if args.reuse_peers else pd.DataFrame()
             for seed in range(1, args.seeds + 1):
                 print(f"{name} (n={len(table.frame)}), seed {seed} ...", file=sys.stderr)
-                rows.extend(run_one(table, seed, Path(tmp), gens))
+                had = old[old["seed"] == seed] if len(old) else old
+                todo = tuple(g for g in gens if not len(had) or g not in set(had["generator"]))
+                rows.extend(run_one(table, seed, Path(tmp), todo))
+                rows.extend(had.to_dict("records") if len(had) else [])
             pd.DataFrame(rows).to_csv(args.out / f"{name}.csv", index=False)
             records.extend(rows)
             print_table(summarise(pd.DataFrame(rows)), name)

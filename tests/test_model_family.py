@@ -293,3 +293,22 @@ def test_family_order_puts_the_copula_last_unless_it_is_best() -> None:
     assert order[0] == 0  # a copula better than every flow on validation rows goes first
     why = dict((f.config.flows, w) for f, w in family_order([g, small, large]))
     assert why[0].startswith("the floor")
+
+
+def test_the_floor_is_audited_on_more_splits_than_the_flows() -> None:
+    """Issue 27: the floor's w = 0 point is the one that refuses, so it is audited on
+    ``floor_splits`` splits (fresh ones added; a Gaussian fits in a moment) while the flows keep
+    the run's two: its SE then rests on six split means, not on one difference of two."""
+    X = _rows(500)
+    family = _Family()
+    cfg = AuditConfig(grid=(0.0, 0.5), repeats=2, refine=False, splits=2, floor_splits=6)
+    res = run_family_audit(X, X, family, config=cfg, rng=np.random.default_rng(1))
+    flow, gauss = res.candidates
+    assert flow.status == "dropped" and gauss.status == "chosen"
+    assert family.fitted.count("flow") == 2  # ranked, then its second split: no more
+    assert family.fitted.count("gaussian") == 6  # ranked (split 1), then five more splits
+    assert res.splits == 6 and all(p.repeats == 12 for p in res.curve)  # 6 splits x 2
+    assert gauss.auc_w0 < 0.55 and gauss.auc_w0_se < 0.02
+    # without the setting, as before: the floor on the flows' two splits
+    res2 = run_family_audit(X, X, _Family(), config=FAST, rng=np.random.default_rng(1))
+    assert res2.splits == 2

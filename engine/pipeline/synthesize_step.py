@@ -14,6 +14,7 @@ import numpy as np
 
 from engine.pipeline.compare_step import fidelity_of
 from engine.pipeline.config import (
+    FLOOR_SPLITS_UP_TO,
     SMALL_AUDIT_SPLITS,
     SMALL_AUDIT_UP_TO,
     SPLIT_TWICE_UP_TO,
@@ -194,6 +195,7 @@ def _audit(
         released_columns=0 if space is None else space.width,
         select_on=("distance", "density") + (() if space is None else ("released",)),
         one_release_z=ONE_RELEASE_Z, score_max_rows=SCORED_ROWS,
+        floor_splits=SMALL_AUDIT_SPLITS if len(real) <= FLOOR_SPLITS_UP_TO else 0,
     )  # fmt: skip
     refine = audit_cfg.refine_points if audit_cfg.refine else 0
     tracker = _AuditProgress(progress, splits, len(grid), refine)

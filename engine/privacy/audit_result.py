@@ -55,6 +55,10 @@ class AuditConfig:
     # members and holdout rows the distance attack scores per repeat, each side at most this
     # many (a fresh random sample per repeat; None: all). The synthetic set is always whole.
     score_max_rows: int | None = None
+    # issue 27: the floor (the Gaussian copula: fitted in a moment) is audited on at least this
+    # many splits (fresh ones added to the run's), so its w = 0 decision, the one that refuses,
+    # does not rest on a spread between two splits (engine.privacy.family)
+    floor_splits: int = 0
 
 
 @dataclass(frozen=True)

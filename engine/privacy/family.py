@@ -163,12 +163,21 @@ def run_family_audit(
                 )
                 split = _refit(splits[s], X_model, lmap, config)
             mine.append(split)
-            over_budget |= _audit_w(split, w0, X_dist, to_dist, config, rng, acc, t0, cancel)
+            over_budget |= _audit_w(split, w0, X_dist, to_dist, _for(config, ranked[rank][0]), rng, acc, t0, cancel)  # fmt: skip
             done += 1 if rank == 0 else 0
             point = _summarise(w0, acc[w0], False)
             text = f"audit: {ranked[rank][0].label}, w = {w0:g} (split {s + 1}), AUC {point.auc:.3f}, density AUC {point.density_auc:.3f}"  # fmt: skip
             report(progress, done / total, text, _point_done(point, s + 1))
         cand = ranked[rank][0]
+        if cand.floor and not over_budget:  # the floor fits in a moment: more splits, cheaply
+            for s in range(len(mine), config.floor_splits):
+                cancel.raise_if_cancelled()
+                split = make_split(X_model, X_dist, _fitter(family, cand.label), config, rng)
+                mine.append(split)
+                over_budget |= _audit_w(split, w0, X_dist, to_dist, _for(config, cand), rng, acc, t0, cancel)  # fmt: skip
+                point = _summarise(w0, acc[w0], False)
+                text = f"audit: {cand.label}, w = {w0:g} (split {s + 1}), AUC {point.auc:.3f}, density AUC {point.density_auc:.3f}"  # fmt: skip
+                report(progress, done / total, text, _point_done(point, s + 1))
         point = _summarise(w0, acc[w0], False)
         passes = point.passes(config.threshold, config.select_on)
         records.append(_record(cand, rank, point, passes, config))
@@ -176,6 +185,7 @@ def run_family_audit(
             chosen = (rank, mine, acc)
         rank += 1
     rank, mine, acc = chosen
+    cconf = _for(config, ranked[rank][0])  # the chosen candidate's repeats per split
     # The grid w by w over every split, then the refinement, each from its own generator, so
     # the points that decide are drawn alike whether or not the points above the first failure
     # get one repeat (issue 31), and the release after the audit draws the same noise.
@@ -186,7 +196,7 @@ def run_family_audit(
         runs = mine if deciding or not config.one_repeat_above_failure else mine[:1]
         fixed = None if deciding or not config.one_repeat_above_failure else 1
         for k, split in enumerate(runs):
-            over_budget |= _audit_w(split, w, X_dist, to_dist, config, grid_rng, acc, t0, cancel, fixed)  # fmt: skip
+            over_budget |= _audit_w(split, w, X_dist, to_dist, cconf, grid_rng, acc, t0, cancel, fixed)  # fmt: skip
             pt = _summarise(w, acc[w], False, deciding)
             text = f"audit: w = {w:g} (split {k + 1}), AUC {pt.auc:.3f}, density AUC {pt.density_auc:.3f}"
             report(progress, (done + k + 1) / total, text, _point_done(pt, k + 1))
@@ -202,7 +212,7 @@ def run_family_audit(
         ):
             single = not deciding and config.one_repeat_above_failure
             for split in mine[:1] if single else mine:
-                over_budget |= _audit_w(split, w, X_dist, to_dist, config, refine_rng, acc, t0, cancel, 1 if single else None)  # fmt: skip
+                over_budget |= _audit_w(split, w, X_dist, to_dist, cconf, refine_rng, acc, t0, cancel, 1 if single else None)  # fmt: skip
             done += len(mine)
             curve.append(_summarise(w, acc[w], True, not single))
             report(progress, done / total, f"audit: refining, w = {w:g}", _point_done(curve[-1], len(mine)))  # fmt: skip
@@ -233,6 +243,14 @@ def run_family_audit(
         one_release_z=config.one_release_z,
         rows_scored=rows_scored(mine[0], config),
     )
+
+
+def _for(config: AuditConfig, cand: Candidate) -> AuditConfig:
+    """The audit's settings for ``cand``: the floor on ``floor_splits`` splits when that is more
+    (the repeats a split gets are the minimum and maximum shared out over the splits)."""
+    if cand.floor and config.floor_splits > config.splits:
+        return replace(config, splits=config.floor_splits)
+    return config
 
 
 def _fitter(family: Family, label: str) -> FitMap:
