@@ -48,7 +48,7 @@ class AuditConfig:
     # attack's; :mod:`engine.privacy.released_space`), 0: none
     released_columns: int = 0
     # z of the one-release prediction bound on the released attack (0: off; see
-    # engine.privacy.family.one_release_bound): 1.2816 = one released file in ten over the limit
+    # engine.privacy.one_release.one_release_bound): 1.6449 = one released file in twenty over
     one_release_z: float = 0.0
     # issue 31: the w above the first failing w get one repeat (they cannot change the choice)
     one_repeat_above_failure: bool = True
