@@ -307,8 +307,11 @@ def test_the_floor_is_audited_on_more_splits_than_the_flows() -> None:
     assert flow.status == "dropped" and gauss.status == "chosen"
     assert family.fitted.count("flow") == 2  # ranked, then its second split: no more
     assert family.fitted.count("gaussian") == 6  # ranked (split 1), then five more splits
-    assert res.splits == 6 and all(p.repeats == 12 for p in res.curve)  # 6 splits x 2
+    w0, w5 = res.curve
+    assert res.smallest_w_splits == 6 and w0.repeats == 12  # 6 splits x 2 repeats
+    assert res.splits == 2 and w5.repeats == 4  # the grid above on the run's two splits
+    assert res.to_dict()["smallest_w_splits"] == 6
     assert gauss.auc_w0 < 0.55 and gauss.auc_w0_se < 0.02
     # without the setting, as before: the floor on the flows' two splits
     res2 = run_family_audit(X, X, _Family(), config=FAST, rng=np.random.default_rng(1))
-    assert res2.splits == 2
+    assert res2.splits == 2 and res2.to_dict()["smallest_w_splits"] == 2

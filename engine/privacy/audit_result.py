@@ -86,6 +86,9 @@ class AuditResult:
     one_release_z: float = 0.0  # the one-release bound's z (0: not used)
     # members and holdout rows scored per repeat by the distance attack (None: not recorded)
     rows_scored: tuple[int, int] | None = None
+    # splits behind the smallest w's point (issue 27: the floor's, more than the grid's; 0: as
+    # ``splits``)
+    smallest_w_splits: int = 0
 
     def binding(self, w: float | None) -> BindingAttack | None:
         """The deciding attack at the curve point nearest ``w`` (at refusal, ``w=None``: the
@@ -137,6 +140,7 @@ class AuditResult:
             "rows_scored_per_repeat": None
             if self.rows_scored is None
             else {"members": self.rows_scored[0], "holdout": self.rows_scored[1]},
+            "smallest_w_splits": self.smallest_w_splits or self.splits,
         }
 
 
