@@ -137,3 +137,15 @@ def test_a_group_withheld_for_its_events_says_events(tmp_path: Path) -> None:
     flat = " ".join(_text(path).split())
     assert "arm=b not shown: fewer than 10 events in this group" in flat
     assert "fewer than 10 people in this group" not in flat
+
+
+def test_a_refusal_confirmed_on_more_splits_says_so(tmp_path: Path) -> None:
+    """Issue 27: when the copula's w = 0 point was measured again on more splits, the method
+    paragraph says over how many; when it was not, nothing is added."""
+    r = fake_result()
+    more = replace(r, audit=replace(r.audit, splits=2, smallest_w_splits=12))
+    flat = " ".join(_text(build_report(more, tmp_path / "more.pdf")).split())
+    assert "measured again over 12 different random splits" in flat
+    assert "on the first 2 splits" in flat
+    plain = " ".join(_text(build_report(r, tmp_path / "plain.pdf")).split())
+    assert "measured again" not in plain

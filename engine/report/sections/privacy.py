@@ -218,6 +218,12 @@ def _how_the_audit_ran(result: RunResult, audit: AuditResult, sheet: dict[str, A
             sheet,
         )
     ]
+    w0_splits = getattr(audit, "smallest_w_splits", 0) or 0
+    if w0_splits > (audit.splits or 0):  # a refusal confirmed (issue 27)
+        out.append(paragraph(
+            f"The copula did not meet the limit at w = 0 on the first {text(audit.splits)} splits, so that point was "
+            f"measured again over {text(w0_splits)} different random splits (a copula fitted for each) before "
+            "deciding; the figures at w = 0 are over all of them.", sheet))  # fmt: skip
     refused_by_rule = result.released is None and getattr(result.release, "disclosure", None)
     chosen_by = (
         "the disclosure rule" if refused_by_rule else str(getattr(result.release, "chosen_by", ""))
