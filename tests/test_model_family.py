@@ -320,3 +320,27 @@ def test_a_refusal_is_confirmed_on_more_splits() -> None:
     assert res2.selected_w is not None and res2.candidates[1].status == "chosen"
     assert res2.smallest_w_splits == 2 and passing.fitted.count("gaussian") == 2
     assert res2.to_dict()["smallest_w_splits"] == 2
+
+
+def test_the_release_gap_lowers_w_where_the_bound_is_within_it() -> None:
+    """Issue 27 item 3: the bound adds the gap measured between the audit's split models and a
+    checker's attack on released files (0.013); a w whose bound is within that of the limit is
+    no longer chosen, one well below it still is, and the smallest w stays exempt."""
+    from dataclasses import replace
+    from types import SimpleNamespace as NS
+
+    from engine.privacy.one_release import one_release_bound, select_release_w
+
+    def pt(w: float, a: float) -> NS:
+        return NS(w=w, auc=a, auc_se=0.0, density_auc=0.5, density_auc_se=0.0, released_auc=a,
+                  released_auc_se=0.002, released_auc_sd=0.01, passes=lambda t, s, a=a: a < t)  # fmt: skip
+
+    curve = [pt(0.0, 0.546), pt(0.3, 0.515), pt(0.5, 0.525), pt(0.7, 0.54)]
+    cfg = AuditConfig(select_on=("distance", "density", "released"), one_release_z=1.6449)
+    assert round(one_release_bound(curve[2], cfg), 4) == 0.5349
+    assert round(one_release_bound(curve[2], replace(cfg, release_gap=0.013)), 4) == 0.5479
+    assert select_release_w(curve, cfg) == 0.7  # its bound 0.5499: just under the limit
+    assert select_release_w(curve, replace(cfg, release_gap=0.013)) == 0.5  # 0.7's 0.5629
+    assert select_release_w(curve, replace(cfg, release_gap=0.02)) == 0.3  # 0.5 now over
+    # the smallest w (a fresh model sample) is decided by mean + SE alone, gap or not
+    assert select_release_w(curve[:1], replace(cfg, release_gap=0.05)) == 0.0

@@ -50,6 +50,9 @@ class AuditConfig:
     # z of the one-release prediction bound on the released attack (0: off; see
     # engine.privacy.one_release.one_release_bound): 1.6449 = one released file in twenty over
     one_release_z: float = 0.0
+    # added to the released attack's mean in that bound: the gap measured between the audit's
+    # split models and a checker's attack on the released file (issue 27 item 3; 0: none)
+    release_gap: float = 0.0
     # issue 31: the w above the first failing w get one repeat (they cannot change the choice)
     one_repeat_above_failure: bool = True
     # members and holdout rows the distance attack scores per repeat, each side at most this
@@ -84,6 +87,7 @@ class AuditResult:
     chosen_because: str = ""
     drivers: tuple[tuple[str, float], ...] = ()
     one_release_z: float = 0.0  # the one-release bound's z (0: not used)
+    release_gap: float = 0.0  # the margin added to the released attack's mean in that bound
     # members and holdout rows scored per repeat by the distance attack (None: not recorded)
     rows_scored: tuple[int, int] | None = None
     # splits behind the smallest w's point (issue 27: the floor's, more than the grid's; 0: as
@@ -133,6 +137,7 @@ class AuditResult:
             "chosen_model": self.chosen,
             "chosen_because": self.chosen_because,
             "one_release_z": self.one_release_z,
+            "release_gap": self.release_gap,
             "refusal_columns": [
                 {"column": c, "distance_auc_without": a} for c, a in self.drivers if c
             ],

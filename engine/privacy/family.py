@@ -249,6 +249,7 @@ def run_family_audit(
         chosen_because=_because(records, rank, selected is not None, ranked[rank][0].ranked),
         drivers=drivers,
         one_release_z=config.one_release_z,
+        release_gap=config.release_gap,
         rows_scored=rows_scored(mine[0], config),
     )
 
