@@ -121,6 +121,11 @@ class ColumnsPage(Page):
         # Issue 30: the rules between columns that every synthetic row keeps.
         self.rules = RulesBox()
         layout.addWidget(self.rules)
+        # The likely survival pair that the file's headers suggest but the kinds alone did not
+        # set (issue 28's recognition, as the one-click path uses it): preselected, said here.
+        self.outcome_note = note("")
+        self.outcome_note.setVisible(False)
+        layout.addWidget(self.outcome_note)
         self.summary = note("")
         layout.addWidget(self.summary)
         self.status = QtWidgets.QProgressBar()
@@ -137,7 +142,37 @@ class ColumnsPage(Page):
             return
         self._schema_key = inspected
         self.fill(inspected.schema)
+        self._preselect_outcome(inspected)
         self.rules.fill(inspected)
+
+    def _preselect_outcome(self, inspected: Any) -> None:
+        """When the kinds set no survival pair but the headers suggest a likely one (for
+        example ``fu_len`` and ``death``), set those two roles and say so, with why."""
+        from engine import recognise_survival_roles
+
+        self.outcome_note.setVisible(False)
+        schema = inspected.schema
+        if schema.time or schema.event or inspected.frame is None:
+            return
+        found = recognise_survival_roles(inspected.frame)
+        time, event = found.time or found.likely_time, found.event or found.likely_event
+        if not (time and event) or time == event:
+            return
+        self.set_role(time, "time")
+        self.set_role(event, "event")
+        if found.event_value is not None:  # 2 of R's 1/2, or 0 of a "censored" 0/1 indicator
+            if self.event_value.findText(str(found.event_value)) < 0:  # the page cannot say it
+                self.set_role(time, "covariate")
+                self.set_role(event, "covariate")
+                return
+            self.event_value.setCurrentText(str(found.event_value))
+        why = f" ({found.question})" if found.question else ""
+        self.outcome_note.setText(
+            f"<b>Survival outcome:</b> the program takes <i>{time}</i> as the follow-up time and "
+            f"<i>{event}</i> as the event{why}. Change their roles in the table above if that is wrong, or set "
+            "both to covariate for no survival outcome."
+        )
+        self.outcome_note.setVisible(True)
 
     def fill(self, schema: Any) -> None:
         self.table.setRowCount(0)
