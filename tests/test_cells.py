@@ -13,6 +13,7 @@ from engine.privacy.cells import (
     discrete_columns,
     kth_by_cell,
     nearest_by_cell,
+    unique_rows,
 )
 from engine.privacy.neighbours import count_closer, nearest_distances, neighbour_distances
 
@@ -123,3 +124,32 @@ def test_nearest_by_cell_batches_many_far_queries_by_bound(monkeypatch):
     got = nearest_by_cell(queries, ref, np.array([2]))
     assert np.allclose(got, exact, rtol=1e-12, atol=1e-12)
     assert [len(b) for b in batches[0]] == [2500] * 4  # the first cell searched: 4 batches
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_unique_rows_is_numpys_unique_by_rows_at_a_fraction_of_the_cost(seed):
+    """The fast row key (issue 31) gives numpy's ``unique(axis=0)`` keys, in its order, and its
+    inverse: on the distance space's discrete parts (one-hot block, flags), on many-valued
+    columns (the sorted path) and with a non-finite value (numpy's own path); and on 40,000
+    rows of three flags it is at least 5x faster (0.9 against 55 ms measured)."""
+    import time
+
+    rng = np.random.default_rng(seed)
+    cases = [
+        _mixed(3000, rng)[:, 3:],
+        rng.integers(0, 1500, (3000, 3)) * 0.5 - 7.0,  # 1500^3 codes: the sorted path
+        np.vstack([_mixed(50, rng)[:, 3:], [[np.nan, 0.0, 1.0, 2.0]]]),
+    ]
+    for rows in cases:
+        keys, inverse = np.unique(rows, axis=0, return_inverse=True)
+        fast_keys, fast_inverse = unique_rows(rows)
+        np.testing.assert_array_equal(fast_keys, keys)
+        np.testing.assert_array_equal(fast_inverse, np.asarray(inverse).ravel())
+    flags = rng.integers(0, 2, (40_000, 3)).astype(float)
+    times = []
+    for fn in (lambda: np.unique(flags, axis=0, return_inverse=True), lambda: unique_rows(flags)):
+        start = time.process_time()
+        for _ in range(5):
+            fn()
+        times.append(time.process_time() - start)
+    assert times[1] * 5 < times[0]
