@@ -130,14 +130,35 @@ class _CellIndex:
         return self._trees[cell]
 
     def groups(self, queries: np.ndarray):
-        """Per distinct discrete part of the queries: (query rows, delta^2 to every cell, cells
-        in increasing delta^2)."""
+        """Per distinct discrete part of the queries: (query rows in a spatially coherent order,
+        delta^2 to every cell, cells in increasing delta^2)."""
         keys, inverse = unique_rows(queries[:, self.disc])
         order = np.argsort(inverse, kind="stable")
         bounds = np.searchsorted(inverse[order], np.arange(len(keys) + 1))
         for g, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
             d2 = ((self.keys - keys[g]) ** 2).sum(axis=1)
-            yield order[a:b], d2, np.argsort(d2, kind="stable")
+            rows = coherent(queries[:, self.cont], order[a:b])
+            yield rows, d2, np.argsort(d2, kind="stable")
+
+
+COHERENT_FROM = 4096  # queries from which a batch is put in k-d tree order first
+
+
+def coherent(points: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``rows`` reordered so that consecutive rows of ``points`` lie close together (the leaf
+    order of a k-d tree over them). Each query's answer is its own, so the order changes no
+    result; it changes the speed: a tree walked by nearby queries in turn stays in cache. The
+    5th neighbour of each of a million rows (survival table, 7 numbers in 8 cells): one cell of
+    162,636 rows 18.6 s in row order, 5.7 s in tree order, one thread (issue 31).
+
+    Example:
+        >>> coherent(np.array([[0.0], [9.0], [1.0]]), np.arange(3)).tolist()  # (too few to sort)
+        [0, 1, 2]
+    """
+    if len(rows) < COHERENT_FROM:
+        return rows
+    tree = cKDTree(np.ascontiguousarray(points[rows]), leafsize=32, balanced_tree=False)
+    return rows[tree.indices]
 
 
 def _bound(limit2: np.ndarray) -> float:
