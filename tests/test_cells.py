@@ -153,3 +153,37 @@ def test_unique_rows_is_numpys_unique_by_rows_at_a_fraction_of_the_cost(seed):
             fn()
         times.append(time.process_time() - start)
     assert times[1] * 5 < times[0]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_queries_in_tree_order_give_the_same_answers(seed, monkeypatch):
+    """Issue 31: the cell searches put each batch of queries in k-d tree leaf order (speed
+    only: 18.6 -> 5.7 s for the 5th neighbours of a 162,636-row cell); every distance and
+    count is bit for bit the one in row order (the reordering forced on small inputs), and
+    the one-tree answer."""
+    import engine.privacy.cells as cells
+
+    rng = np.random.default_rng(seed)
+    ref, queries = _mixed(3000, rng), _mixed(500, rng)
+    disc = discrete_columns(ref)
+    radii = np.full(len(queries), 0.8)
+
+    def answers():
+        return (
+            nearest_by_cell(queries, ref, disc),
+            kth_by_cell(ref, (1, 5), disc),
+            count_by_cell(ref, queries, radii, disc),
+        )
+
+    monkeypatch.setattr(cells, "COHERENT_FROM", 10**9)
+    in_row_order = answers()
+    monkeypatch.setattr(cells, "COHERENT_FROM", 2)
+    for fast, slow in zip(answers(), in_row_order, strict=True):
+        np.testing.assert_array_equal(fast, slow)
+    np.testing.assert_allclose(in_row_order[0], cKDTree(ref).query(queries, k=1)[0], rtol=1e-12)
+    inside = cKDTree(ref).query_ball_point(queries, r=np.nextafter(radii, 0), return_length=True)
+    np.testing.assert_array_equal(in_row_order[2], inside)
+    order = cells.coherent(ref, np.arange(len(ref)))
+    assert sorted(order.tolist()) == list(range(len(ref))) and order.tolist() != list(
+        range(len(ref))
+    )
