@@ -38,6 +38,7 @@ def _as_text(column: pd.Series) -> pd.Series:
     plain = isinstance(column.dtype, np.dtype)  # not a pandas extension dtype
     if len(column) < KEY_ROWS // 10 or not plain or not (numeric or column.dtype == object):
         return column.astype(str)
+    distinct: Any
     if column.dtype.kind == "f":  # by bit pattern: -0.0 and 0.0 read differently
         values = column.to_numpy()
         codes, bits = pd.factorize(values.view(f"i{values.dtype.itemsize}"))

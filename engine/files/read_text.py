@@ -150,7 +150,14 @@ def type_text_column(
 _DISTINCT_FROM = 10_000  # rows from which a column is typed by its distinct cells
 
 
-def _type_text(name, values, decimal_comma, codes, notes, weight) -> pd.Series:  # type: ignore[no-untyped-def]
+def _type_text(
+    name: str,
+    values: pd.Series,
+    decimal_comma: bool,
+    codes: Sequence[str | float],
+    notes: list[str],
+    weight: np.ndarray | None,
+) -> pd.Series:
     """:func:`type_text_column` on ``values`` where each cell stands for ``weight`` rows (None:
     one each): the counts in the notes are weighted."""
 
