@@ -187,3 +187,22 @@ def test_queries_in_tree_order_give_the_same_answers(seed, monkeypatch):
     assert sorted(order.tolist()) == list(range(len(ref))) and order.tolist() != list(
         range(len(ref))
     )
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_counts_in_reach_equal_the_tiles_over_every_cell(seed):
+    """Issue 31: the release's rank counts skip the cells a ball cannot reach on the discrete
+    columns alone; the counts equal the float32 tiles over all points, with radii from inside
+    one cell to across every cell and radii exactly at a point's distance (not counted)."""
+    from engine.privacy.cells import count_in_reach
+    from engine.privacy.neighbours import _tiled_count_closer
+
+    rng = np.random.default_rng(seed)
+    ref, queries = _mixed(4000, rng), _mixed(600, rng)
+    disc = discrete_columns(ref)
+    radii = rng.uniform(0.05, 3.5, len(queries))
+    radii[:50] = np.sqrt(((queries[:50] - ref[:50]) ** 2).sum(axis=1))  # ties at the edge
+    radii[radii == 0] = 0.5
+    fast = count_in_reach(ref, queries, radii, disc, _tiled_count_closer)
+    np.testing.assert_array_equal(fast, _tiled_count_closer(ref, queries, radii))
+    assert fast.min() < fast.max()
