@@ -149,12 +149,20 @@ before and after: demo seeds 1-3, survival 100,000 x 10 seeds 1 and 2, w 0.78 an
                                                             distinct cell)
       release draw              2.17 s                      0.81 s (exact-copy keys: each
                                                             distinct value as text once)
-    survival 1,000,000 x 10 (parts, measured alone)
-      read, schema              10.7 s, 4.6 s               2.5 s, 0.6 s
-      1st + 5th neighbours      97 s CPU, 95 s wall         59 s CPU, 34 s wall (queries in
-        of the real rows                                    k-d tree leaf order: the tree
-                                                            stays in cache; same distances)
-      exact-copy masks          11.7 s                      2.8 s
+    survival 1,000,000 x 10     419.4 s wall, 366.3 s CPU,  239.3 s wall, 286.3 s CPU,
+      (load 1.6-2.9)            peak 1,568 MiB              peak 1,583 MiB (before the rank
+                                                            counts' cells, next line but one)
+      read, schema              9.8 s, 4.7 s                2.9 s, 1.0 s
+      per w (63 repeats)        61.1 s CPU                  46.3 s CPU (neighbour search 20.1
+                                                            -> 6.6 s)
+      release draw              22.2 s                      11.1 s (exact-copy masks alone:
+                                                            11.7 -> 2.8 s)
+      release neighbours        110.2 s CPU, 122.0 s wall   69.1 s CPU, 40.0 s wall (queries
+                                                            in k-d tree leaf order; alone:
+                                                            97 -> 59 s CPU, same distances)
+      release ranks             39.2 s CPU                  the float32 tiles skip the cells a
+                                                            ball cannot reach (alone, 200,000
+                                                            rows x 20,000 balls: 7.7 -> 4.8 s)
       truncated normal draws    one core                    blocks on every core, same draws
     survival300 (load 2.5): a fresh command 15.9 s wall, a re-run in the same process 6.6 s;
       SDV's copula fit + sample 0.90 s (0.52 s at a lower load): 17.7x and 7.4x (targets 15x
