@@ -163,6 +163,9 @@ before and after: demo seeds 1-3, survival 100,000 x 10 seeds 1 and 2, w 0.78 an
       release ranks             39.2 s CPU                  the float32 tiles skip the cells a
                                                             ball cannot reach (alone, 200,000
                                                             rows x 20,000 balls: 7.7 -> 4.8 s)
+      with it all (load 2.9)    366.3 s CPU                 246.5 s wall, 244.9 s CPU, peak
+                                                            1,603 MiB: ranks 18.0 s, release
+                                                            neighbours 53.7 s, per w 43.9 s
       truncated normal draws    one core                    blocks on every core, same draws
     survival300 (load 2.5): a fresh command 15.9 s wall, a re-run in the same process 6.6 s;
       SDV's copula fit + sample 0.90 s (0.52 s at a lower load): 17.7x and 7.4x (targets 15x
