@@ -131,3 +131,38 @@ def test_large_tables_train_on_a_step_budget_with_the_audited_recipe() -> None:
     flow = train_flow(X, small, seed=0)
     assert flow.epochs == 2 and len(flow.val_row_nll) == 1_000
     assert flow.to_dict()["steps_per_epoch"] == 3
+
+
+def test_the_faster_cell_searches_leave_the_audit_unchanged(monkeypatch) -> None:
+    """Issue 31 (second part): the cells' row keys by per-column codes and the queries in tree
+    order change no number of the audit: on 8,000 mixed rows (two flags, a 3-level one-hot
+    block, three numbers; the cell path, reference sets above 4,096 rows) the curve's AUCs and
+    SEs and the selected w equal those with numpy's unique by rows and row-order queries."""
+    import engine.privacy.cells as cells
+
+    rng = np.random.default_rng(5)
+    n = 8_000
+    X = np.hstack(
+        [
+            rng.standard_normal((n, 3)).round(1),
+            np.eye(3)[rng.integers(0, 3, n)] / np.sqrt(2),
+            rng.integers(0, 2, (n, 2)) * 2.0 - 1.0,
+        ]
+    )
+    options = dict(grid=(0.0, 0.5, 0.9, 0.99), threshold=0.52, refine=False)
+    monkeypatch.setattr(cells, "COHERENT_FROM", 64)  # tree order for these small batches too
+    fast = _audit(X, 11, **options)
+
+    def numpy_unique(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        keys, inverse = np.unique(rows, axis=0, return_inverse=True)
+        return keys, np.asarray(inverse).ravel()
+
+    monkeypatch.setattr(cells, "unique_rows", numpy_unique)
+    monkeypatch.setattr(cells, "COHERENT_FROM", 10**9)
+    slow = _audit(X, 11, **options)
+    assert fast.selected_w == slow.selected_w
+    assert fast.selected_w is not None and fast.selected_w < 0.99
+    for a, b in zip(fast.curve, slow.curve, strict=True):
+        assert (a.w, a.repeats) == (b.w, b.repeats)
+        assert abs(a.auc - b.auc) < 1e-12 and abs(a.density_auc - b.density_auc) < 1e-12
+        assert abs(a.auc_se - b.auc_se) < 1e-12

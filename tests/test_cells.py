@@ -13,6 +13,7 @@ from engine.privacy.cells import (
     discrete_columns,
     kth_by_cell,
     nearest_by_cell,
+    unique_rows,
 )
 from engine.privacy.neighbours import count_closer, nearest_distances, neighbour_distances
 
@@ -123,3 +124,85 @@ def test_nearest_by_cell_batches_many_far_queries_by_bound(monkeypatch):
     got = nearest_by_cell(queries, ref, np.array([2]))
     assert np.allclose(got, exact, rtol=1e-12, atol=1e-12)
     assert [len(b) for b in batches[0]] == [2500] * 4  # the first cell searched: 4 batches
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_unique_rows_is_numpys_unique_by_rows_at_a_fraction_of_the_cost(seed):
+    """The fast row key (issue 31) gives numpy's ``unique(axis=0)`` keys, in its order, and its
+    inverse: on the distance space's discrete parts (one-hot block, flags), on many-valued
+    columns (the sorted path) and with a non-finite value (numpy's own path); and on 40,000
+    rows of three flags it is at least 5x faster (0.9 against 55 ms measured)."""
+    import time
+
+    rng = np.random.default_rng(seed)
+    cases = [
+        _mixed(3000, rng)[:, 3:],
+        rng.integers(0, 1500, (3000, 3)) * 0.5 - 7.0,  # 1500^3 codes: the sorted path
+        np.vstack([_mixed(50, rng)[:, 3:], [[np.nan, 0.0, 1.0, 2.0]]]),
+    ]
+    for rows in cases:
+        keys, inverse = np.unique(rows, axis=0, return_inverse=True)
+        fast_keys, fast_inverse = unique_rows(rows)
+        np.testing.assert_array_equal(fast_keys, keys)
+        np.testing.assert_array_equal(fast_inverse, np.asarray(inverse).ravel())
+    flags = rng.integers(0, 2, (40_000, 3)).astype(float)
+    times = []
+    for fn in (lambda: np.unique(flags, axis=0, return_inverse=True), lambda: unique_rows(flags)):
+        start = time.process_time()
+        for _ in range(5):
+            fn()
+        times.append(time.process_time() - start)
+    assert times[1] * 5 < times[0]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_queries_in_tree_order_give_the_same_answers(seed, monkeypatch):
+    """Issue 31: the cell searches put each batch of queries in k-d tree leaf order (speed
+    only: 18.6 -> 5.7 s for the 5th neighbours of a 162,636-row cell); every distance and
+    count is bit for bit the one in row order (the reordering forced on small inputs), and
+    the one-tree answer."""
+    import engine.privacy.cells as cells
+
+    rng = np.random.default_rng(seed)
+    ref, queries = _mixed(3000, rng), _mixed(500, rng)
+    disc = discrete_columns(ref)
+    radii = np.full(len(queries), 0.8)
+
+    def answers():
+        return (
+            nearest_by_cell(queries, ref, disc),
+            kth_by_cell(ref, (1, 5), disc),
+            count_by_cell(ref, queries, radii, disc),
+        )
+
+    monkeypatch.setattr(cells, "COHERENT_FROM", 10**9)
+    in_row_order = answers()
+    monkeypatch.setattr(cells, "COHERENT_FROM", 2)
+    for fast, slow in zip(answers(), in_row_order, strict=True):
+        np.testing.assert_array_equal(fast, slow)
+    np.testing.assert_allclose(in_row_order[0], cKDTree(ref).query(queries, k=1)[0], rtol=1e-12)
+    inside = cKDTree(ref).query_ball_point(queries, r=np.nextafter(radii, 0), return_length=True)
+    np.testing.assert_array_equal(in_row_order[2], inside)
+    order = cells.coherent(ref, np.arange(len(ref)))
+    assert sorted(order.tolist()) == list(range(len(ref))) and order.tolist() != list(
+        range(len(ref))
+    )
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_counts_in_reach_equal_the_tiles_over_every_cell(seed):
+    """Issue 31: the release's rank counts skip the cells a ball cannot reach on the discrete
+    columns alone; the counts equal the float32 tiles over all points, with radii from inside
+    one cell to across every cell and radii exactly at a point's distance (not counted)."""
+    from engine.privacy.cells import count_in_reach
+    from engine.privacy.neighbours import _tiled_count_closer
+
+    rng = np.random.default_rng(seed)
+    ref, queries = _mixed(4000, rng), _mixed(600, rng)
+    disc = discrete_columns(ref)
+    radii = rng.uniform(0.05, 3.5, len(queries))
+    radii[:50] = np.sqrt(((queries[:50] - ref[:50]) ** 2).sum(axis=1))  # ties at the edge
+    radii[radii == 0] = 0.5
+    fast = count_in_reach(ref, queries, radii, disc, _tiled_count_closer)
+    np.testing.assert_array_equal(fast, _tiled_count_closer(ref, queries, radii))
+    assert fast.min() < fast.max()

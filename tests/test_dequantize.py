@@ -122,3 +122,21 @@ def test_a_long_table_burns_in_on_a_subsample_and_still_reaches_the_latent_corre
     X = enc.transform(df, np.random.default_rng(12))
     assert np.corrcoef(X.T)[0, 1] == pytest.approx(0.60, abs=0.02)
     assert (enc.inverse_transform(X).frame["event"] == df["event"]).all()
+
+
+def test_a_long_truncated_normal_draw_in_blocks_is_the_same_draw(monkeypatch):
+    """Issue 31: a million-row column is drawn in blocks on every core; the uniforms come from
+    one call as before, so the draw is the same, bit for bit, as in one block."""
+    import engine.encoding.dequantize as dq
+
+    rng = np.random.default_rng(0)
+    n = 600_000
+    mean = rng.normal(size=n)
+    lo = np.floor(mean * 10) / 10
+    hi = lo + 0.1
+    lo = np.where(rng.random(n) < 0.3, -np.inf, lo)  # some open intervals
+    blocks = dq.truncated_normal(mean, 0.7, lo, hi, np.random.default_rng(3))
+    monkeypatch.setattr(dq, "_BLOCK", 10**9)
+    whole = dq.truncated_normal(mean, 0.7, lo, hi, np.random.default_rng(3))
+    np.testing.assert_array_equal(blocks, whole)
+    assert ((blocks >= lo) & (blocks <= hi)).all()

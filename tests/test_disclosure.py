@@ -197,3 +197,34 @@ def test_time_column_works_with_bounds_inside_the_observed_range() -> None:
     t = decoded.frame["time"]
     assert np.isfinite(t).all() and t.min() >= v[K - 1] and t.max() <= v[-K]
     assert decoded.clip_counts["time"] >= 2 * (K - 1)  # at least the real tails were pulled in
+
+
+def test_copy_keys_turn_each_distinct_value_into_text_once_with_the_same_text():
+    """Issue 31: the exact-copy check writes each distinct value of a column as text once
+    (1,000,000 x 10 survival rows: 11.7 -> 2.8 s CPU for the masks); the text, hence the row
+    keys and the masks, are those of ``astype(str)``, including -0.0 against 0.0, NaN, flags,
+    mixed objects and dates (the last two as before)."""
+    import engine.disclosure.copies as copies
+
+    rng = np.random.default_rng(0)
+    n = 30_000
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(0, 90, n),
+            "chol": rng.normal(size=n).round(1),  # holds -0.0
+            "hdl": np.where(rng.random(n) < 0.1, np.nan, rng.random(n).round(2)),
+            "sex": rng.choice(["F", "M"], n).astype(object),
+            "flag": rng.random(n) < 0.5,
+            "mixed": pd.Series(
+                rng.choice(np.array([1, "1", 1.0, True], dtype=object), n), dtype=object
+            ),
+            "day": pd.to_datetime("2020-01-01")
+            + pd.to_timedelta(rng.integers(0, 500, n), unit="D"),
+        }
+    )
+    assert (frame["chol"].astype(str) == "-0.0").any()
+    for name in frame.columns:
+        pd.testing.assert_series_equal(copies._as_text(frame[name]), frame[name].astype(str))
+    keys = copies._row_keys(frame, list(frame.columns))
+    plain = pd.util.hash_pandas_object(frame.astype(str), index=False)
+    assert keys.equals(plain)

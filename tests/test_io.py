@@ -299,3 +299,40 @@ def test_dates_arrive_as_dates_in_every_format_and_are_synthesized(
     assert (spec.kind, spec.action) == ("date", "synthesize"), (suffix, frame["seen"].dtype)
     got = parse_dates(frame["seen"])
     assert got.dt.date.tolist() == days
+
+
+def test_a_large_column_is_typed_by_its_distinct_cells_as_cell_by_cell():
+    """Issue 31: a column of 20,000 rows and few distinct cells is typed once per distinct
+    cell; the values, dtype and the notes' row counts are those of the cell-by-cell path, and
+    the schema's text tests (all text, dates, e-mails) read the same."""
+    from engine.columns.identifiers import _DATE, _looks, all_text
+    from engine.files.read_text import _type_text, type_text_column
+
+    rng = np.random.default_rng(0)
+    n = 20_000
+    columns = {
+        "age": rng.integers(20, 90, n).astype(str),
+        "sex": rng.choice(["F", "M", " F", "NA", ""], n),
+        "dose": rng.choice(["-999", "1", "2.5", "3"], n),
+        "zip": rng.choice(["007", "12", "13"], n),
+        "patient_id": rng.choice([str(i) for i in range(100)], n),
+        "grade": rng.choice(["a", "b", "NA"], n),
+        "comma": rng.choice(["1,5", "2,25", "NA", "3"], n),
+    }
+    for codes in [(), ("-999",), (-999,), ("NA",)]:
+        for decimal_comma in (False, True):
+            for name, cells in columns.items():
+                values = pd.Series(cells, dtype=object)
+                fast_notes: list[str] = []
+                slow_notes: list[str] = []
+                fast = type_text_column(name, values, decimal_comma, codes, fast_notes)
+                slow = _type_text(name, values, decimal_comma, codes, slow_notes, None)
+                pd.testing.assert_series_equal(fast, slow)
+                assert fast_notes == slow_notes
+    dates = pd.Series(rng.choice(["2020-01-02", "x", "2021-3-4"], n), dtype=object)
+    assert _looks(dates, _DATE) == (dates.str.match(_DATE).mean() >= 0.8)
+    assert (
+        all_text(dates)
+        and not all_text(pd.Series([1.5, 2.0]))
+        and not all_text(dates.where(dates != "x", 3))
+    )

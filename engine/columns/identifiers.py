@@ -95,7 +95,7 @@ def date_or_identifier(
     unique = n_distinct == len(present) and len(present) > 2
     share = n_distinct / len(present)
     name = str(s.name)
-    text_values = bool(present.map(lambda v: isinstance(v, str)).all())
+    text_values = all_text(present)
     if (
         id_like_name(name)
         and not set(name_tokens(name)) & MEASURE_TOKENS
@@ -168,19 +168,37 @@ def _pct(share: float) -> str:
     return f"{int(np.floor(share * 100))} %"
 
 
-def _looks(present: pd.Series, pattern: re.Pattern[str], share: float = 0.8) -> bool:
-    """Whether most text values match a pattern (non-text columns never do)."""
-    if present.dtype != object:
+def all_text(present: pd.Series) -> bool:
+    """Whether every value is text, judged on the distinct values (issue 31: a million-row
+    column cost 0.1-0.2 s a test cell by cell). Values equal to a text are text, so the
+    distinct values are text exactly when every value is; a numeric column holds none.
+
+    Example:
+        >>> all_text(pd.Series(["a", "b", "a"])), all_text(pd.Series([1, 2])), all_text(pd.Series(["a", 1]))
+        (True, False, False)
+    """
+    if len(present) == 0:
+        return True
+    if pd.api.types.is_numeric_dtype(present) or pd.api.types.is_datetime64_any_dtype(present):
         return False
-    text = present[present.map(lambda v: isinstance(v, str))]
-    return len(text) == len(present) and text.str.strip().str.match(pattern).mean() >= share
+    return all(isinstance(v, str) for v in pd.unique(present.to_numpy()))
+
+
+def _looks(present: pd.Series, pattern: re.Pattern[str], share: float = 0.8) -> bool:
+    """Whether most text values match a pattern (non-text columns never do); each distinct
+    value is matched once and counted for its rows."""
+    if present.dtype != object or len(present) == 0 or not all_text(present):
+        return False
+    rows, distinct = pd.factorize(present)
+    hits = pd.Series(distinct, dtype=object).str.strip().str.match(pattern).to_numpy(dtype=bool)
+    return bool(hits[rows].mean() >= share)
 
 
 def _date_objects(present: pd.Series) -> bool:
     """Python ``date``/``datetime`` objects (a Parquet ``date32`` column read by pandas)."""
     if present.dtype != object or len(present) == 0:
         return False
-    return bool(present.map(lambda v: isinstance(v, (_dt.date, pd.Timestamp))).all())
+    return all(isinstance(v, (_dt.date, pd.Timestamp)) for v in pd.unique(present.to_numpy()))
 
 
 def _looks_phone(present: pd.Series) -> bool:

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from engine.columns.dates import is_birth_date_name
-from engine.columns.identifiers import date_or_identifier
+from engine.columns.identifiers import all_text, date_or_identifier
 from engine.files.read_binary import ColumnMeta
 from engine.files.values import all_whole, decimal_places, sorted_values
 
@@ -162,7 +162,7 @@ def _classify(s: pd.Series, meta: ColumnMeta | None) -> tuple[str, str, tuple[An
     found = date_or_identifier(s, present, n_distinct)
     if found is not None:
         return found
-    is_text = present.map(lambda v: isinstance(v, str)).all()
+    is_text = all_text(present)
     value_labels = meta.value_labels if meta is not None and meta.value_labels else None
     if n_distinct == 2:
         labels = (

@@ -29,12 +29,37 @@ REDRAW_TRIES = 20
 KEY_ROWS = 100_000  # rows turned into text at a time (issue 31: peak memory on a million rows)
 
 
+def _as_text(column: pd.Series) -> pd.Series:
+    """``column.astype(str)``, each distinct value turned into text once (issue 31: a million
+    rows x 10 columns made 10 million strings, 6.5 of the 8 s of the copy check); the same
+    strings. Numbers, flags and pure text only; other columns (dates, mixed objects, whose
+    text may depend on the whole column or on a value's type) as before."""
+    numeric = pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column)
+    plain = isinstance(column.dtype, np.dtype)  # not a pandas extension dtype
+    if len(column) < KEY_ROWS // 10 or not plain or not (numeric or column.dtype == object):
+        return column.astype(str)
+    distinct: Any
+    if column.dtype.kind == "f":  # by bit pattern: -0.0 and 0.0 read differently
+        values = column.to_numpy()
+        codes, bits = pd.factorize(values.view(f"i{values.dtype.itemsize}"))
+        distinct = bits.view(values.dtype)
+    else:
+        codes, distinct = pd.factorize(column, use_na_sentinel=False)
+    if column.dtype == object and not all(type(v) is str for v in distinct):
+        return column.astype(str)
+    text = pd.Series(distinct, dtype=column.dtype).astype(str).to_numpy(dtype=object)
+    return pd.Series(text[codes], index=column.index, dtype=object, name=column.name)
+
+
 def _row_keys(frame: pd.DataFrame, columns: list[str]) -> pd.Series:
     """One hash per row over ``columns`` (values compared as text, so 1 and 1.0 differ only
     when the dtypes differ; synthetic columns are decoded to the real dtypes)."""
     parts = [  # in blocks: the text of a million rows x 10 columns is 10 million strings
-        pd.util.hash_pandas_object(frame[columns].iloc[i : i + KEY_ROWS].astype(str), index=False)
-        for i in range(0, len(frame), KEY_ROWS)
+        pd.util.hash_pandas_object(
+            pd.DataFrame({c: _as_text(block[c]) for c in columns}, index=block.index),
+            index=False,
+        )
+        for block in (frame[columns].iloc[i : i + KEY_ROWS] for i in range(0, len(frame), KEY_ROWS))
     ]
     return (
         pd.concat(parts)

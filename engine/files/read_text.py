@@ -132,7 +132,38 @@ def type_text_column(
     codes: Sequence[str | float],
     notes: list[str],
 ) -> pd.Series:
-    """Turn a column of text cells into numbers or text, applying the module's missing-value rule."""
+    """Turn a column of text cells into numbers or text, applying the module's missing-value rule.
+
+    Typed once per distinct cell and spread back to the rows (issue 31: a million-row column of
+    a few hundred distinct values took 0.7-0.9 s cell by cell, about 0.05 s this way); counts in
+    the notes are of rows. Columns with missing cells (``None`` / NaN, from a spreadsheet) or
+    mostly distinct cells are typed cell by cell, as before."""
+    if len(values) >= _DISTINCT_FROM and values.dtype == object and not values.isna().any():
+        rows, distinct = pd.factorize(values, sort=False)
+        if len(distinct) * 4 <= len(values):
+            weight = np.bincount(rows, minlength=len(distinct))
+            typed = _type_text(name, pd.Series(distinct, dtype=object), decimal_comma, codes, notes, weight)  # fmt: skip
+            return pd.Series(typed.to_numpy()[rows], index=values.index, dtype=typed.dtype)
+    return _type_text(name, values, decimal_comma, codes, notes, None)
+
+
+_DISTINCT_FROM = 10_000  # rows from which a column is typed by its distinct cells
+
+
+def _type_text(
+    name: str,
+    values: pd.Series,
+    decimal_comma: bool,
+    codes: Sequence[str | float],
+    notes: list[str],
+    weight: np.ndarray | None,
+) -> pd.Series:
+    """:func:`type_text_column` on ``values`` where each cell stands for ``weight`` rows (None:
+    one each): the counts in the notes are weighted."""
+
+    def count(mask: pd.Series) -> int:
+        return int(mask.sum()) if weight is None else int(weight[mask.to_numpy(dtype=bool)].sum())
+
     s = values.map(lambda v: "" if v is None else str(v).strip())
     code_text = code_strings(codes)
     user_hit = s.isin(code_text)
@@ -145,13 +176,13 @@ def type_text_column(
         levels = present.nunique() + 1
         if 0 < len(present) and levels <= MAX_NA_LEVELS:
             notes.append(
-                f"column '{name}': kept 'NA' as a category ({int(is_na.sum())} rows); "
+                f"column '{name}': kept 'NA' as a category ({count(is_na)} rows); "
                 "add NA to the missing codes if it means missing"
             )
             is_na[:] = False
     missing = base_missing | is_na
     if bool(missing.all()):
-        note_codes(name, int(user_hit.sum()), notes)
+        note_codes(name, count(user_hit), notes)
         return pd.Series(np.nan, index=s.index, dtype="float64")
     if keep_text or numbers is None:  # keep_text is False only when the numbers parsed
         if numbers is not None:
@@ -160,9 +191,9 @@ def type_text_column(
     else:
         result = pd.Series(np.nan, index=s.index, dtype="float64")
         result[present.index] = numbers.to_numpy()
-    note_codes(name, int(user_hit.sum()), notes)
+    note_codes(name, count(user_hit), notes)
     if not keep_text:
-        result = mask_numeric_codes(name, result, codes, notes)
+        result = mask_numeric_codes(name, result, codes, notes, weight)
         result = integers_if_whole(result)
     return result
 
@@ -213,15 +244,21 @@ def note_codes(name: str, count: int, notes: list[str]) -> None:
 
 
 def mask_numeric_codes(
-    name: str, s: pd.Series, codes: Sequence[str | float], notes: list[str]
+    name: str,
+    s: pd.Series,
+    codes: Sequence[str | float],
+    notes: list[str],
+    weight: np.ndarray | None = None,
 ) -> pd.Series:
-    """Numeric columns: values equal to a numeric missing code become NaN."""
+    """Numeric columns: values equal to a numeric missing code become NaN (``weight``: rows each
+    value stands for, in the note's count)."""
     numbers = [f for c in codes if (f := finite(c)) is not None]
     if not numbers or not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
         return s
     hit = s.isin(numbers)
     if hit.any():
-        note_codes(name, int(hit.sum()), notes)
+        hits = int(hit.sum()) if weight is None else int(weight[hit.to_numpy(dtype=bool)].sum())
+        note_codes(name, hits, notes)
         s = s.astype("float64").where(~hit, np.nan)
     return s
 

@@ -45,7 +45,13 @@ import torch
 from scipy.spatial import cKDTree
 
 from engine.device import ieee_float32, is_out_of_memory, nn_method_for
-from engine.privacy.cells import count_by_cell, discrete_columns, kth_by_cell, nearest_by_cell
+from engine.privacy.cells import (
+    count_by_cell,
+    count_in_reach,
+    discrete_columns,
+    kth_by_cell,
+    nearest_by_cell,
+)
 from engine.privacy.parallel import over_blocks, workers_for
 
 BRUTE_FORCE_MIN_DIM = 16
@@ -278,7 +284,12 @@ def neighbour_distances(points: np.ndarray, orders: tuple[int, ...]) -> np.ndarr
     disc = None if small else discrete_columns(x)
     if disc is not None:
         return kth_by_cell(x, tuple(orders), disc)
-    dist = cKDTree(x).query(x, k=k + 1, workers=workers_for(x))[0].reshape(len(x), k + 1)
+    tree = cKDTree(x)
+    order = (
+        tree.indices
+    )  # the rows in the tree's leaf order: nearby queries in turn (cells.coherent)
+    dist = np.empty((len(x), k + 1))
+    dist[order] = tree.query(x[order], k=k + 1, workers=workers_for(x))[0].reshape(len(x), k + 1)
     return dist[:, list(orders)]
 
 
@@ -301,10 +312,15 @@ def count_closer(points: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> 
     if not positive.any():
         return counts
     wide = p.shape[1] >= BRUTE_FORCE_MIN_DIM or _full_balls(p, c[positive], radii[positive])
-    if wide and _float32_safe(p, c, radii[positive]):
-        counts[positive] = _tiled_count_closer(p, c[positive], radii[positive])
-        return counts
     disc = discrete_columns(p) if len(p) >= CELLS_MIN_ROWS else None
+    if wide and _float32_safe(p, c, radii[positive]):
+        tiles = _tiled_count_closer
+        counts[positive] = (
+            tiles(p, c[positive], radii[positive])
+            if disc is None
+            else count_in_reach(p, c[positive], radii[positive], disc, tiles)
+        )
+        return counts
     if disc is not None:
         counts[positive] = count_by_cell(p, c[positive], radii[positive], disc)
         return counts
