@@ -174,6 +174,10 @@ before and after: demo seeds 1-3, survival 100,000 x 10 seeds 1 and 2, w 0.78 an
       of imports (-X importtime: torch 1.6 s, scipy.stats through the fits 0.95 s, pandas
       0.4 s, the report's figures 0.5 s, statsmodels' Logit 0.2 s, lifelines 0.2 s), all of
       them used by every run, so no lazy import cuts the total.
+    A lent machine restricted to two cores (taskset -c 0,1, two BLAS threads, no GPU; main at
+      15ee423): survival 71.1 s wall (86.6 s CPU, peak 939 MiB; target 60 s not met: the
+      density attack 12.1 s and the decodes 10.5 s of the audit's 63 repeats, the release's
+      metrics 27.6 s); survival1m 139.0 s wall (176.6 s CPU), peak 1,876 MiB (targets met).
 """
 
 from __future__ import annotations
