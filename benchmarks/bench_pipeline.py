@@ -175,9 +175,10 @@ before and after: demo seeds 1-3, survival 100,000 x 10 seeds 1 and 2, w 0.78 an
       0.4 s, the report's figures 0.5 s, statsmodels' Logit 0.2 s, lifelines 0.2 s), all of
       them used by every run, so no lazy import cuts the total.
     A lent machine restricted to two cores (taskset -c 0,1, two BLAS threads, no GPU; main at
-      15ee423): survival 71.1 s wall (86.6 s CPU, peak 939 MiB; target 60 s not met: the
-      density attack 12.1 s and the decodes 10.5 s of the audit's 63 repeats, the release's
-      metrics 27.6 s); survival1m 139.0 s wall (176.6 s CPU), peak 1,876 MiB (targets met).
+      15ee423): survival 71.1 s wall (86.6 s CPU, peak 939 MiB; target 60 s not met: per w
+      34.0 s over 24 w and 71 repeats, of which the density attack 14.0 s, the decodes 12.4 s,
+      the neighbour search 6.7 s; the final model 7.7 s); survival1m 139.0 s wall (176.6 s
+      CPU), peak 1,876 MiB (targets met; the release's metrics 27.6 s).
 """
 
 from __future__ import annotations
