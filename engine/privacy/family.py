@@ -166,8 +166,7 @@ def run_family_audit(
             over_budget |= _audit_w(split, w0, X_dist, to_dist, config, rng, acc, t0, cancel)
             done += 1 if rank == 0 else 0
             point = _summarise(w0, acc[w0], False)
-            text = f"audit: {ranked[rank][0].label}, w = {w0:g} (split {s + 1}), AUC {point.auc:.3f}, density AUC {point.density_auc:.3f}"  # fmt: skip
-            report(progress, done / total, text, _point_done(point, s + 1))
+            report(progress, done / total, _w0_text(ranked[rank][0].label, w0, s, point), _point_done(point, s + 1))  # fmt: skip
         cand = ranked[rank][0]
         # A refusal is confirmed on more splits: the floor fits in a moment, and on two splits
         # its SE rests on one difference of two split means. (Twelve splits on every floor
@@ -175,14 +174,15 @@ def run_family_audit(
         # leave-one-out density references are refitted for each split.)
         failing = not _summarise(w0, acc[w0], False).passes(config.threshold, config.select_on)
         if cand.floor and failing and not over_budget:
+            # the repeats a split gets: the minimum and maximum shared out over all the splits
+            fconf = replace(config, splits=max(config.splits, config.floor_splits))
             for s in range(len(mine), config.floor_splits):
                 cancel.raise_if_cancelled()
                 split = make_split(X_model, X_dist, _fitter(family, cand.label), config, rng)
                 mine.append(split)
-                over_budget |= _audit_w(split, w0, X_dist, to_dist, _for(config, cand), rng, acc, t0, cancel)  # fmt: skip
+                over_budget |= _audit_w(split, w0, X_dist, to_dist, fconf, rng, acc, t0, cancel)
                 point = _summarise(w0, acc[w0], False)
-                text = f"audit: {cand.label}, w = {w0:g} (split {s + 1}), AUC {point.auc:.3f}, density AUC {point.density_auc:.3f}"  # fmt: skip
-                report(progress, done / total, text, _point_done(point, s + 1))
+                report(progress, done / total, _w0_text(cand.label, w0, s, point), _point_done(point, s + 1))  # fmt: skip
         point = _summarise(w0, acc[w0], False)
         passes = point.passes(config.threshold, config.select_on)
         records.append(_record(cand, rank, point, passes, config))
@@ -254,12 +254,9 @@ def run_family_audit(
     )
 
 
-def _for(config: AuditConfig, cand: Candidate) -> AuditConfig:
-    """The audit's settings for ``cand``: the floor on ``floor_splits`` splits when that is more
-    (the repeats a split gets are the minimum and maximum shared out over the splits)."""
-    if cand.floor and config.floor_splits > config.splits:
-        return replace(config, splits=config.floor_splits)
-    return config
+def _w0_text(label: str, w0: float, split: int, point) -> str:
+    """The progress line of a candidate's smallest-w point after ``split`` (0-based)."""
+    return f"audit: {label}, w = {w0:g} (split {split + 1}), AUC {point.auc:.3f}, density AUC {point.density_auc:.3f}"
 
 
 def _fitter(family: Family, label: str) -> FitMap:
