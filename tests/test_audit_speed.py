@@ -166,3 +166,34 @@ def test_the_faster_cell_searches_leave_the_audit_unchanged(monkeypatch) -> None
         assert (a.w, a.repeats) == (b.w, b.repeats)
         assert abs(a.auc - b.auc) < 1e-12 and abs(a.density_auc - b.density_auc) < 1e-12
         assert abs(a.auc_se - b.auc_se) < 1e-12
+
+
+def test_decoding_the_next_repeat_while_scoring_gives_the_same_curve(monkeypatch) -> None:
+    """Each repeat of a large set (20,000 members: one decode per repeat) is decoded on a
+    second thread while the one before is scored; the draws are taken in the same order, so
+    every AUC, SE and repeat count is the one the one-at-a-time loop gives (the batch path,
+    forced here by a larger decode batch), bit for bit."""
+    import engine.privacy.audit as audit_module
+
+    X = np.random.default_rng(3).standard_normal((25_000, 3))
+    options = dict(grid=(0.0, 0.5, 0.9), splits=1, refine=False, score_max_rows=2_000)
+    threads: list[str] = []
+    original = audit_module._draw_repeats
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        import threading
+
+        threads.append(threading.current_thread().name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(audit_module, "_draw_repeats", spy)
+    ahead = _audit(X, 11, **options)
+    assert any(name.startswith("audit-decode") for name in threads)  # the second thread ran
+    monkeypatch.setattr(audit_module, "_BATCH_ROWS", 10**9)  # every repeat in one batch
+    threads.clear()
+    batch = _audit(X, 11, **options)
+    assert not any(name.startswith("audit-decode") for name in threads)
+    assert [
+        (p.w, p.auc, p.auc_se, p.density_auc, p.density_auc_se, p.repeats) for p in ahead.curve
+    ] == [(p.w, p.auc, p.auc_se, p.density_auc, p.density_auc_se, p.repeats) for p in batch.curve]
+    assert ahead.selected_w == batch.selected_w

@@ -73,7 +73,7 @@ from engine.progress import (
 
 __all__ = [
     "MAF", "FlowConfig", "TrainedFlow", "train_flow", "select_flow", "resolve_device",
-    "cpu_threads", "GRID", "GAUSSIAN", "fast_candidates", "family_configs", "rank_family",
+    "cpu_threads", "GRID", "GAUSSIAN", "fast_candidates", "family_configs", "family_recipe", "rank_family",
     "preference_order", "family_order",
 ]  # fmt: skip
 
@@ -204,6 +204,21 @@ def family_configs(n_rows: int, n_cols: int = 0) -> list[FlowConfig]:
     return [GAUSSIAN, *flows]
 
 
+def family_recipe(n_rows: int, n_cols: int = 0, *, table_rows: int | None = None) -> list[FlowConfig]:
+    """The ``fast`` family of :func:`rank_family` for ``n_rows`` x ``n_cols`` ranking rows, each
+    with the recipe it trains with: from :data:`STEP_BUDGET_FROM` rows of the whole table
+    (``table_rows``) a budget of steps (:meth:`FlowConfig.on_step_budget`).
+
+    Example:
+        >>> [c.flows for c in family_recipe(40_000, 10, table_rows=100_000)]
+        [0, 5]
+        >>> family_recipe(40_000, 10, table_rows=100_000)[1].steps_per_epoch is not None
+        True
+    """
+    large = (table_rows or n_rows) >= STEP_BUDGET_FROM
+    return [c.on_step_budget() if large else c for c in family_configs(n_rows, n_cols)]
+
+
 def rank_family(
     X: np.ndarray,
     *,
@@ -230,9 +245,8 @@ def rank_family(
     X = _check_table(X)
     seed = secrets.randbits(31) if seed is None else int(seed)
     kw: dict[str, Any] = {"device": device, "seed": seed, "cancel": cancel}
-    large = (table_rows or len(X)) >= STEP_BUDGET_FROM
     if budget == "fast":
-        configs = [c.on_step_budget() if large else c for c in family_configs(*X.shape)]
+        configs = family_recipe(*X.shape, table_rows=table_rows)
         flows = []
         for i, cfg in enumerate(configs):
             inner = sub_progress(progress, i / len(configs), (i + 1) / len(configs))

@@ -26,6 +26,7 @@ import contextlib
 import copy
 import math
 import secrets
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +56,9 @@ __all__ = ["FlowConfig", "TrainedFlow", "train_flow", "resolve_device", "cpu_thr
 CHUNK_ROWS = 16_384
 _CANCEL_EVERY = 50
 CPU_THREADS = 1
+# a model trained on a thread beside another (engine.pipeline.final_model) seeds its initial
+# weights from torch's global generator: one at a time
+_INIT_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -359,7 +363,7 @@ def _train_on(
     )
     Xtr = torch.as_tensor(X[train_idx], dtype=torch.float32, device=dev)
     Xva = torch.as_tensor(X[val_idx], dtype=torch.float32, device=dev)
-    with torch.random.fork_rng(devices=[]):
+    with _INIT_LOCK, torch.random.fork_rng(devices=[]):  # torch's seed is process-wide
         torch.manual_seed(seed)
         model = MAF(
             X.shape[1],

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -83,12 +83,15 @@ def release(
     started: str | None = None,
     timings: dict[str, float] | None = None,
     disclosure_rule: bool = True,
+    final: Any = None,
 ) -> RunResult:
     """The second half of a run, for an audit already done: choose w (``prep.config.forced_w`` forces
     one; raising it above the audit's choice needs ``allow_risky`` or ``risk_acknowledged``),
     train the final flow on all rows (or reuse ``flow``), inject noise, decode, shuffle, measure,
     compare, and apply the disclosure rule (``engine.pipeline.disclosure_step``, which may lower
-    w or refuse). The wizard calls this again when the user moves w."""
+    w or refuse). The wizard calls this again when the user moves w. ``final``: the final
+    model already training on a thread (``wait(progress)`` gives the flow, the model rows it
+    trained on and its seconds; :mod:`engine.pipeline.final_model`)."""
     cfg = prep.config
     started = started or datetime.now(timezone.utc).isoformat(timespec="seconds")
     timings = dict(timings or {})
@@ -98,7 +101,13 @@ def release(
     except _Refusal as refusal:
         return refused_result(prep, audit, started, timings, refusal.reason, refusal.hint)
 
-    X_model = prep.encoder.transform(prep.real, rng)
+    if flow is None and final is not None:  # trained beside the audit, on rows drawn then
+        progress(0.0, "training the final model on all rows")
+        flow, X_model, timings["train_seconds"] = final.wait(
+            labelled(sub_progress(progress, 0.0, 0.7), model="final model")
+        )
+    else:
+        X_model = prep.encoder.transform(prep.real, rng)
     if flow is None:
         flow = _train_final(prep, audit, X_model, progress, cancel, timings)
     cancel.raise_if_cancelled()

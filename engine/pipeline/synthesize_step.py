@@ -22,6 +22,7 @@ from engine.pipeline.config import (
     RunConfig,
     make_rng,
 )
+from engine.pipeline.final_model import FinalModel
 from engine.pipeline.record import build_audit_json
 from engine.pipeline.release_step import release
 from engine.pipeline.results import DPAudit, DPResult, RunResult
@@ -60,7 +61,7 @@ RELEASED_ATTACK_UP_TO = 20_000
 SCORED_ROWS = 5_000
 
 if TYPE_CHECKING:
-    from engine.flows.train import FlowConfig
+    from engine.flows.train import FlowConfig, TrainedFlow
     from engine.privacy.audit import AuditResult
     from engine.privacy.family import Candidate
     from engine.privacy.release import LatentMap
@@ -109,16 +110,31 @@ class _FamilyFitter:
     trained with its own architecture on every split it is audited on."""
 
     def __init__(
-        self, config: RunConfig, tracker: _AuditProgress, cancel: CancelToken, rows: int
+        self,
+        config: RunConfig,
+        tracker: _AuditProgress,
+        cancel: CancelToken,
+        rows: int,
+        final: _Final | None = None,
     ) -> None:
         self.config, self.tracker, self.cancel, self.rows = config, tracker, cancel, rows
         self.configs: dict[str, FlowConfig] = {}
+        self.final = final
+
+    def on_chosen(self, label: str) -> None:
+        """The audit chose ``label`` at the smallest w: the final model can start training."""
+        if self.final is not None:
+            self.final.begin(self.configs[label])
 
     def rank(self, X: np.ndarray) -> list[tuple[Candidate, LatentMap]]:
-        from engine.flows.select import rank_family
+        from engine.flows.select import family_recipe, rank_family
         from engine.privacy.family import Candidate
 
         self.tracker.fits += 1
+        if self.final is not None and self.config.budget == "fast":
+            flows = [c for c in family_recipe(*X.shape, table_rows=self.rows) if c.flows > 0]
+            if len(flows) == 1:  # one flow to choose (large tables): its final model starts now
+                self.final.begin(flows[0])
         ranked = rank_family(
             X, budget=self.config.budget, device=self.config.device, seed=self.config.seed,
             progress=labelled(self.tracker.fit, model="audit split 1"), cancel=self.cancel,
@@ -142,8 +158,64 @@ class _FamilyFitter:
         )  # fmt: skip
 
 
+class _Final:
+    """The final model on all rows, trained on a thread from the moment the audit has chosen
+    its architecture (:mod:`engine.pipeline.final_model`). Its model rows are drawn from a
+    generator spawned off the run's (the run's own draws are left as they were)."""
+
+    def __init__(self, prep: Prepared, rng: np.random.Generator, cancel: CancelToken) -> None:
+        self.prep, self.rng, self.cancel = prep, rng.spawn(1)[0], cancel
+        self.model: FinalModel | None = None
+        self.X_model: np.ndarray | None = None
+        self.architecture: FlowConfig | None = None
+
+    def begin(self, architecture: FlowConfig) -> None:
+        """Train ``architecture`` (already training: kept; another: stopped, this one begun).
+        The audit begins the only flow of a large table's family before ranking it, beside
+        the ranking's own training (one core each); when the audit then chooses the Gaussian
+        copula instead, that model is stopped and the copula (nothing to train) begun."""
+        from engine.flows.select import select_flow
+
+        if self.model is not None:
+            if self.architecture == architecture:
+                return
+            self.model.stop()
+        cfg = self.prep.config
+        self.architecture = architecture
+        if self.X_model is None:
+            self.X_model = self.prep.encoder.transform(self.prep.real, self.rng)
+        X = self.X_model
+
+        def train(progress: ProgressFn, cancel: CancelToken) -> TrainedFlow:
+            return select_flow(
+                X, budget=cfg.budget, device=cfg.device, seed=cfg.seed, progress=progress,
+                cancel=cancel, architecture=architecture,
+            )  # fmt: skip
+
+        self.model = FinalModel(train, self.cancel)
+        self.model.start()
+
+    def ready_for(self, audit: AuditResult) -> bool:
+        """Whether the model training here is the architecture the audit chose."""
+        chosen = getattr(audit, "architecture", None)
+        return self.model is not None and chosen is not None and chosen == self.architecture
+
+    def wait(self, progress: ProgressFn) -> tuple[TrainedFlow, np.ndarray, float]:
+        """The trained flow, the rows it trained on and its training seconds."""
+        assert self.model is not None and self.X_model is not None
+        return self.model.wait(progress), self.X_model, self.model.seconds
+
+    def stop(self) -> None:
+        if self.model is not None:
+            self.model.stop()
+
+
 def _audit(
-    prep: Prepared, rng: np.random.Generator, progress: ProgressFn, cancel: CancelToken
+    prep: Prepared,
+    rng: np.random.Generator,
+    progress: ProgressFn,
+    cancel: CancelToken,
+    final: _Final | None = None,
 ) -> AuditResult:
     from engine.device import nn_method_for, resolve_device
     from engine.privacy.audit import AuditConfig
@@ -203,7 +275,7 @@ def _audit(
     )  # fmt: skip
     refine = audit_cfg.refine_points if audit_cfg.refine else 0
     tracker = _AuditProgress(progress, splits, len(grid), refine)
-    fitter = _FamilyFitter(cfg, tracker, cancel, len(prep.real))  # the recipe: all rows
+    fitter = _FamilyFitter(cfg, tracker, cancel, len(prep.real), final)  # the recipe: all rows
     result = run_family_audit(
         X_model, X_dist, fitter, to_dist=to_dist, config=audit_cfg, rng=rng,
         progress=tracker.grid, cancel=cancel, groups=enc.distance_groups(),
@@ -220,14 +292,19 @@ def synthesize(
     t0 = time.perf_counter()
     dp = prep.config.dp_epsilon is not None  # the DP release gets the last 20 %
     audit_end = AUDIT_SHARE * (0.8 if dp else 1.0)
-    audit = _audit(prep, rng, sub_progress(progress, 0.0, audit_end), cancel)
-    timings = {"audit_seconds": time.perf_counter() - t0}
-    cancel.raise_if_cancelled()
-    end = 0.8 if dp else 1.0
-    result = release(
-        prep, audit, progress=sub_progress(progress, audit_end, end), cancel=cancel, rng=rng,
-        started=started, timings=timings,
-    )  # fmt: skip
+    final = _Final(prep, rng, cancel)
+    try:
+        audit = _audit(prep, rng, sub_progress(progress, 0.0, audit_end), cancel, final)
+        timings = {"audit_seconds": time.perf_counter() - t0}
+        cancel.raise_if_cancelled()
+        end = 0.8 if dp else 1.0
+        result = release(
+            prep, audit, progress=sub_progress(progress, audit_end, end), cancel=cancel,
+            rng=rng, started=started, timings=timings,
+            final=final if final.ready_for(audit) else None,
+        )  # fmt: skip
+    finally:
+        final.stop()  # a refusal, a cancel or an error: the thread is not left running
     if dp:
         result = with_dp_release(result, rng, sub_progress(progress, 0.8, 1.0), cancel)
     return result

@@ -135,6 +135,14 @@ class GaussianKDE:
         max, shift, exp, sum); blocks of about 2^20 entries stay in cache and run on every core
         with a one-thread BLAS. Measured (2,000 queries x 40,000 points, d = 12, 2 loaded
         cores): 0.82 s -> 0.12 s a call; log-densities within 1e-5 nats of before.
+
+        The shift, exp and sum run in torch on the same memory (:func:`_exp_sum`): numpy's
+        float32 exp took 3.7-7 ms per million entries here, torch's 1.1-1.4 ms once the
+        shifted exponents are floored at -80 (from about -85 down float32 exp passes through
+        subnormal numbers, 2-8x slower; exp(-80) = 1.8e-35 per kernel cannot move a sum that
+        holds exp(0) = 1). Measured on the 100,000-row survival table's audit (2,000 queries x
+        40,000 synthetic rows, d = 10, 2 cores): 186 -> 117 ms a call; on 2,000 x 40,000
+        normal rows 196 -> 90 ms, the log-densities within 4e-7 nats of the numpy version's.
         """
         qa = np.empty((len(q), q.shape[1] + 1), np.float32)
         qa[:, :-1], qa[:, -1] = q, 1.0
@@ -148,9 +156,23 @@ class GaussianKDE:
                 rows = np.arange(len(part))
                 part[rows, start + rows] = -np.inf
             top = part.max(axis=1, keepdims=True)
-            part -= top
-            np.exp(part, out=part)
-            out[start : start + len(part)] = np.log(part.sum(axis=1, dtype=np.float64)) + top[:, 0]
+            out[start : start + len(part)] = np.log(_exp_sum(part, top)) + top[:, 0]
 
-        over_blocks(block, range(0, len(q), chunk), elements=len(q) * pa.shape[1])
+        over_blocks(
+            block, range(0, len(q), chunk), elements=len(q) * pa.shape[1], torch_threads=True
+        )
         return out - 0.5 * (q * q).sum(1)
+
+
+EXP_FLOOR = (
+    -80.0
+)  # exp(-80) = 1.8e-35; from about -85 down torch's float32 exp slows 2-3x (subnormal steps)
+
+
+def _exp_sum(part: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """Row sums of ``exp(part - top)`` (float64), ``part`` overwritten; torch on one thread."""
+    import torch
+
+    shifted = torch.from_numpy(part)
+    shifted.sub_(torch.from_numpy(top)).clamp_(min=EXP_FLOOR).exp_()
+    return shifted.sum(dim=1).numpy().astype(np.float64)

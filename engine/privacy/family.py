@@ -90,6 +90,9 @@ class Family(Protocol):
 
     def fit(self, label: str, X: np.ndarray) -> LatentMap: ...
 
+    # optional: ``on_chosen(label)``, called once the chosen candidate passes at the smallest w
+    # (the rest of the grid cannot change the model, only w), e.g. to train the final model
+
 
 class SingleMap:
     """A family of one (the floor): ``fit_map`` on every split, as before the family."""
@@ -120,6 +123,19 @@ def run_family_audit(
     the whole grid (then refined near the limit), and select w (:func:`engine.privacy.audit.
     select_w`). ``groups``: distance-space columns of each table column, to name the columns
     that drive a refusal. ``AuditResult.candidates`` records every candidate."""
+    from engine.privacy.audit import DecodeAhead
+
+    with DecodeAhead() as ahead:  # large sets: the next repeat decoded while one is scored
+        return _run_family_audit(
+            X_model, X_dist, family, to_dist=to_dist, config=config, rng=rng,
+            progress=progress, cancel=cancel, groups=groups, ahead=ahead,
+        )  # fmt: skip
+
+
+def _run_family_audit(
+    X_model, X_dist, family, *, to_dist, config, rng, progress, cancel, groups, ahead
+) -> AuditResult:
+    """:func:`run_family_audit`'s body, with its decode thread (``ahead``)."""
     from engine.privacy.audit import _audit_w, _point_done, _Samples, _summarise
 
     X_model, X_dist = np.asarray(X_model, dtype=np.float64), np.asarray(X_dist, dtype=np.float64)
@@ -163,7 +179,7 @@ def run_family_audit(
                 )
                 split = _refit(splits[s], X_model, lmap, config)
             mine.append(split)
-            over_budget |= _audit_w(split, w0, X_dist, to_dist, config, rng, acc, t0, cancel)
+            over_budget |= _audit_w(split, w0, X_dist, to_dist, config, rng, acc, t0, cancel, ahead=ahead)  # fmt: skip
             done += 1 if rank == 0 else 0
             point = _summarise(w0, acc[w0], False)
             report(progress, done / total, _w0_text(ranked[rank][0].label, w0, s, point), _point_done(point, s + 1))  # fmt: skip
@@ -199,11 +215,16 @@ def run_family_audit(
     grid_rng, refine_rng = (np.random.default_rng(s) for s in rng.integers(2**63, size=2))
     curve = [_summarise(w0, acc[w0], False)]
     deciding = select_release_w(curve, config) is not None
-    for w in grid[1:]:
+    on_chosen = getattr(family, "on_chosen", None)
+    if deciding and on_chosen is not None:  # something will be released: its model can start
+        on_chosen(ranked[rank][0].label)
+    for i, w in enumerate(grid[1:], start=1):
         runs = mine if deciding or not config.one_repeat_above_failure else mine[:1]
         fixed = None if deciding or not config.one_repeat_above_failure else 1
+        # with one split the next call is known (the next w): its first repeat decodes early
+        next_w = grid[i + 1] if len(mine) == 1 and i + 1 < len(grid) else None
         for k, split in enumerate(runs):
-            over_budget |= _audit_w(split, w, X_dist, to_dist, config, grid_rng, acc, t0, cancel, fixed)  # fmt: skip
+            over_budget |= _audit_w(split, w, X_dist, to_dist, config, grid_rng, acc, t0, cancel, fixed, ahead, next_w)  # fmt: skip
             pt = _summarise(w, acc[w], False, deciding)
             text = f"audit: w = {w:g} (split {k + 1}), AUC {pt.auc:.3f}, density AUC {pt.density_auc:.3f}"
             report(progress, (done + k + 1) / total, text, _point_done(pt, k + 1))
@@ -214,12 +235,14 @@ def run_family_audit(
     if config.refine and selected is not None and selected < grid[-1]:
         upper = grid[grid.index(selected) + 1]
         deciding = True
-        for w in (
+        refined = [
             round(float(x), 6) for x in np.linspace(selected, upper, config.refine_points + 2)[1:-1]
-        ):
+        ]
+        for i, w in enumerate(refined):
             single = not deciding and config.one_repeat_above_failure
+            next_w = refined[i + 1] if len(mine) == 1 and i + 1 < len(refined) else None
             for split in mine[:1] if single else mine:
-                over_budget |= _audit_w(split, w, X_dist, to_dist, config, refine_rng, acc, t0, cancel, 1 if single else None)  # fmt: skip
+                over_budget |= _audit_w(split, w, X_dist, to_dist, config, refine_rng, acc, t0, cancel, 1 if single else None, ahead, next_w)  # fmt: skip
             done += len(mine)
             curve.append(_summarise(w, acc[w], True, not single))
             report(progress, done / total, f"audit: refining, w = {w:g}", _point_done(curve[-1], len(mine)))  # fmt: skip

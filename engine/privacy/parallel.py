@@ -14,8 +14,9 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -57,17 +58,50 @@ def one_blas_thread() -> Any:
     return _CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
+@contextlib.contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Torch's element-wise and reduction kernels on one thread in the calling thread (its
+    OpenMP setting is per thread; restored afterwards). Why: the same reduction split over one
+    or two threads rounds differently, so a block must not depend on where it ran, and two
+    pool threads each starting a team of two would oversubscribe two cores."""
+    import torch
+
+    before = torch.get_num_threads()
+    if before != 1:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if before != 1:
+            torch.set_num_threads(before)
+
+
+def _torch_worker() -> None:
+    """A pool thread's initializer: torch on one thread there (the thread ends with the pool)."""
+    import torch
+
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+
+
 def over_blocks(
-    func: Callable[[int], None], starts: Iterable[int], *, elements: int | None = None
+    func: Callable[[int], None],
+    starts: Iterable[int],
+    *,
+    elements: int | None = None,
+    torch_threads: bool = False,
 ) -> None:
     """``func(start)`` for every start, on all cores (one-thread BLAS inside). ``elements``:
     the work's size in array entries; below ``PARALLEL_MIN_ELEMENTS`` the blocks run inline
-    (starting threads and limiting BLAS costs more than small blocks save)."""
+    (starting threads and limiting BLAS costs more than small blocks save). ``torch_threads``:
+    ``func`` runs torch kernels, kept on one thread wherever the block runs."""
     starts = list(starts)
+    torch_context = one_torch_thread() if torch_threads else contextlib.nullcontext()
     if len(starts) <= 1 or (elements is not None and elements < PARALLEL_MIN_ELEMENTS):
-        with one_blas_thread():
+        with one_blas_thread(), torch_context:
             for start in starts:
                 func(start)
         return
-    with one_blas_thread(), ThreadPoolExecutor(min(cores(), len(starts))) as pool:
+    init = _torch_worker if torch_threads else None
+    with one_blas_thread(), ThreadPoolExecutor(min(cores(), len(starts)), initializer=init) as pool:
         list(pool.map(func, starts))

@@ -1,0 +1,118 @@
+"""The final model trained on a thread while the audit scores the rest of its grid (issue 31).
+
+The final model (every row, the audited architecture, the run's seed) does not depend on what
+the audit finds above the smallest w: once the family audit has chosen its candidate there
+(:func:`engine.privacy.family.run_family_audit` calls ``on_chosen``), the architecture is known.
+Training uses one CPU core (:data:`engine.flows.train.CPU_THREADS`), while the grid's density
+sums and neighbour searches use both cores only part of the time, so training beside them
+fills the idle core instead of running after them. The flow is the same as one trained after
+the audit: the same rows, seed and recipe on one thread (:func:`engine.flows.train.train_flow`
+is deterministic for a seed; its initialization holds a lock, the only global state it uses).
+
+Why a thread and not a process: the model rows and the flow stay in this process (a child
+process would re-import torch, 1.6 s, and copy a million rows twice); torch releases the
+interpreter lock inside its kernels, so the audit's numpy work and the training overlap.
+
+The rows the final model trains on are drawn here (dequantization and placeholders), from a
+generator spawned off the run's without advancing it, so the audit's draws stay as they were.
+What the thread reports (epochs, partial results) is kept and replayed in order when the
+release waits for it, so the progress line and the training chart read as before.
+
+Example:
+    >>> import threading
+    >>> final = FinalModel(lambda progress, cancel: ("flow", threading.current_thread().name))
+    >>> final.start()
+    >>> final.wait(lambda *a: None)[0]
+    'flow'
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from engine.progress import NEVER_CANCELLED, CancelToken, Partial, ProgressFn, report
+
+_POLL_S = 0.2  # how often the waiting side passes on the thread's progress
+
+
+class _EitherToken(CancelToken):
+    """Cancelled when the user's token is, or when the run no longer needs the model."""
+
+    def __init__(self, user: CancelToken) -> None:
+        super().__init__()
+        self.user = user
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set() or self.user.cancelled
+
+    def raise_if_cancelled(self) -> None:
+        if self.user.cancelled:
+            self.user.raise_if_cancelled()
+        super().raise_if_cancelled()
+
+
+class FinalModel:
+    """``train(progress, cancel)`` on a thread from :meth:`start`; :meth:`wait` returns its
+    result (re-raising what it raised), :meth:`stop` ends it unused."""
+
+    def __init__(
+        self,
+        train: Callable[[ProgressFn, CancelToken], Any],
+        cancel: CancelToken = NEVER_CANCELLED,
+    ) -> None:
+        self.train = train
+        self.token = _EitherToken(cancel)
+        self.thread: threading.Thread | None = None
+        self.reports: list[tuple[float, str, Partial | None]] = []
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.seconds = 0.0
+
+    @property
+    def started(self) -> bool:
+        return self.thread is not None
+
+    def start(self) -> None:
+        """Begin training on a daemon thread (once)."""
+        if self.thread is not None:
+            return
+        self.thread = threading.Thread(target=self._run, name="final-model", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            self.result = self.train(self._keep, self.token)
+        except BaseException as err:  # re-raised on the waiting side
+            self.error = err
+        self.seconds = time.perf_counter() - t0
+
+    def _keep(self, fraction: float, text: str, partial: Partial | None = None) -> None:
+        self.reports.append((fraction, text, partial))  # list.append is atomic
+
+    def wait(self, progress: ProgressFn) -> Any:
+        """The trained result, passing on the thread's reports to ``progress`` in order."""
+        if self.thread is None:
+            raise RuntimeError("the final model was never started")
+        sent = 0
+        while True:
+            alive = self.thread.is_alive()
+            while sent < len(self.reports):
+                report(progress, *self.reports[sent])
+                sent += 1
+            if not alive:
+                break
+            self.thread.join(_POLL_S)
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+    def stop(self) -> None:
+        """Ask the thread to end (it stops at its next cancel check) and wait for it."""
+        if self.thread is not None and self.thread.is_alive():
+            self.token._event.set()
+            self.thread.join()
