@@ -240,7 +240,7 @@ def test_cli_refusal_names_the_binding_attack(
     from engine import cli
 
     monkeypatch.setattr(
-        pipeline, "_audit", lambda prep, rng, progress, cancel: _density_bound_audit()
+        pipeline, "_audit", lambda prep, rng, progress, cancel, final=None: _density_bound_audit()
     )
     code = cli.main(["run", str(_table(tmp_path)), "--out", str(tmp_path / "o"), "--no-report"])
     err = capsys.readouterr().err
