@@ -133,3 +133,30 @@ def test_a_stopped_model_raises_nothing_and_a_failed_one_raises_on_wait() -> Non
     with pytest.raises(ValueError, match="the rows are bad"):
         failed.wait(lambda f, t: seen.append(t))
     assert seen == ["half way"]  # its progress was passed on before the error
+
+
+def test_the_real_model_fitted_beside_the_release_gives_the_same_comparison(
+    tmp_path: Path,
+) -> None:
+    """The real table's Cox fit runs on a thread while the release draws its rows; the
+    comparison is the one made in line, estimate for estimate; a real fit that fails is
+    reported where it was before (the model error), not lost on the thread."""
+    from dataclasses import replace
+
+    from engine.pipeline.compare_step import fidelity_of, real_fit_beside
+
+    config = RunConfig(input=_table(tmp_path), time="time", event="event", seed=3)
+    prep = prepare(config)
+    synth = prep.real.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    synth["sbp"] = synth["sbp"] + 3.0
+    inline = fidelity_of(prep, (synth,)).result.comparison
+    beside = fidelity_of(prep, (synth,), real_fit_beside(prep)).result.comparison
+    assert inline is not None and beside is not None
+    assert [(r.name, r.real_estimate, r.real_se, r.synth_estimate) for r in inline.rows] == [
+        (r.name, r.real_estimate, r.real_se, r.synth_estimate) for r in beside.rows
+    ]
+    # a covariate the real rows hold one value of: the real fit cannot be made
+    flat = replace(prep, real=prep.real.assign(sbp=120.0))
+    inline_error = fidelity_of(flat, (synth,)).result.model_error
+    beside_error = fidelity_of(flat, (synth,), real_fit_beside(flat)).result.model_error
+    assert inline_error == beside_error

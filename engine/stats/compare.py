@@ -20,7 +20,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -99,14 +99,25 @@ class Comparison:
         )
 
 
+def real_table_fit(real: pd.DataFrame, spec: ModelSpec) -> ModelFit:
+    """The real table's fit as :func:`compare_fits` makes it (categorical covariates coded by
+    the real table's levels)."""
+    levels = {c: category_levels(real[c]) for c in spec.covariates if is_categorical(real[c])}
+    return fit_model(real, spec, levels=levels, source="real table")
+
+
 def compare_fits(
     real: pd.DataFrame,
     synth: pd.DataFrame | Sequence[pd.DataFrame],
     spec: ModelSpec,
     *,
     rule: Rule = "partial",
+    real_fit: Callable[[], ModelFit] | None = None,
 ) -> Comparison:
     """Fit ``spec`` on both tables and compare per coefficient (several synthetic copies: combined by ``rule``).
+
+    ``real_fit``: gives the real table's fit already made (or being made) elsewhere, with the
+    levels of ``real`` (:func:`real_table_fit`); it raises what fitting it here would raise.
 
     References: Karr et al. (2006) for the CI overlap; Reiter (2003) for combining copies.
 
@@ -119,7 +130,7 @@ def compare_fits(
     """
     spec.check(real, "real table")
     levels = {c: category_levels(real[c]) for c in spec.covariates if is_categorical(real[c])}
-    fit_real = fit_model(real, spec, levels=levels, source="real table")
+    fit_real = real_fit() if real_fit is not None else real_table_fit(real, spec)
     if isinstance(synth, pd.DataFrame):
         fit_syn = fit_model(synth, spec, levels=levels, source="synthetic table")
     else:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
@@ -31,7 +31,7 @@ import pandas as pd
 from engine.disclosure import coarse_km_grid, safe_quantile
 from engine.errors import InputError
 from engine.stats.compare import Comparison, compare_fits
-from engine.stats.fits import ModelNotConverged, ModelSpec, Rule, json_safe
+from engine.stats.fits import ModelFit, ModelNotConverged, ModelSpec, Rule, json_safe
 from engine.stats.regression import check_binary, is_categorical
 from engine.stats.utility import PropensityUtility, propensity_utility
 from engine.stats.verdict import FidelityVerdict, column_shifts, fidelity_verdict
@@ -275,6 +275,7 @@ def fidelity_report(
     columns: Sequence[str] | None = None,
     *,
     rule: Rule = "partial",
+    real_fit: Callable[[], ModelFit] | None = None,
 ) -> FidelityResult:
     """Model comparison (when ``spec``), marginals, correlations and (Cox) Kaplan-Meier in one result.
 
@@ -291,7 +292,7 @@ def fidelity_report(
     comparison, model_error = None, None
     if spec is not None:
         try:
-            comparison = compare_fits(real, synth, spec, rule=rule)
+            comparison = compare_fits(real, synth, spec, rule=rule, real_fit=real_fit)
         except ModelNotConverged as exc:
             model_error = f"did not converge: {exc}"
     km = (
