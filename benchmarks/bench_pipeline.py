@@ -179,6 +179,46 @@ before and after: demo seeds 1-3, survival 100,000 x 10 seeds 1 and 2, w 0.78 an
       34.0 s over 24 w and 71 repeats, of which the density attack 14.0 s, the decodes 12.4 s,
       the neighbour search 6.7 s; the final model 7.7 s); survival1m 139.0 s wall (176.6 s
       CPU), peak 1,876 MiB (targets met; the release's metrics 27.6 s).
+
+Issue 31, third part (session of 2026-11-26, night; before = e976056 in a worktree, after =
+this version; this shared 2-core machine, paired runs alternated, seed 1):
+
+    case                     before                       after
+    survival 100,000 x 10    81.0 / 83.8 s wall (another  64.5 / 62.6 s (first pairs);
+                             pair: 90.7 / 90.9 / 99.1 s   68.0 / 74.4 / 67.2 s (the slow hour)
+                             in a slower hour)
+      timeline (after, one   -                            read + encode + audit set-up 2.7 s;
+      run, 60.0 s in the                                  the audit's first flow 2.7-12.7 s
+      process)                                            beside the final model (0.65 s a
+                                                          round); the grid 12.7-44.8 s (the
+                                                          final model's last 11 rounds beside
+                                                          it at 1.35 s a round, done at 27.5 s);
+                                                          release, comparison, PDF 44.8-60.0 s
+    survival 1,000,000 x 10  139.0 s on the lent machine  178.2 s wall here, peak 1,681 MiB
+                             (193.7 s before issue 31's   (targets 180 s and 2 GB met here)
+                             second part)
+    survival300              fresh 15.5 / 13.4 / 15.3 s,  fresh 12.4 / 14.1 / 12.9 s, again
+                             again 6.1 / 6.1 / 8.2 s      5.1 / 7.2 / 6.6 s; the wizard's re-run
+                                                          (prepare + synthesize) 3.7 / 6.3 /
+                                                          4.7 s; SDV's copula 0.51-0.64 s in
+                                                          that hour (0.87-0.89 s earlier the
+                                                          same evening): 7.3-12x, target 5x
+                                                          not met
+
+What changed: the density attack's exponentials in torch (186 -> 117 ms a call on this audit,
+engine.privacy.density); the final model trained on a thread beside the audit, from the start
+on a large table (engine.pipeline.final_model); the next repeat (and the next w's first)
+decoded while one is scored (engine.privacy.audit.DecodeAhead); the real table's model fitted
+beside the release (engine.pipeline.compare_step.real_fit_beside). Checked unchanged: demo
+seeds 1-3, every curve point (w, AUC, density AUC) and the chosen w the same as before (0.69,
+0.63, 0.16); the released files differ (the final model's rows and the release's noise are
+drawn from other streams): mean |std difference| of the Cox estimates 1.28 / 0.86 / 1.11
+before, 0.89 / 0.53 / 1.42 after; survival 100,000 seed 1: w 0.78 before and after.
+Measured apart (2 cores): two budget-recipe trainings side by side 6.3 s against 12.3 s one
+after the other (the same weights); a training beside the density sums ran at 48 % of its
+speed and the sums at 62 % of theirs, so beside the grid the final model gains little: the
+grid is the floor now (71 repeats of a 40,000-row decode, 2,000 x 40,000 kernel sums and a
+10,000-row neighbour search).
 """
 
 from __future__ import annotations
