@@ -102,7 +102,7 @@ def release(
         return refused_result(prep, audit, started, timings, refusal.reason, refusal.hint)
 
     if flow is None and final is not None:  # trained beside the audit, on rows drawn then
-        progress(0.0, "training the final model on all rows")
+        progress(0.0, "the final model on all rows, trained beside the audit")
         flow, X_model, timings["train_seconds"] = final.wait(
             labelled(sub_progress(progress, 0.0, 0.7), model="final model")
         )
