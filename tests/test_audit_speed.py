@@ -186,7 +186,10 @@ def test_decoding_the_next_repeat_while_scoring_gives_the_same_curve(monkeypatch
         threads.append(threading.current_thread().name)
         return original(*args, **kwargs)
 
+    import engine.privacy.decode_ahead as ahead_module
+
     monkeypatch.setattr(audit_module, "_draw_repeats", spy)
+    monkeypatch.setattr(ahead_module, "_draw_repeats", spy)
     ahead = _audit(X, 11, **options)
     assert any(name.startswith("audit-decode") for name in threads)  # the second thread ran
     monkeypatch.setattr(audit_module, "_BATCH_ROWS", 10**9)  # every repeat in one batch

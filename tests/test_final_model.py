@@ -68,14 +68,27 @@ def test_two_trainings_on_two_threads_equal_one_after_the_other() -> None:
         assert alone[i].val_nll == out[i].val_nll  # type: ignore[attr-defined]
 
 
-def test_the_released_model_is_the_one_trained_after_the_audit(tmp_path: Path) -> None:
-    """synthesize trains the final model on a thread from the moment the audit chose its
-    architecture; a flow trained afterwards on the same rows (drawn from the generator
-    spawned off the run's) with the same seed and architecture has the same weights."""
+def test_the_released_model_is_the_one_trained_after_the_audit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """synthesize trains the final model (all 300 rows) on its own thread from the moment the
+    audit chose its architecture; a flow trained afterwards on the same rows (drawn from the
+    generator spawned off the run's) with the same seed and architecture has the same weights."""
+    import engine.flows.select as select_module
+
+    trained_on: list[tuple[str, int]] = []
+
+    def spy(X, **kwargs):  # type: ignore[no-untyped-def]
+        trained_on.append((threading.current_thread().name, len(X)))
+        return select_flow(X, **kwargs)
+
+    monkeypatch.setattr(select_module, "select_flow", spy)
     config = RunConfig(input=_table(tmp_path), time="time", event="event", seed=3,
                        w_grid=(0.0, 0.3, 0.6), allow_risky=True)  # fmt: skip
     prep = prepare(config)
     result = synthesize(prep)
+    assert ("final-model", 300) in trained_on  # every row, on the thread beside the audit
+    assert all(name != "final-model" for name, n in trained_on if n < 300)  # splits: main
     assert result.flow is not None and result.audit.architecture is not None
     X = prep.encoder.transform(prep.real, make_rng(config.seed).spawn(1)[0])
     after = select_flow(

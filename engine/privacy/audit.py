@@ -69,6 +69,7 @@ from engine.privacy.audit_result import MAX_REPEATS as _MAX_REPEATS
 from engine.privacy.audit_result import MIN_REPEATS as _MIN_REPEATS
 from engine.privacy.audit_result import SE_TARGET as _SE_TARGET
 from engine.privacy.audit_result import mean_sd_se as _mean_sd_se
+from engine.privacy.decode_ahead import DecodeAhead  # noqa: F401  (re-exported)
 from engine.privacy.density import GaussianKDE
 from engine.privacy.epsilon import epsilon_for_copies  # noqa: F401  (re-exported)
 from engine.privacy.neighbours import nearest_distances
@@ -346,111 +347,32 @@ def _audit_w(
     split, w, X_dist, to_dist, config, rng, acc, t0, cancel, fixed=None, ahead=None, next_w=None
 ) -> bool:
     """Run the repeats at one w on one split (``fixed``: exactly that many); returns True when
-    the time budget cut them short. ``ahead`` (a :class:`DecodeAhead`, large sets only):
-    repeats decoded on a second thread while others are scored; ``next_w``: the w the caller
-    audits next on this split, whose first repeat is then decoded during this w's last."""
+    the time budget cut them short. ``ahead`` (a :class:`DecodeAhead`, used for large sets):
+    each repeat decoded on a second thread while the one before is scored; ``next_w``: the w
+    the caller audits next on this split, whose first repeat is decoded during this w's last."""
     samples = acc.setdefault(w, _Samples())
     fixed = config.repeats if fixed is None else fixed
     minimum = fixed if fixed is not None else max(2, -(-_MIN_REPEATS // config.splits))
     maximum = fixed if fixed is not None else max(minimum, _MAX_REPEATS // config.splits)
     start = len(samples.auc)
     per_batch = max(1, _BATCH_ROWS // max(1, len(split.latent)))
-    if ahead is not None and per_batch == 1:  # large sets: decode the next repeat while scoring
-        local = ahead.generator(split, w, rng)
-        return _audit_w_ahead(split, w, X_dist, to_dist, config, local, samples, minimum, maximum, t0, cancel, ahead, next_w, rng)  # fmt: skip
-    # Each (split, w) draws from its own generator, seeded from ``rng`` once per call, so the
-    # repeats decoded ahead in a batch and never scored (the SE target was met first) leave
-    # every other w's draws unchanged: the curve does not depend on the batch size.
-    local = np.random.default_rng(rng.integers(2**63))
+    ahead = ahead if per_batch == 1 else None  # one decode a repeat: decode the next meanwhile
+    # Each (split, w) draws from its own generator, seeded from ``rng`` once per call: repeats
+    # decoded ahead and never scored leave every other w's draws (and the curve) unchanged.
+    local = ahead.generator(split, w, rng) if ahead else np.random.default_rng(rng.integers(2**63))
     pending: list[_Draw] = []
+    future = ahead.submit(split, w, to_dist, config, local) if ahead else None
     while True:
         cancel.raise_if_cancelled()
-        if not pending:
-            count = _batch_size(samples, start, minimum, maximum, per_batch)
-            pending = _draw_repeats(split, w, count, to_dist, config, local)
-        _score_repeat(split, pending.pop(0), X_dist, config, samples)
-        done = len(samples.auc) - start
-        if done >= maximum:
-            return False
-        if done >= minimum:
-            if _over(t0, config):
-                return True
-            precise = max(
-                _mean_sd_se(samples.auc[start:])[2], _mean_sd_se(samples.density[start:])[2]
-            )
-            if precise < _SE_TARGET:
-                return False
-
-
-class DecodeAhead:
-    """One decode thread for an audit's large synthetic sets (each repeat a decode of its own,
-    16,384 rows or more): while one repeat is scored (the neighbour search and the density
-    sums, numpy and both cores part of the time), the next is decoded (the flow in torch on
-    one core, then the table's columns).
-
-    Which repeats: the rest of the ``minimum`` every w needs, and, during a w's last minimum
-    repeat, the first repeat of the w the caller audits next on that split (every w of the
-    grid is audited at least once). A repeat beyond the minimum (the SE target not met yet) is
-    decoded when asked for, so nothing is decoded for nothing. Each (split, w) keeps its own
-    generator, seeded from the caller's ``rng`` in the same order as without this (the next
-    w's seed is drawn early, but after this w's and before anything else is drawn from
-    ``rng``), and its repeats are drawn in turn from it: every curve point is the same, bit
-    for bit (``tests/test_audit_speed.py``).
-
-    Use as a context (the thread ends with it); outside one, nothing is decoded ahead.
-    """
-
-    def __init__(self) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="audit-decode")
-        self.primed: dict[tuple[int, float], tuple[np.random.Generator, object]] = {}
-
-    def __enter__(self) -> DecodeAhead:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
-
-    def generator(self, split, w, rng) -> np.random.Generator:
-        """The (split, w) generator: primed earlier, else seeded from ``rng`` now."""
-        primed = self.primed.get((id(split), w))
-        return primed[0] if primed else np.random.default_rng(rng.integers(2**63))
-
-    def submit(self, split, w, to_dist, config, local):
-        """The next repeat of (split, w), decoding on the thread (a primed first one: taken)."""
-        primed = self.primed.pop((id(split), w), None)
-        if primed is not None:
-            return primed[1]
-        return self.pool.submit(lambda: _draw_repeats(split, w, 1, to_dist, config, local)[0])
-
-    def prime(self, split, w, to_dist, config, rng) -> None:
-        """Start the first repeat of (split, w), seeding its generator from ``rng`` now."""
-        if (id(split), w) in self.primed:
-            return
-        local = np.random.default_rng(rng.integers(2**63))
-        future = self.pool.submit(lambda: _draw_repeats(split, w, 1, to_dist, config, local)[0])
-        self.primed[(id(split), w)] = (local, future)
-
-
-def _audit_w_ahead(
-    split, w, X_dist, to_dist, config, local, samples, minimum, maximum, t0, cancel, ahead,
-    next_w, rng,
-) -> bool:  # fmt: skip
-    """:func:`_audit_w` with the repeats decoded on ``ahead``'s thread (:class:`DecodeAhead`).
-    Measured (100,000 x 10 survival table, 2 shared cores, seed 1, the final model not
-    trained beside; one run each): the grid 33.8 -> 31.0 s. Beside the final model's training
-    (the run as it is) the two cores are full and it gains less."""
-    start = len(samples.auc)
-    pending = ahead.submit(split, w, to_dist, config, local)
-    while True:
-        cancel.raise_if_cancelled()
-        drawn = pending.result()
         done = len(samples.auc) - start + 1  # repeats scored once this one is
-        if done < minimum:
-            pending = ahead.submit(split, w, to_dist, config, local)
-        elif done == minimum and next_w is not None:
-            ahead.prime(split, next_w, to_dist, config, rng)
+        if future is not None:
+            drawn = future.result()
+            future = ahead.after(split, w, to_dist, config, local, done, minimum, next_w, rng)
+        else:
+            if not pending:
+                count = _batch_size(samples, start, minimum, maximum, per_batch)
+                pending = _draw_repeats(split, w, count, to_dist, config, local)
+            drawn = pending.pop(0)
         _score_repeat(split, drawn, X_dist, config, samples)
         if done >= maximum:
             return False
@@ -462,7 +384,8 @@ def _audit_w_ahead(
             )
             if precise < _SE_TARGET:
                 return False
-            pending = ahead.submit(split, w, to_dist, config, local)
+            if ahead is not None:  # the SE target not met yet: one more, decoded now
+                future = ahead.submit(split, w, to_dist, config, local)
 
 
 def _batch_size(samples: _Samples, start: int, minimum: int, maximum: int, cap: int) -> int:

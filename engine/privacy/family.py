@@ -123,7 +123,7 @@ def run_family_audit(
     the whole grid (then refined near the limit), and select w (:func:`engine.privacy.audit.
     select_w`). ``groups``: distance-space columns of each table column, to name the columns
     that drive a refusal. ``AuditResult.candidates`` records every candidate."""
-    from engine.privacy.audit import DecodeAhead
+    from engine.privacy.decode_ahead import DecodeAhead
 
     with DecodeAhead() as ahead:  # large sets: the next repeat decoded while one is scored
         return _run_family_audit(
