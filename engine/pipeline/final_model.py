@@ -77,10 +77,6 @@ class FinalModel:
         self.error: BaseException | None = None
         self.seconds = 0.0
 
-    @property
-    def started(self) -> bool:
-        return self.thread is not None
-
     def start(self) -> None:
         """Begin training on a daemon thread (once)."""
         if self.thread is not None:
