@@ -263,6 +263,7 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("split fit", "engine.privacy.audit", "make_split"),
     ("train flow", "engine.flows.select", "select_flow"),
     ("rank models", "engine.flows.select", "rank_family"),  # the audit's candidates, split 1
+    ("train flows at once", "engine.flows.ensemble", "train_flows"),  # splits 2-12, batched
     ("final model", "engine.pipeline.release_step", "_train_final"),
     ("release draw", "engine.pipeline.release_step", "_draw_copies"),
     ("release measure", "engine.pipeline.release_step", "_measure"),

@@ -93,6 +93,14 @@ class _AuditProgress:
     def fit(self, fraction: float, text: str, partial: Partial | None = None) -> None:
         self._emit(self._at(self.fits - 1 + fraction), text, partial)
 
+    def fits_from(self, first: int, count: int) -> ProgressFn:
+        """The progress of ``count`` fits trained at once after the ``first``."""
+
+        def inner(fraction: float, text: str, partial: Partial | None = None) -> None:
+            self._emit(self._at(first + fraction * count), text, partial)
+
+        return inner
+
     def grid(self, fraction: float, text: str, partial: Partial | None = None) -> None:
         S, G, R = self.splits, self.grid_len, self.refine_len
         self.units = fraction * S * (G + R)
@@ -155,6 +163,20 @@ class _FamilyFitter:
             X, budget=self.config.budget, device=self.config.device, seed=self.config.seed,
             progress=labelled(self.tracker.fit, model=f"audit split {self.tracker.fits}"),
             cancel=self.cancel, architecture=self.configs[label],
+        )  # fmt: skip
+
+    def fit_many(self, label: str, Xs: list[np.ndarray]) -> list[LatentMap]:
+        """``fit`` on each table at once: one batched network (:mod:`engine.flows.ensemble`)."""
+        from engine.flows.ensemble import train_flows
+
+        first, count = self.tracker.fits, len(Xs)
+        names = [f"audit split {first + 1 + i}" for i in range(count)]
+        self.tracker.fits = first + count
+        return list(
+            train_flows(
+                Xs, self.configs[label], device=self.config.device, seed=self.config.seed,
+                progress=self.tracker.fits_from(first, count), cancel=self.cancel, names=names,
+            )
         )  # fmt: skip
 
 

@@ -134,12 +134,18 @@ class Split:
     basis: np.ndarray  # shared subspace of every KDE (one-hot row sums projected out)
 
 
-def make_split(X_model, X_dist, fit_map, config, rng) -> Split:
-    """Random split, map fitted on the train part, leave-one-out density reference on the holdout."""
-    n = len(X_model)
+def split_rows(n: int, config, perm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(train, holdout) row indices, sorted, of the split that permutation ``perm`` of ``n``
+    rows gives (the first ``holdout_fraction`` of it held out, at least 2 rows)."""
     n_hold = max(2, int(round(n * config.holdout_fraction)))
-    perm = rng.permutation(n)
-    hold, train = np.sort(perm[:n_hold]), np.sort(perm[n_hold:])
+    return np.sort(perm[n_hold:]), np.sort(perm[:n_hold])
+
+
+def make_split(X_model, X_dist, fit_map, config, rng, perm=None) -> Split:
+    """Random split (``perm``: the permutation drawn beforehand, else one drawn from ``rng``),
+    map fitted on the train part, leave-one-out density reference on the holdout."""
+    n = len(X_model)
+    train, hold = split_rows(n, config, rng.permutation(n) if perm is None else perm)
     lmap = fit_map(X_model[train])
     latent = np.asarray(lmap.to_latent(X_model[train]), dtype=np.float64)
     # M released copies: each member's latent code appears M times, so one Latent Noise

@@ -38,14 +38,14 @@ from typing import Protocol
 
 import numpy as np
 
-from engine.privacy.attacks import Split, _draw_repeats, binding_attack, make_split, rows_scored
+from engine.privacy.attacks import Split, binding_attack, make_split, rows_scored, split_rows
 from engine.privacy.audit_result import AuditConfig, AuditResult, rule_text, validate_audit_inputs
+from engine.privacy.drivers import DRIVER_SPLITS, column_drivers  # noqa: F401  (re-exported)
 from engine.privacy.one_release import _bound_words, select_release_w
 from engine.privacy.release import LatentMap, identity
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress, report
 
 FitMap = Callable[[np.ndarray], LatentMap]
-DRIVER_SPLITS = 4  # splits scored for the columns that drive a refusal (one draw each)
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,8 @@ class Family(Protocol):
     def fit(self, label: str, X: np.ndarray) -> LatentMap: ...
 
     # optional: ``on_chosen(label)``, called once the chosen candidate passes at the smallest w
-    # (the rest of the grid cannot change the model, only w), e.g. to train the final model
+    # (the rest of the grid cannot change the model, only w), e.g. to train the final model;
+    # ``fit_many(label, [X, ...])``: ``fit`` on each table at once (:class:`_Fits`)
 
 
 class SingleMap:
@@ -153,6 +154,12 @@ def _run_family_audit(
         return ranked[0][1]
 
     over_budget, done = False, 0
+    # many splits and a family that trains a candidate on all of them at once: their rows drawn now
+    fits = (
+        _Fits(family, X_model, config, rng)
+        if hasattr(family, "fit_many") and config.splits > 2
+        else None
+    )
     splits: list[Split] = []
     records: list[CandidateRecord] = []
     chosen: tuple[int, list[Split], dict[float, _Samples]] | None = None
@@ -169,13 +176,26 @@ def _run_family_audit(
                 progress(
                     done / total, f"audit: fitting the map on split {s + 1} of {config.splits}"
                 )
-                split = make_split(X_model, X_dist, first_fit if s == 0 else _fitter(family, ranked[0][0].label), config, rng)  # fmt: skip
+                top = ranked[0][0].label if ranked else ""
+                fit = (
+                    first_fit
+                    if s == 0
+                    else _fitter(family, top)
+                    if fits is None
+                    else fits.fitter(top, s)
+                )
+                split = make_split(
+                    X_model, X_dist, fit, config, rng, None if fits is None else fits.perms[s]
+                )
                 splits.append(split)
             else:
+                label = ranked[rank][0].label
                 lmap = (
                     ranked[rank][1]
                     if s == 0
-                    else family.fit(ranked[rank][0].label, X_model[splits[s].train])
+                    else family.fit(label, X_model[splits[s].train])
+                    if fits is None
+                    else fits.get(label, s)
                 )
                 split = _refit(splits[s], X_model, lmap, config)
             mine.append(split)
@@ -282,6 +302,29 @@ def _w0_text(label: str, w0: float, split: int, point) -> str:
     return f"audit: {label}, w = {w0:g} (split {split + 1}), AUC {point.auc:.3f}, density AUC {point.density_auc:.3f}"
 
 
+class _Fits:
+    """Each candidate's maps on splits 2 to S trained at once (``family.fit_many``, e.g. one
+    batched network: :mod:`engine.flows.ensemble`), the splits' rows drawn before the first
+    split. On a small table the audit trains a flow on each of its twelve splits; one at a
+    time, those tiny trainings cost their per-step overhead eleven times (issue 31)."""
+
+    def __init__(self, family: Family, X_model: np.ndarray, config: AuditConfig, rng) -> None:
+        n = len(X_model)
+        self.perms = [rng.permutation(n) for _ in range(config.splits)]
+        self.rows = [X_model[split_rows(n, config, p)[0]] for p in self.perms[1:]]
+        self.fit_many = getattr(family, "fit_many")  # noqa: B009
+        self.maps: dict[str, list[LatentMap]] = {}
+
+    def get(self, label: str, s: int) -> LatentMap:
+        """Split ``s``'s (1 to S - 1) map of candidate ``label``."""
+        if label not in self.maps:
+            self.maps[label] = self.fit_many(label, self.rows)
+        return self.maps[label][s - 1]
+
+    def fitter(self, label: str, s: int) -> FitMap:
+        return lambda rows: self.get(label, s)
+
+
 def _fitter(family: Family, label: str) -> FitMap:
     return lambda rows: family.fit(label, rows)
 
@@ -349,52 +392,3 @@ def _because(records: Sequence[CandidateRecord], rank: int, released: bool, why:
     if not released:
         text += "; the floor itself fails the limit, so nothing is released"
     return text
-
-
-def column_drivers(
-    splits: Sequence[Split],
-    X_dist: np.ndarray,
-    groups: dict[str, list[int]],
-    w: float,
-    to_dist: Callable[[np.ndarray], np.ndarray],
-    config: AuditConfig,
-    rng: np.random.Generator,
-) -> tuple[tuple[str, float], ...]:
-    """The distance attack's AUC at ``w`` with each table column left out (its distance-space
-    columns dropped from members, holdout and synthetic rows alike), on one fresh draw per
-    split (at most :data:`DRIVER_SPLITS`), highest drop first: the columns whose absence
-    lowers the attack most are the ones that single members out. Returns ``(column, AUC
-    without it)`` pairs after a first pair ``("", AUC with every column)``.
-
-    Example:
-        >>> import numpy as np
-        >>> from engine.privacy.audit_result import AuditConfig
-        >>> class Id:
-        ...     def to_latent(self, X): return X
-        ...     def from_latent(self, Z): return Z
-        >>> rng = np.random.default_rng(0)
-        >>> X = np.c_[rng.standard_normal(200), np.arange(200.0)]  # the second column is unique
-        >>> cfg = AuditConfig(holdout_fraction=0.3)
-        >>> split = make_split(X, X, lambda r: Id(), cfg, rng)
-        >>> out = column_drivers([split], X, {"x": [0], "id": [1]}, 0.99, identity, cfg, rng)
-        >>> out[1][0]  # leaving the identifying column out lowers the attack most
-        'id'
-    """
-    from engine.privacy.audit import membership_auc
-    from engine.privacy.neighbours import nearest_distances
-
-    own = np.arange(X_dist.shape[1] - config.released_columns)  # the audit's own space
-    keep_sets = {"": own}
-    for name, cols in groups.items():
-        rest = np.setdiff1d(own, cols)
-        if len(rest):
-            keep_sets[name] = rest
-    aucs: dict[str, list[float]] = {k: [] for k in keep_sets}
-    for split in list(splits)[:DRIVER_SPLITS]:
-        synth = _draw_repeats(split, w, 1, to_dist, config, rng)[0].synth_dist
-        for name, keep in keep_sets.items():
-            score = -nearest_distances(X_dist[:, keep], synth[:, keep])
-            aucs[name].append(membership_auc(score[split.train], score[split.hold]))
-    means = {k: float(np.mean(v)) for k, v in aucs.items() if v}
-    order = sorted((k for k in means if k), key=lambda k: means[k])
-    return (("", means.get("", float("nan"))),) + tuple((k, means[k]) for k in order)

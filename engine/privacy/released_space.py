@@ -105,10 +105,40 @@ class ReleasedSpace:
                 if c.flag_missing:
                     blocks.append(np.isnan(v).astype("float64")[:, None])
             else:
-                text = _text(s).to_numpy()
-                blocks.append(
-                    np.stack([text == level for level in c.levels], axis=1).astype("float64")
-                    if c.levels
-                    else np.empty((len(frame), 0))
-                )
+                blocks.append(_one_hot(s, c.levels))
         return np.hstack(blocks) if blocks else np.empty((len(frame), 0))
+
+
+def _one_hot(s: pd.Series, levels: tuple[str, ...]) -> np.ndarray:
+    """A 0/1 column per level: whether the value's text (:func:`_text`) is that level. Numbers
+    are compared as numbers with the levels read back (a float's text reads back exactly), the
+    levels of a categorical column's categories once each: the same matrix as comparing every
+    value's text, without writing a text per row (the audit calls this once a repeat).
+
+    Example:
+        >>> _one_hot(pd.Series([1, 0, 2]), ("0.0", "1.0")).tolist()
+        [[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]]
+        >>> _one_hot(pd.Series(["a", "b"], dtype="category"), ("b",)).tolist()
+        [[0.0], [1.0]]
+    """
+    if not levels:
+        return np.empty((len(s), 0))
+    if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+        try:
+            values = np.array([float(level) for level in levels])
+        except ValueError:
+            values = None
+        if values is not None and all(
+            str(v) == level for v, level in zip(values, levels, strict=True)
+        ):
+            v = s.to_numpy(dtype="float64")
+            return (v[:, None] == values[None, :]).astype("float64")
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        cats = _text(pd.Series(s.cat.categories)).to_numpy()
+        table = np.stack([cats == level for level in levels], axis=1).astype("float64")
+        codes = s.cat.codes.to_numpy()
+        out = table[np.where(codes < 0, 0, codes)]
+        out[codes < 0] = 0.0
+        return out
+    text = _text(s).to_numpy()
+    return np.stack([text == level for level in levels], axis=1).astype("float64")
