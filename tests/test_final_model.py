@@ -14,7 +14,7 @@ import torch
 
 from engine.flows.select import select_flow
 from engine.flows.train import FlowConfig, train_flow
-from engine.pipeline import RunConfig, prepare, synthesize
+from engine.pipeline import RunConfig, prepare, synthesize, synthesize_step
 from engine.pipeline.config import make_rng
 from engine.pipeline.final_model import FinalModel
 from engine.progress import Cancelled, CancelToken
@@ -83,6 +83,7 @@ def test_the_released_model_is_the_one_trained_after_the_audit(
         return select_flow(X, **kwargs)
 
     monkeypatch.setattr(select_module, "select_flow", spy)
+    monkeypatch.setattr(synthesize_step, "BESIDE_FROM_ROWS", 0)  # (300 rows: after, by default)
     config = RunConfig(input=_table(tmp_path), time="time", event="event", seed=3,
                        w_grid=(0.0, 0.3, 0.6), allow_risky=True)  # fmt: skip
     prep = prepare(config)
@@ -100,9 +101,36 @@ def test_the_released_model_is_the_one_trained_after_the_audit(
     assert not _final_threads()
 
 
-def test_a_cancel_during_the_audit_stops_the_final_model(tmp_path: Path) -> None:
+def test_a_small_table_trains_its_final_model_after_the_audit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Up to BESIDE_FROM_ROWS rows the final model (all 300 rows) trains on the run's own
+    thread once the audit is done: its small network's steps would only contend with the
+    audit's for the interpreter."""
+    import engine.flows.select as select_module
+
+    trained_on: list[tuple[str, int]] = []
+
+    def spy(X, **kwargs):  # type: ignore[no-untyped-def]
+        trained_on.append((threading.current_thread().name, len(X)))
+        return select_flow(X, **kwargs)
+
+    monkeypatch.setattr(select_module, "select_flow", spy)
+    config = RunConfig(input=_table(tmp_path), time="time", event="event", seed=3,
+                       w_grid=(0.0, 0.3, 0.6), allow_risky=True)  # fmt: skip
+    result = synthesize(prepare(config))
+    assert 300 <= synthesize_step.BESIDE_FROM_ROWS
+    assert trained_on[-1] == (threading.main_thread().name, 300)
+    assert all(name != "final-model" for name, _ in trained_on)
+    assert result.flow is not None and result.timings["train_seconds"] > 0
+
+
+def test_a_cancel_during_the_audit_stops_the_final_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The user cancels while the audit scores the grid (the final model already training
     beside it): synthesize raises Cancelled and no training thread is left running."""
+    monkeypatch.setattr(synthesize_step, "BESIDE_FROM_ROWS", 0)
     config = RunConfig(input=_table(tmp_path), time="time", event="event", seed=3,
                        w_grid=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5), allow_risky=True)  # fmt: skip
     prep = prepare(config)

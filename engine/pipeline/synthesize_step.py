@@ -112,6 +112,15 @@ class _AuditProgress:
             self._emit(0.9 + 0.1 * min((self.units - S * G) / max(S * R, 1), 1.0), text, partial)
 
 
+# Up to this many rows the final model trains after the audit, not beside it: its network is
+# small (2 x 16 or 3 x 32 units, 128 rows a step), so a training step is Python calls holding
+# the interpreter lock, and the two threads slow each other down. Measured on a 2-core
+# machine (the re-run of synthesize, paired): 300 rows 2.77-3.78 s beside, 2.38-3.43 s after
+# (4 of 4 pairs); 1,600 rows 5.68 s against 5.34 s on average (3 pairs); 10,000 rows 26.5 s
+# against 27.3 s (beside ahead).
+BESIDE_FROM_ROWS = 2_000
+
+
 class _FamilyFitter:
     """The candidate family with the run's settings (:mod:`engine.privacy.family`): ranked on
     the first split's members (:func:`engine.flows.select.rank_family`), each candidate then
@@ -130,8 +139,9 @@ class _FamilyFitter:
         self.final = final
 
     def on_chosen(self, label: str) -> None:
-        """The audit chose ``label`` at the smallest w: the final model can start training."""
-        if self.final is not None:
+        """The audit chose ``label`` at the smallest w: the final model can start training,
+        beside the rest of the grid, on tables above :data:`BESIDE_FROM_ROWS` rows."""
+        if self.final is not None and self.rows > BESIDE_FROM_ROWS:
             self.final.begin(self.configs[label])
 
     def rank(self, X: np.ndarray) -> list[tuple[Candidate, LatentMap]]:
