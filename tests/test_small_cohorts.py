@@ -189,7 +189,8 @@ def test_each_holdout_row_is_scored_by_a_density_fitted_without_it() -> None:
     for i in (0, 5, 11):
         others = np.delete(hold, i, axis=0)
         by_hand = GaussianKDE(basis=basis).fit(others).log_density(hold[i : i + 1])[0]
-        assert ref_h[i] == pytest.approx(by_hand, abs=1e-9)
+        # (all rows at once in float64; a fit's kernel sums run in float32: 1e-5 nats)
+        assert ref_h[i] == pytest.approx(by_hand, abs=1e-4)
     dropped = np.random.default_rng(4).integers(12)
     by_hand_m = GaussianKDE(basis=basis).fit(np.delete(hold, dropped, axis=0)).log_density(members)
     assert np.allclose(ref_m, by_hand_m, atol=1e-9)

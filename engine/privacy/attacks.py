@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.flows.generate import inject_latent_noise
-from engine.privacy.density import GaussianKDE, principal_basis
+from engine.privacy.density import GaussianKDE, leave_one_out_refits, principal_basis
 
 if TYPE_CHECKING:
     from engine.privacy.audit import CurvePoint
@@ -190,11 +190,7 @@ def reference_densities(
     keep = np.ones(n, dtype=bool)
     keep[rng.integers(n)] = False
     ref_members = GaussianKDE(basis=basis).fit(holdout[keep]).log_density(members)
-    ref_hold = np.empty(n)
-    for i in range(n):
-        others = np.concatenate([holdout[:i], holdout[i + 1 :]])
-        ref_hold[i] = GaussianKDE(basis=basis).fit(others).log_density(holdout[i : i + 1])[0]
-    return ref_members, ref_hold
+    return ref_members, leave_one_out_refits(holdout, basis)  # each row's own refit
 
 
 @dataclass(frozen=True)

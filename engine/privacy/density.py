@@ -164,6 +164,58 @@ class GaussianKDE:
         return out - 0.5 * (q * q).sum(1)
 
 
+def leave_one_out_refits(
+    points: np.ndarray, basis: np.ndarray, *, rtol: float = RTOL
+) -> np.ndarray:
+    """Each row's log-density under a KDE fitted on the other n - 1 rows, covariance and
+    Scott's bandwidth included (what ``GaussianKDE(basis=basis).fit(others).log_density(row)``
+    gives for each row in turn), computed for all rows at once.
+
+    Why: the density attack's reference on a small holdout refits the KDE without each row
+    (:func:`engine.privacy.attacks.reference_densities`); one fit per row cost 0.2-0.3 s of a
+    300-row table's audit (twelve splits of 60 holdout rows). Here each row's covariance is
+    the others' by a rank-one downdate of the centred sums, the eigen-decompositions run as
+    one batched call, and the kernel sums in float64 (the one-by-one fits' float32 products
+    agree to about 1e-5 nats, tested).
+
+    Example:
+        >>> x = np.random.default_rng(0).standard_normal((40, 2))
+        >>> one = [GaussianKDE(basis=np.eye(2)).fit(np.delete(x, i, 0)).log_density(x[i:i + 1])[0]
+        ...        for i in range(40)]
+        >>> bool(np.allclose(leave_one_out_refits(x, np.eye(2)), one, atol=1e-4))
+        True
+    """
+    x = np.asarray(points, dtype=np.float64)
+    n = len(x)
+    if n < 3:
+        raise ValueError("leave-one-out refits need at least 3 rows")
+    y = (x - x.mean(axis=0)) @ np.asarray(basis, dtype=np.float64)  # shift-free: centred
+    k, m = y.shape[1], n - 1
+    factor2 = (m ** (-1.0 / (k + 4))) ** 2
+    total, cross = y.sum(axis=0), y.T @ y
+    out = np.empty(n)
+    chunk = max(1, _CHUNK_ELEMENTS // max(1, n * k))
+    for start in range(0, n, chunk):
+        idx = np.arange(start, min(n, start + chunk))
+        yi = y[idx]
+        rest = total - yi  # the others' sums and cross-products
+        prods = cross[None] - yi[:, :, None] * yi[:, None, :]
+        cov = (prods - rest[:, :, None] * rest[:, None, :] / m) / (m - 1)
+        lam, vec = np.linalg.eigh(cov)
+        lam = np.maximum(lam, rtol * np.maximum(lam.max(axis=1, initial=0.0), 1e-300)[:, None])
+        metric = (vec / (lam * factor2)[:, None, :]) @ vec.transpose(0, 2, 1)
+        diff = yi[:, None, :] - y[None, :, :]  # (c, n, k)
+        d2 = (np.matmul(diff, metric) * diff).sum(-1)
+        d2[np.arange(len(idx)), idx] = np.inf  # not its own kernel
+        top = (-0.5 * d2).max(axis=1)
+        lse = np.log(np.exp(-0.5 * d2 - top[:, None]).sum(axis=1)) + top
+        log_const = (
+            -math.log(m) - 0.5 * k * math.log(2 * math.pi) - 0.5 * np.log(lam * factor2).sum(1)
+        )
+        out[idx] = lse + log_const
+    return out
+
+
 EXP_FLOOR = (
     -80.0
 )  # exp(-80) = 1.8e-35; from about -85 down torch's float32 exp slows 2-3x (subnormal steps)
