@@ -117,3 +117,40 @@ def test_chunked_generation_equals_one_pass(
     np.testing.assert_array_equal(chunked, one_pass)
     assert not np.allclose(chunked, X, atol=0.05)  # noise was injected
     assert flow.last_nonfinite == int((~np.isfinite(one_pass).all(axis=1)).sum())
+
+
+def test_average_ranks_equal_scipy_rankdata_with_ties() -> None:
+    """The audit's ranks (engine.privacy.attacks.average_ranks) are scipy's, ties averaged,
+    on scores with many ties (rounded) and without; so every AUC is the same number."""
+    from scipy.stats import rankdata
+
+    from engine.privacy.attacks import average_ranks
+    from engine.privacy.audit import membership_auc
+
+    rng = np.random.default_rng(0)
+    for x in (rng.standard_normal(480).round(1), rng.standard_normal(997), np.zeros(5)):
+        assert np.array_equal(average_ranks(x), rankdata(x))
+    m, h = rng.standard_normal(240).round(1) + 0.1, rng.standard_normal(60).round(1)
+    ranks = rankdata(np.concatenate([m, h]))
+    assert membership_auc(m, h) == (ranks[:240].sum() - 240 * 241 / 2) / (240 * 60)
+
+
+def test_numeric_codes_match_the_object_index() -> None:
+    """A column's codes by sorted search (numbers against numeric labels) equal the object
+    index's, 1 == 1.0 included; an unknown value is refused as before; text and booleans keep
+    the object index."""
+    import pandas as pd
+
+    from engine.encoding.encoder import _codes, _numeric_codes
+    from engine.errors import InputError
+
+    labels = (3, 0, 1.5, -2)
+    s = pd.Series([0.0, 3, 1.5, -2, 3, 0])
+    index = pd.Index(list(labels), dtype=object)
+    want = index.get_indexer(pd.Index(s.astype(object).to_numpy(), dtype=object))
+    assert np.array_equal(_codes(s, labels), want)
+    assert np.array_equal(_codes(pd.Series([1, 0, 1], dtype="int64"), (0.0, 1.0)), [1, 0, 1])
+    with pytest.raises(InputError, match="not one of its categories"):
+        _codes(pd.Series([0.5]), labels)
+    assert _numeric_codes(pd.Series(["a"]), ("a",)) is None
+    assert _numeric_codes(pd.Series([1, 0]), (True, False)) is None
