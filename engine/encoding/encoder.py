@@ -399,7 +399,7 @@ def _numeric_codes(s: pd.Series, labels: tuple[Any, ...]) -> np.ndarray | None:
         return None
     numbers = (int, float, np.integer, np.floating)
     if not all(
-        isinstance(x, numbers) and not isinstance(x, (bool, np.bool_)) and abs(x) < 2**53
+        isinstance(x, numbers) and not isinstance(x, (bool, np.bool_)) and abs(float(x)) < 2.0**53
         for x in labels
     ):
         return None
