@@ -226,22 +226,35 @@ Issue 31, fourth part (session of 2026-11-27; before = e36af0d in a worktree wit
 benchmark file, after = this version; paired runs alternated, seed 1; the wizard's re-run is
 now the median of three in the process):
 
-    survival300              before                       after
-      the wizard's re-run    5.04 / 4.08 s                3.43 / 3.15 s
-      (median of three)      (4.65-5.33, 3.83-4.30)       (3.29-3.46, 2.70-3.77)
-      the fresh command      15.4 / 13.3 s                14.5 / 11.5 s
-      SDV copula (anchor)    0.51 / 0.52 s                0.65 / 0.47 s
-    In a faster minute the same hour: the re-run 2.41 s (2.16-2.85) against an anchor of
-    0.66 s = 3.7x, the fresh command 9.61 s = 14.6x (both targets met in that run); in the
-    slower ones 5.3-6.7x and 22-24x. The anchor alone moves 0.45-0.72 s between runs.
+    survival300 (final pairs) before                      after
+      the wizard's re-run    5.54 / 5.98 s                2.99 / 2.55 s
+      (median of three)      (4.88-5.68, 4.71-6.13)       (2.47-3.15, 2.52-3.19)
+      the whole command      7.7 / 7.2 s                  3.45 / 4.41 s
+      again in the process
+      the fresh command      15.1 / 15.2 s                12.9 / 11.3 s
+      SDV copula (anchor)    0.76 / 0.50 s                0.51 / 0.70 s
+      ratios (after)                                      re-run 5.9x / 3.6x (target 5x);
+                                                          fresh 25.4x / 16.0x (target 15x)
+    Earlier pairs the same session (before the leave-one-out references and the ranks): the
+    re-run 5.04 / 4.08 / 4.60 / 4.56 s before, 3.43 / 3.15 / 2.90 / 2.97 s after. In a faster
+    minute the re-run took 2.41 s (2.16-2.85) against an anchor of 0.66 s = 3.7x and the fresh
+    command 9.61 s = 14.6x (both targets met in that run); the anchor alone moves 0.45-0.80 s
+    between runs of the same hour, so the ratios move by 1.8x with it.
 
 What changed: the audit's eleven other split flows of a table up to 500 rows (twelve splits)
 are trained at once as one batched network (engine.flows.ensemble: 11 flows of 240 x 6 rows
 2.3-2.8 s -> 0.34-0.50 s, each member stopping at the same epoch as alone, validation losses
 equal to 3 decimals); up to 2,000 rows the final model trains after the audit (beside it, its
-small network's steps contended with the audit's for the interpreter: 300 rows 0.3 s slower);
-the released columns' one-hot levels compared as numbers (3.2 -> 1.3 ms a decode). Unchanged
-for tables above 500 rows except the final-model timing up to 2,000.
+small network's steps contended with the audit's for the interpreter: 300 rows 0.3 s slower,
+and the grid went 1.6 -> 1.1 s without it); the density attack's leave-one-out references
+for all holdout rows at once (engine.privacy.density.leave_one_out_refits: 320 rows 130 ->
+20 ms); the released columns' one-hot levels compared as numbers (3.2 -> 1.3 ms a decode),
+the AUC's ranks without scipy's checks, a column's codes by sorted search (the distance space
+2.2 -> 1.2 ms a decode). Tables above 2,000 rows run the same code as before, except the
+leave-one-out references up to 2,000 holdout rows (10,000 rows of table).
+
+In the same session, unchanged code paths: survival 100,000 x 10 72.6 s (target 60 s not met
+in that hour), survival 1,000,000 x 10 172.0 s, peak 1,704 MiB (targets met).
 
 Checked within the seed spread (the splits' rows are now drawn before the first split, so
 the draws differ): six public tables of 103-500 rows (lung, heart, diabetes, rossi, whas500
