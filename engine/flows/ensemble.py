@@ -94,19 +94,18 @@ def batchable(config: FlowConfig) -> bool:
     )
 
 
+def _tiled(t: Tensor, members: int) -> Tensor:
+    """``members`` copies of ``t`` along a new leading dimension (detached)."""
+    return t.detach().unsqueeze(0).repeat(members, *[1] * t.dim())
+
+
 class _Stack:
     """E members' weights (leading dimension E) on the masks of one template :class:`MAF`."""
 
     def __init__(self, base: MAF, members: int, white: list[tuple[Tensor, Tensor]]) -> None:
         self.base, self.E = base, members
-        self.params = {
-            n: getattr(base, n).detach().unsqueeze(0).repeat(members, *[1] * getattr(base, n).dim()).requires_grad_()
-            for n in _PARAMS
-        }  # fmt: skip
-        self.vectors = {
-            n: getattr(base, n).unsqueeze(0).repeat(members, *[1] * getattr(base, n).dim())
-            for n in _VECTORS
-        }  # fmt: skip
+        self.params = {n: _tiled(getattr(base, n), members).requires_grad_() for n in _PARAMS}
+        self.vectors = {n: _tiled(getattr(base, n), members) for n in _VECTORS}
         dev = base.W1.device
         self.white_mean = torch.stack([m for m, _ in white]).to(dev)
         chol = torch.stack([torch.tril(c) for _, c in white])
