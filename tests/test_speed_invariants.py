@@ -141,7 +141,8 @@ def test_numeric_codes_match_the_object_index() -> None:
     the object index."""
     import pandas as pd
 
-    from engine.encoding.encoder import _codes, _numeric_codes
+    from engine.encoding.lookup import label_codes as _codes
+    from engine.encoding.lookup import numeric_codes as _numeric_codes
     from engine.errors import InputError
 
     labels = (3, 0, 1.5, -2)

@@ -63,8 +63,8 @@ import numpy as np
 import pandas as pd
 
 from engine.columns.kinds import ColumnSpec
-from engine.encoding.encoder import _codes
 from engine.encoding.frequencies import CALIBRATE_ROWS, calibrated_shares, level_counts
+from engine.encoding.lookup import label_codes as _codes
 from engine.encoding.restore import restore_labels
 
 MAX_LEVELS = 12  # more levels keep the ordered probit (one flow dimension per indicator)
