@@ -119,22 +119,6 @@ def test_chunked_generation_equals_one_pass(
     assert flow.last_nonfinite == int((~np.isfinite(one_pass).all(axis=1)).sum())
 
 
-def test_average_ranks_equal_scipy_rankdata_with_ties() -> None:
-    """The audit's ranks (engine.privacy.attacks.average_ranks) are scipy's, ties averaged,
-    on scores with many ties (rounded) and without; so every AUC is the same number."""
-    from scipy.stats import rankdata
-
-    from engine.privacy.attacks import average_ranks
-    from engine.privacy.audit import membership_auc
-
-    rng = np.random.default_rng(0)
-    for x in (rng.standard_normal(480).round(1), rng.standard_normal(997), np.zeros(5)):
-        assert np.array_equal(average_ranks(x), rankdata(x))
-    m, h = rng.standard_normal(240).round(1) + 0.1, rng.standard_normal(60).round(1)
-    ranks = rankdata(np.concatenate([m, h]))
-    assert membership_auc(m, h) == (ranks[:240].sum() - 240 * 241 / 2) / (240 * 60)
-
-
 def test_numeric_codes_match_the_object_index() -> None:
     """A column's codes by sorted search (numbers against numeric labels) equal the object
     index's, 1 == 1.0 included; an unknown value is refused as before; text and booleans keep

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Protocol
 
 import torch
 
@@ -84,11 +85,17 @@ class FusedAdam:
         )
 
 
+class HasRate(Protocol):
+    """What :class:`PlateauSchedule` adjusts: an optimizer's (or one member's) ``lr``."""
+
+    lr: float
+
+
 class PlateauSchedule:
     """Halve (``factor``) the learning rate after more than ``patience`` epochs without a
     relative improvement of 1e-4 in the monitored loss, never below ``min_lr``."""
 
-    def __init__(self, opt: FusedAdam, *, factor: float, patience: int, min_lr: float) -> None:
+    def __init__(self, opt: HasRate, *, factor: float, patience: int, min_lr: float) -> None:
         self.opt, self.factor, self.patience, self.min_lr = opt, factor, patience, min_lr
         self.best, self.bad_epochs = math.inf, 0
 

@@ -49,6 +49,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from engine.flows.adam import PlateauSchedule
 from engine.flows.config import FlowConfig
 from engine.flows.maf import _LOG_2PI, MAF, _matvec
 from engine.flows.train import (
@@ -115,6 +116,11 @@ class _Stack:
 
     def live(self) -> list[Tensor]:
         return [p for p in self.params.values() if p.numel() > 0]
+
+    def named(self, weights: list[Tensor]) -> dict[str, Tensor]:
+        """``weights`` (in the order of :meth:`live`) by parameter name, the empty ones kept."""
+        it = iter(weights)
+        return {k: (next(it) if p.numel() > 0 else p) for k, p in self.params.items()}
 
     def _masked(self, P: dict[str, Tensor]) -> list[tuple[Tensor, Tensor, Tensor]]:
         b = self.base
@@ -184,6 +190,21 @@ class _Stack:
             model.white_chol.copy_(self.white_chol[e])
             model.white_inv.copy_(self.white_inv[e])
         return model
+
+
+class _MemberRate:
+    """Member ``e``'s entry of the learning-rate vector, as the ``lr`` of one optimizer."""
+
+    def __init__(self, rates: Tensor, e: int) -> None:
+        self.rates, self.e = rates, e
+
+    @property
+    def lr(self) -> float:
+        return float(self.rates[self.e])
+
+    @lr.setter
+    def lr(self, value: float) -> None:
+        self.rates[self.e] = value
 
 
 class _Adam:
@@ -285,14 +306,16 @@ def _train_batched(
     ]
     stack = _Stack(base.to(dev), E, white)
     live = stack.live()
-    names_live = [k for k, p in stack.params.items() if p.numel() > 0]
     avg = [p.detach().clone() for p in live]
     lr = torch.full((E,), config.lr, device=dev)
     opt = _Adam(live, lr, config.weight_decay)
     gen = torch.Generator().manual_seed(seed)
     batch, ntr = config.effective_batch(len(train_idx)), len(train_idx)
-    patience = max(1, config.patience // 3)
-    sched_best, sched_bad = np.full(E, math.inf), np.zeros(E, dtype=int)
+    scheds = [  # the single training's plateau rule, on each member's rate
+        PlateauSchedule(_MemberRate(lr, e), factor=0.5, patience=max(1, config.patience // 3),
+                        min_lr=config.min_lr)
+        for e in range(E)
+    ]  # fmt: skip
     best, bad, best_epoch = np.full(E, math.inf), np.zeros(E, dtype=int), np.zeros(E, dtype=int)
     active = np.ones(E, dtype=bool)
     best_w = [a.clone() for a in avg]
@@ -318,23 +341,12 @@ def _train_batched(
             total += loss.detach().double().cpu() * xb.shape[1]
         train_nll = (total / ntr).numpy()
         with torch.no_grad():
-            P = dict(zip(names_live, avg, strict=True)) | {
-                k: p for k, p in stack.params.items() if p.numel() == 0
-            }
-            val = (-stack.log_prob(Xva, P)).double().sum(-1).cpu().numpy() / Xva.shape[1]
+            val = (-stack.log_prob(Xva, stack.named(avg))).double().sum(-1).cpu().numpy() / Xva.shape[1]
         epochs_done = []
         # the plateau schedule and early stopping, per member
         for e in map(int, np.flatnonzero(active)):
             history[e].append((epoch, float(train_nll[e]), float(val[e])))
-            if val[e] < sched_best[e] * (1.0 - 1e-4):
-                sched_best[e], sched_bad[e] = val[e], 0
-            else:
-                sched_bad[e] += 1
-            if sched_bad[e] > patience:
-                new = max(float(lr[e]) * 0.5, config.min_lr)
-                if float(lr[e]) - new > 1e-8:
-                    lr[e] = new
-                sched_bad[e] = 0
+            scheds[e].step(float(val[e]))
             if val[e] < best[e] - 1e-4:
                 best[e], bad[e], best_epoch[e] = val[e], 0, epoch
                 with torch.no_grad():
@@ -363,9 +375,7 @@ def _train_batched(
         if not active.any():
             break
     seconds = time.perf_counter() - start
-    P_best = dict(zip(names_live, best_w, strict=True)) | {
-        k: p for k, p in stack.params.items() if p.numel() == 0
-    }
+    P_best = stack.named(best_w)
     out = []
     for e in range(E):
         model = stack.member(e, P_best, stack.vectors)  # (u, v made exact below)

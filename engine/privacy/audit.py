@@ -3,9 +3,9 @@
 Why by hand: no library runs this audit. Privacy toolkits (e.g. synthcity, anonymeter) score one
 finished synthetic table; here the flow is re-fitted on a train split, Latent Noise Injection is
 re-run for every w with fresh noise, and the selection rule needs mean and standard error per w.
-Library parts used: scipy ``cKDTree`` (exact nearest neighbours), torch matrix products for the
-kernel sums (:mod:`engine.privacy.density`); the AUC is a Mann-Whitney statistic, ties one half,
-on scipy ``rankdata``'s ranks computed in fewer calls (:func:`attacks.average_ranks`, tested equal).
+Library parts used: scipy ``cKDTree`` (exact nearest neighbours, :mod:`engine.privacy.neighbours`),
+``scipy.stats.rankdata`` (AUC as a Mann-Whitney statistic, ties one half), torch matrix
+products for the kernel sums (:mod:`engine.privacy.density`).
 
 Two attacks, both scored on every w of the grid (METHOD.md section 5):
     distance (the paper's eqs. 24/25): score d(X) = min over synthetic rows ||X - X~||.
@@ -42,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.stats import rankdata
 
 from engine.flows.generate import inject_latent_noise  # noqa: F401  (the one map; used in attacks)
 from engine.privacy.attacks import (  # noqa: F401  (re-exported)
@@ -51,7 +52,6 @@ from engine.privacy.attacks import (  # noqa: F401  (re-exported)
     Split,
     _Draw,
     _draw_repeats,
-    average_ranks,
     binding_attack,
     first_failure,
     make_split,
@@ -157,7 +157,7 @@ def membership_auc(member_scores: np.ndarray, nonmember_scores: np.ndarray) -> f
         0.875
     """
     n1, n0 = len(member_scores), len(nonmember_scores)
-    ranks = average_ranks(np.concatenate([member_scores, nonmember_scores]))
+    ranks = rankdata(np.concatenate([member_scores, nonmember_scores]))
     return float((ranks[:n1].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 
 
