@@ -249,7 +249,7 @@ small network's steps contended with the audit's for the interpreter: 300 rows 0
 and the grid went 1.6 -> 1.1 s without it); the density attack's leave-one-out references
 for all holdout rows at once (engine.privacy.density.leave_one_out_refits: 320 rows 130 ->
 20 ms); the released columns' one-hot levels compared as numbers (3.2 -> 1.3 ms a decode),
-the AUC's ranks without scipy's checks, a column's codes by sorted search (the distance space
+a column's codes by sorted search (the distance space
 2.2 -> 1.2 ms a decode). Tables above 2,000 rows run the same code as before, except the
 leave-one-out references up to 2,000 holdout rows (10,000 rows of table).
 
