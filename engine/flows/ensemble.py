@@ -50,7 +50,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from engine.flows.adam import PlateauSchedule
-from engine.flows.config import FlowConfig
+from engine.flows.config import MIN_DELTA, FlowConfig
 from engine.flows.maf import _LOG_2PI, MAF, _matvec
 from engine.flows.train import (
     _INIT_LOCK,
@@ -92,6 +92,7 @@ def batchable(config: FlowConfig) -> bool:
         and not config.batch_norm
         and config.input_noise <= 0.0
         and config.steps_per_epoch is None
+        and config.min_delta == MIN_DELTA
     )
 
 
@@ -347,7 +348,7 @@ def _train_batched(
         for e in map(int, np.flatnonzero(active)):
             history[e].append((epoch, float(train_nll[e]), float(val[e])))
             scheds[e].step(float(val[e]))
-            if val[e] < best[e] - 1e-4:
+            if val[e] < best[e] - MIN_DELTA:
                 best[e], bad[e], best_epoch[e] = val[e], 0, epoch
                 with torch.no_grad():
                     for mine, theirs in zip(best_w, avg, strict=True):

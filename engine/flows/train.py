@@ -1,10 +1,11 @@
 """Training of one MAF and the trained model's numpy interface (see ``engine/flows/select.py``).
 
 * ``FlowConfig``: architecture and schedule (:mod:`engine.flows.config`, re-exported here).
-* ``train_flow``: Adam (fused kernel, :mod:`engine.flows.adam`), 80/20 seeded split, a plateau schedule down to ``min_lr``,
-  early stopping on the validation NLL of an exponential moving average of the weights,
-  best (averaged) weights restored, spectral-norm vectors made exact at the end; each epoch
-  is also reported as an :class:`engine.progress.EpochDone` partial result.
+* ``train_flow``: Adam (fused kernel, :mod:`engine.flows.adam`), 80/20 seeded split, a plateau
+  schedule down to ``min_lr``, early stopping on the validation NLL of an exponential moving
+  average of the weights (patience reset by a gain of ``min_delta``), best (averaged) weights
+  restored, spectral-norm vectors made exact at the end; each epoch also reported as an
+  :class:`engine.progress.EpochDone` partial result.
 * ``TrainedFlow``: ``to_latent`` / ``from_latent`` on float64 numpy arrays (float32 on the
   device, chunks of 16,384 rows; PITFALLS.md), non-finite output rows counted in
   ``last_nonfinite``.
@@ -38,7 +39,7 @@ from engine.device import is_out_of_memory, seeded_determinism
 from engine.device import resolve_device as resolve_device_choice
 from engine.errors import InputError
 from engine.flows.adam import FusedAdam, PlateauSchedule
-from engine.flows.config import FlowConfig
+from engine.flows.config import MIN_DELTA, FlowConfig
 from engine.flows.maf import MAF
 from engine.flows.noise import _noise_stats, _noisy  # noqa: F401  (_noisy re-exported)
 from engine.flows.whiten import whitening
@@ -255,15 +256,13 @@ def _fit(
     cancel: CancelToken,
 ) -> tuple[list[tuple[int, float, float]], float]:
     """The epoch loop; leaves the best weights in ``model``. Returns (history, seconds)."""
-    gen = torch.Generator().manual_seed(seed)
-    opt = _make_optimizer(model, config)
-    sched = PlateauSchedule(
-        opt, factor=0.5, patience=max(1, config.patience // 3), min_lr=config.min_lr
-    )
+    gen, opt = torch.Generator().manual_seed(seed), _make_optimizer(model, config)
+    sched = PlateauSchedule(opt, factor=0.5, patience=max(1, config.patience // 3), min_lr=config.min_lr)
     batch = config.effective_batch(len(Xtr))
     noise = _noise_stats(config, Xtr)
     average = copy.deepcopy(model)
     best, best_state, bad_epochs, best_epoch = math.inf, copy.deepcopy(model.state_dict()), 0, 0
+    mark, mark_epoch = math.inf, 0  # the last validation NLL that counted as progress
     history: list[tuple[int, float, float]] = []
     shown, start = 0.0, time.perf_counter()
     for epoch in range(1, config.max_epochs + 1):
@@ -275,14 +274,16 @@ def _fit(
         val_nll = _mean_nll(average, Xva)
         history.append((epoch, train_nll, val_nll))
         sched.step(val_nll)
-        if val_nll < best - 1e-4:
-            best, bad_epochs, best_epoch = val_nll, 0, epoch
+        if val_nll < best - MIN_DELTA:
+            best, best_epoch = val_nll, epoch
             best_state = copy.deepcopy(average.state_dict())
+        if val_nll < mark - config.min_delta:
+            mark, mark_epoch, bad_epochs = val_nll, epoch, 0
         else:
             bad_epochs += 1
         # the fraction counts towards where early stopping will end (not max_epochs, which is
         # rarely reached), so time left estimated from it is not inflated; never backwards
-        planned = min(config.max_epochs, best_epoch + config.patience)
+        planned = min(config.max_epochs, mark_epoch + config.patience)
         shown = max(shown, epoch / planned)
         done = EpochDone(
             epoch, config.max_epochs, train_nll, val_nll, time.perf_counter() - began,
