@@ -139,3 +139,66 @@ def test_numeric_codes_match_the_object_index() -> None:
         _codes(pd.Series([0.5]), labels)
     assert _numeric_codes(pd.Series(["a"]), ("a",)) is None
     assert _numeric_codes(pd.Series([1, 0]), (True, False)) is None
+
+
+def test_the_incremental_inverse_takes_each_relu_once_with_the_same_numbers() -> None:
+    """The generating pass keeps each hidden unit's ReLU from its first use (issue 31): every
+    decoded value equals, bit for bit, the pass that took the ReLU of all the units an output
+    reads at every output (written out here), and matches the flow's density pass."""
+    from engine.flows.maf import MAF
+
+    torch.manual_seed(0)
+    model = MAF(7, hidden=24, flows=3, layers=1).eval()
+    with torch.no_grad():
+        for p in (model.W1, model.W2, model.b1, model.b2):
+            p.normal_(0.0, 0.3)
+    z = torch.randn(500, 7, generator=torch.Generator().manual_seed(1))
+
+    def every_output(self, z, k, weights):  # type: ignore[no-untyped-def]
+        W1, _, W2 = weights
+        d, c = self.features, self.log_scale_bound
+        w2 = torch.stack([W2[k, :d], W2[k, d:]], dim=1)
+        b2 = torch.stack([self.b2[k, :d], self.b2[k, d:]], dim=1)
+        zt = z.T.contiguous()
+        a = self.b1[k][:, None].expand(-1, zt.shape[1]).contiguous()
+        xt = torch.empty_like(zt)
+        for i in range(d):
+            e = self._ends[i]
+            if e > 0:
+                out = torch.addmm(b2[i][:, None], w2[i, :, :e], torch.relu(a[:e]))
+                mu, s = out[0], out[1]
+            else:
+                mu, s = b2[i, 0], b2[i, 1]
+            xt[i] = mu + zt[i] * torch.exp(c * torch.tanh(s / c))
+            if i < d - 1 and e < a.shape[0]:
+                a[e:].addr_(W1[k][e:, i], xt[i])
+        return xt.T
+
+    with torch.no_grad():
+        x = model.from_latent(z)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(MAF, "_inverse_incremental", every_output)
+            reference = model.from_latent(z)
+        back = model.to_latent(x)[0]
+    assert torch.equal(x, reference)
+    assert float((back - z).abs().max()) < 1e-3  # float32 round trip
+
+
+def test_the_report_warm_up_leaves_figures_and_settings_as_they_were() -> None:
+    """The report's libraries loaded beside the audit (engine.report.warm): matplotlib's
+    settings are the same after it, and a figure drawn after it has the same pixels."""
+    import matplotlib
+
+    from engine.report import warm
+    from engine.report.figures import _png
+
+    def draw(fig) -> None:  # type: ignore[no-untyped-def]
+        ax = fig.add_subplot(1, 1, 1)
+        ax.plot([0, 1, 2], [1, 0, 2])
+        ax.set_title("w = 0.5")
+
+    before, settings = _png(draw, 2.0, 1.5), dict(matplotlib.rcParams)
+    warm.start()
+    warm.wait()
+    assert dict(matplotlib.rcParams) == settings
+    assert _png(draw, 2.0, 1.5) == before

@@ -37,6 +37,7 @@ from engine.progress import (
     report,
     sub_progress,
 )
+from engine.report import warm
 
 # Shares of the progress bar, as measured (800-row demo table, 2 splits, CPU): the audit took
 # 85 % of synthesize's time, and within a split training its flow about 30 %. Bars weighted
@@ -339,6 +340,7 @@ def synthesize(
     dp = prep.config.dp_epsilon is not None  # the DP release gets the last 20 %
     audit_end = AUDIT_SHARE * (0.8 if dp else 1.0)
     final = _Final(prep, rng, cancel)
+    warm.start()  # the report's libraries load beside the audit (engine.report.warm)
     try:
         audit = _audit(prep, rng, sub_progress(progress, 0.0, audit_end), cancel, final)
         timings = {"audit_seconds": time.perf_counter() - t0}

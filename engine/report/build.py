@@ -38,6 +38,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.report import warm
 from engine.report.layout import FONT, FONT_BOLD, GREY, RED, guarded, register_fonts, styles
 from engine.report.sections.summary import header_info
 
@@ -74,6 +75,7 @@ def render_report(result: RunResult) -> bytes:
     # images as binary Flate streams, not ASCII85 text: reportlab's pure-Python ASCII85 encoder
     # was 0.2 s of a small report, and the file is a quarter smaller
     rl_config.useA85 = 0
+    warm.wait()  # a warm-up of the same libraries still running (engine.report.warm)
     register_fonts()
     paragraph_styles = styles()
     info = header_info(result)
