@@ -82,12 +82,27 @@ def test_the_released_model_is_the_one_trained_after_the_audit(
         trained_on.append((threading.current_thread().name, len(X)))
         return select_flow(X, **kwargs)
 
+    import engine.privacy.audit as audit_module
+    from engine.privacy.release import real_neighbours
+
+    given: list[np.ndarray | None] = []
+
+    def metrics_spy(real, synth, **kwargs):  # type: ignore[no-untyped-def]
+        given.append(kwargs.get("near"))
+        return release_metrics(real, synth, **kwargs)
+
+    release_metrics = audit_module.release_metrics
     monkeypatch.setattr(select_module, "select_flow", spy)
+    monkeypatch.setattr(audit_module, "release_metrics", metrics_spy)
     monkeypatch.setattr(synthesize_step, "BESIDE_FROM_ROWS", 0)  # (300 rows: after, by default)
     config = RunConfig(input=_table(tmp_path), time="time", event="event", seed=3,
                        w_grid=(0.0, 0.3, 0.6), allow_risky=True)  # fmt: skip
     prep = prepare(config)
     result = synthesize(prep)
+    # the real rows' neighbours, found on the model's thread, are those of every real row
+    near = given[0]
+    assert near is not None
+    assert np.array_equal(near, real_neighbours(prep.encoder.distance_space(prep.real)))
     assert ("final-model", 300) in trained_on  # every row, on the thread beside the audit
     assert all(name != "final-model" for name, n in trained_on if n < 300)  # splits: main
     assert result.flow is not None and result.audit.architecture is not None

@@ -23,14 +23,11 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import math
 import secrets
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import torch
@@ -42,6 +39,7 @@ from engine.flows.adam import FusedAdam, PlateauSchedule
 from engine.flows.config import MIN_DELTA, FlowConfig
 from engine.flows.maf import MAF
 from engine.flows.noise import _noise_stats, _noisy  # noqa: F401  (_noisy re-exported)
+from engine.flows.trained import CHUNK_ROWS, CPU_THREADS, TrainedFlow, cpu_threads  # noqa: F401 (re-exported)
 from engine.flows.whiten import whitening
 from engine.progress import (
     NEVER_CANCELLED,
@@ -54,96 +52,10 @@ from engine.progress import (
 
 __all__ = ["FlowConfig", "TrainedFlow", "train_flow", "resolve_device", "cpu_threads"]
 
-CHUNK_ROWS = 16_384
 _CANCEL_EVERY = 50
-CPU_THREADS = 1
 # a model trained on a thread beside another (engine.pipeline.final_model) seeds its initial
 # weights from torch's global generator: one at a time
 _INIT_LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def cpu_threads(device: str, n: int = CPU_THREADS) -> Any:
-    """Run the block with at most ``n`` intra-op CPU threads (restored afterwards).
-
-    These networks are small (512 x 64 matrices): on a busy 2-core machine one thread trained
-    an epoch in 0.08 s and two threads in 3-4 s (OpenMP threads spinning against other work).
-    """
-    before = torch.get_num_threads()
-    if device == "cpu" and before > n:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        if torch.get_num_threads() != before:
-            torch.set_num_threads(before)
-
-
-@dataclass
-class TrainedFlow:
-    """A trained MAF with numpy in/out (read-only by convention).
-
-    References: Papamakarios et al. 2017.
-
-    Example:
-        >>> import numpy as np
-        >>> flow = train_flow(np.random.default_rng(1).normal(size=(200, 3)),
-        ...                   FlowConfig(flows=1, hidden=4, max_epochs=1), seed=1)
-        >>> sorted(flow.to_dict())[:3]
-        ['batch_size', 'device', 'device_note']
-    """
-
-    model: MAF
-    config: FlowConfig
-    val_nll: float
-    train_seconds: float
-    epochs: int
-    device: str
-    history: list[tuple[int, float, float]] = field(default_factory=list)
-    last_nonfinite: int = 0
-    device_note: str | None = None  # why not the requested device (GPU unusable, out of memory)
-    # each validation row's NLL (before a Gaussian is refitted on all rows): the model choice
-    val_row_nll: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
-
-    def _map(self, A: np.ndarray, forward: bool) -> np.ndarray:
-        A = np.asarray(A, dtype=np.float64)
-        if A.ndim != 2 or A.shape[1] != self.model.features:
-            raise InputError(
-                f"expected a table with {self.model.features} model columns, got shape {A.shape}"
-            )
-        out = np.empty_like(A)
-        self.model.eval()
-        with torch.no_grad(), cpu_threads(self.device):
-            for start in range(0, len(A), CHUNK_ROWS):
-                t = torch.from_numpy(A[start : start + CHUNK_ROWS]).to(self.device, torch.float32)
-                r = self.model.to_latent(t)[0] if forward else self.model.from_latent(t)
-                out[start : start + CHUNK_ROWS] = r.cpu().numpy()
-        self.last_nonfinite = int((~np.isfinite(out).all(axis=1)).sum())
-        return out
-
-    def to_latent(self, X: np.ndarray) -> np.ndarray:
-        """Model-space rows -> latent codes (float64); counts non-finite rows."""
-        return self._map(X, forward=True)
-
-    def from_latent(self, Z: np.ndarray) -> np.ndarray:
-        """Latent codes -> model-space rows (float64); counts non-finite rows."""
-        return self._map(Z, forward=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``model`` block of the run record (CONTRACTS.md)."""
-        return {
-            "flows": self.config.flows,
-            "hidden": self.config.hidden,
-            "layers": self.config.layers,
-            "val_nll": self.val_nll,
-            "device": self.device,
-            "device_note": self.device_note,
-            "train_seconds": self.train_seconds,
-            "whitened": self.config.whiten,
-            "epochs": self.epochs,
-            "steps_per_epoch": self.config.steps_per_epoch,  # None: a pass over all rows
-            "batch_size": self.config.batch_size,  # None: about 25 steps a pass
-        }
 
 
 def resolve_device(device: str) -> str:

@@ -36,9 +36,17 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from engine.progress import NEVER_CANCELLED, CancelToken, Partial, ProgressFn, report
+from engine.report import warm
+
+if TYPE_CHECKING:
+    from engine.flows.train import FlowConfig, TrainedFlow
+    from engine.pipeline.config import Prepared
+    from engine.privacy.audit import AuditResult
 
 _POLL_S = 0.2  # how often the waiting side passes on the thread's progress
 
@@ -117,3 +125,78 @@ class FinalModel:
         if self.thread is not None and self.thread.is_alive():
             self.token._event.set()
             self.thread.join()
+
+
+class FinalBesideAudit:
+    """The pipeline's final model on all rows, trained by a :class:`FinalModel` from the moment
+    the audit has chosen its architecture. Its model rows are drawn on that thread from a
+    generator spawned off the run's (the run's own draws are left as they were). Once trained,
+    the thread loads the report's libraries and finds the real rows' neighbour distances for
+    the release metrics (``near``), work that waited for the audit's end before."""
+
+    def __init__(self, prep: Prepared, rng: np.random.Generator, cancel: CancelToken) -> None:
+        self.prep, self.rng, self.cancel = prep, rng.spawn(1)[0], cancel
+        self.model: FinalModel | None = None
+        self.X_model: np.ndarray | None = None
+        self.architecture: FlowConfig | None = None
+        self.encode_seconds = 0.0
+        self.near: np.ndarray | None = None  # engine.privacy.release.real_neighbours, all rows
+        self._encoding = threading.Lock()
+
+    def _rows(self) -> np.ndarray:
+        """The model rows, drawn on the first call (on the model's thread: 1.1 s of
+        dequantization at 100,000 rows, which held up the audit's own first flow)."""
+        with self._encoding:
+            if self.X_model is None:
+                t0 = time.perf_counter()
+                self.X_model = self.prep.encoder.transform(self.prep.real, self.rng)
+                self.encode_seconds = time.perf_counter() - t0
+            return self.X_model
+
+    def begin(self, architecture: FlowConfig) -> None:
+        """Train ``architecture`` (already training: kept; another: stopped, this one begun).
+        The audit begins the only flow of a large table's family before ranking it, beside
+        the ranking's own training (one core each); when the audit then chooses the Gaussian
+        copula instead, that model is stopped and the copula (nothing to train) begun."""
+        from engine.flows.select import select_flow
+        from engine.privacy.release import real_neighbours
+
+        if self.model is not None:
+            if self.architecture == architecture:
+                return
+            self.model.stop()
+        cfg = self.prep.config
+        self.architecture = architecture
+
+        def train(progress: ProgressFn, cancel: CancelToken) -> TrainedFlow:
+            X = self._rows()
+            cancel.raise_if_cancelled()
+            flow = select_flow(
+                X, budget=cfg.budget, device=cfg.device, seed=cfg.seed, progress=progress,
+                cancel=cancel, architecture=architecture,
+            )  # fmt: skip
+            # this core is free now while the audit's grid goes on: the report's libraries
+            # load (engine.report.warm; begun with the audit, they slowed its first flows) and
+            # the release metrics' real-row neighbours are found (1.7 s at 100,000 rows)
+            warm.start()
+            self.near = real_neighbours(self.prep.encoder.distance_space(self.prep.real))
+            return flow
+
+        self.model = FinalModel(train, self.cancel)
+        self.model.start()
+
+    def ready_for(self, audit: AuditResult) -> bool:
+        """Whether the model training here is the architecture the audit chose."""
+        chosen = getattr(audit, "architecture", None)
+        return self.model is not None and chosen is not None and chosen == self.architecture
+
+    def wait(self, progress: ProgressFn) -> tuple[TrainedFlow, np.ndarray, float]:
+        """The trained flow, the rows it trained on and its training seconds."""
+        assert self.model is not None
+        flow = self.model.wait(progress)
+        assert self.X_model is not None
+        return flow, self.X_model, self.model.seconds - self.encode_seconds
+
+    def stop(self) -> None:
+        if self.model is not None:
+            self.model.stop()

@@ -101,11 +101,13 @@ def release(
     except _Refusal as refusal:
         return refused_result(prep, audit, started, timings, refusal.reason, refusal.hint)
 
+    near = None
     if flow is None and final is not None:  # trained beside the audit, on rows drawn then
         progress(0.0, "the final model on all rows, trained beside the audit")
         flow, X_model, timings["train_seconds"] = final.wait(
             labelled(sub_progress(progress, 0.0, 0.7), model="final model")
         )
+        near = getattr(final, "near", None)  # found on its thread once it had trained
     else:
         X_model = prep.encoder.transform(prep.real, rng)
     if flow is None:
@@ -116,7 +118,7 @@ def release(
     t0 = time.perf_counter()
     real_fit = real_fit_beside(prep)  # the real model does not wait for the synthetic rows
     drawn = _draw_copies(prep, flow, X_model, w, rng, cancel)
-    released, metrics, eps = _measure(prep, flow, X_model, w, rng, drawn)
+    released, metrics, eps = _measure(prep, flow, X_model, w, rng, drawn, near)
     timings["release_seconds"] = time.perf_counter() - t0
     cancel.raise_if_cancelled()
 
@@ -266,9 +268,11 @@ def _measure(
     w: float,
     rng: np.random.Generator,
     drawn: _Drawn,
+    near: np.ndarray | None = None,
 ) -> tuple[tuple[pd.DataFrame, ...], ReleaseMetrics, EpsilonStatement]:
     """Shuffle the copies; the release metrics over each record's closest copy (what a holder
-    of all copies sees) and epsilon for that many copies."""
+    of all copies sees) and epsilon for that many copies. ``near``: the real rows' neighbour
+    distances when known (:func:`engine.privacy.release.real_neighbours` of every real row)."""
     from engine.device import resolve_device
     from engine.flows.generate import shuffled
     from engine.privacy.audit import epsilon_for_copies, epsilon_statement, release_metrics
@@ -282,7 +286,7 @@ def _measure(
         aligned.append(enc.distance_space(dec.frame)[rows_of_record[kept_in_all]])
     metrics = release_metrics(
         X_dist[kept_in_all], _closest_copy(X_dist[kept_in_all], aligned), rng=rng,
-        device=resolve_device(cfg.device).device,
+        device=resolve_device(cfg.device).device, near=near if kept_in_all.all() else None,
     )  # fmt: skip
     copies = [dec.frame for _, dec in drawn.decoded]
     released = tuple(c.iloc[shuffled(len(c), rng)].reset_index(drop=True) for c in copies)

@@ -5,7 +5,6 @@ References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -23,7 +22,7 @@ from engine.pipeline.config import (
     RunConfig,
     make_rng,
 )
-from engine.pipeline.final_model import FinalModel
+from engine.pipeline.final_model import FinalBesideAudit
 from engine.pipeline.record import build_audit_json
 from engine.pipeline.release_step import release
 from engine.pipeline.results import DPAudit, DPResult, RunResult
@@ -37,7 +36,6 @@ from engine.progress import (
     report,
     sub_progress,
 )
-from engine.report import warm
 
 # Shares of the progress bar, as measured (800-row demo table, 2 splits, CPU): the audit took
 # 85 % of synthesize's time, and within a split training its flow about 30 %. Bars weighted
@@ -63,7 +61,7 @@ RELEASED_ATTACK_UP_TO = 20_000
 SCORED_ROWS = 5_000
 
 if TYPE_CHECKING:
-    from engine.flows.train import FlowConfig, TrainedFlow
+    from engine.flows.train import FlowConfig
     from engine.privacy.audit import AuditResult
     from engine.privacy.family import Candidate
     from engine.privacy.release import LatentMap
@@ -134,7 +132,7 @@ class _FamilyFitter:
         tracker: _AuditProgress,
         cancel: CancelToken,
         rows: int,
-        final: _Final | None = None,
+        final: FinalBesideAudit | None = None,
     ) -> None:
         self.config, self.tracker, self.cancel, self.rows = config, tracker, cancel, rows
         self.configs: dict[str, FlowConfig] = {}
@@ -192,77 +190,12 @@ class _FamilyFitter:
         )  # fmt: skip
 
 
-class _Final:
-    """The final model on all rows, trained on a thread from the moment the audit has chosen
-    its architecture (:mod:`engine.pipeline.final_model`). Its model rows are drawn from a
-    generator spawned off the run's (the run's own draws are left as they were)."""
-
-    def __init__(self, prep: Prepared, rng: np.random.Generator, cancel: CancelToken) -> None:
-        self.prep, self.rng, self.cancel = prep, rng.spawn(1)[0], cancel
-        self.model: FinalModel | None = None
-        self.X_model: np.ndarray | None = None
-        self.architecture: FlowConfig | None = None
-        self.encode_seconds = 0.0
-        self._encoding = threading.Lock()
-
-    def _rows(self) -> np.ndarray:
-        """The model rows, drawn on the first call (on the model's thread: 1.1 s of
-        dequantization at 100,000 rows, which held up the audit's own first flow)."""
-        with self._encoding:
-            if self.X_model is None:
-                t0 = time.perf_counter()
-                self.X_model = self.prep.encoder.transform(self.prep.real, self.rng)
-                self.encode_seconds = time.perf_counter() - t0
-            return self.X_model
-
-    def begin(self, architecture: FlowConfig) -> None:
-        """Train ``architecture`` (already training: kept; another: stopped, this one begun).
-        The audit begins the only flow of a large table's family before ranking it, beside
-        the ranking's own training (one core each); when the audit then chooses the Gaussian
-        copula instead, that model is stopped and the copula (nothing to train) begun."""
-        from engine.flows.select import select_flow
-
-        if self.model is not None:
-            if self.architecture == architecture:
-                return
-            self.model.stop()
-        cfg = self.prep.config
-        self.architecture = architecture
-
-        def train(progress: ProgressFn, cancel: CancelToken) -> TrainedFlow:
-            X = self._rows()
-            cancel.raise_if_cancelled()
-            return select_flow(
-                X, budget=cfg.budget, device=cfg.device, seed=cfg.seed, progress=progress,
-                cancel=cancel, architecture=architecture,
-            )  # fmt: skip
-
-        self.model = FinalModel(train, self.cancel)
-        self.model.start()
-
-    def ready_for(self, audit: AuditResult) -> bool:
-        """Whether the model training here is the architecture the audit chose."""
-        chosen = getattr(audit, "architecture", None)
-        return self.model is not None and chosen is not None and chosen == self.architecture
-
-    def wait(self, progress: ProgressFn) -> tuple[TrainedFlow, np.ndarray, float]:
-        """The trained flow, the rows it trained on and its training seconds."""
-        assert self.model is not None
-        flow = self.model.wait(progress)
-        assert self.X_model is not None
-        return flow, self.X_model, self.model.seconds - self.encode_seconds
-
-    def stop(self) -> None:
-        if self.model is not None:
-            self.model.stop()
-
-
 def _audit(
     prep: Prepared,
     rng: np.random.Generator,
     progress: ProgressFn,
     cancel: CancelToken,
-    final: _Final | None = None,
+    final: FinalBesideAudit | None = None,
 ) -> AuditResult:
     from engine.device import nn_method_for, resolve_device
     from engine.privacy.audit import AuditConfig
@@ -339,8 +272,7 @@ def synthesize(
     t0 = time.perf_counter()
     dp = prep.config.dp_epsilon is not None  # the DP release gets the last 20 %
     audit_end = AUDIT_SHARE * (0.8 if dp else 1.0)
-    final = _Final(prep, rng, cancel)
-    warm.start()  # the report's libraries load beside the audit (engine.report.warm)
+    final = FinalBesideAudit(prep, rng, cancel)
     try:
         audit = _audit(prep, rng, sub_progress(progress, 0.0, audit_end), cancel, final)
         timings = {"audit_seconds": time.perf_counter() - t0}

@@ -37,6 +37,8 @@ from engine.privacy.neighbours import (
     neighbour_distances,
 )
 
+K_RISK = 5  # a record is at risk when its synthetic partner is nearer than its 5th real neighbour
+
 
 class LatentMap(Protocol):
     """A fitted invertible map between model space and the standard-normal latent space."""
@@ -149,8 +151,9 @@ def release_metrics(
     rng: np.random.Generator,
     exact_limit: int = 20000,
     sample_rows: int = 20000,
-    k: int = 5,
+    k: int = K_RISK,
     device: str = "cpu",
+    near: np.ndarray | None = None,
 ) -> ReleaseMetrics:
     """Closer probability, median rank, distance histograms, exact copies and records at risk.
 
@@ -160,6 +163,8 @@ def release_metrics(
     median are estimated from them (``exact`` = False). Records at risk are always exact.
     ``device``: the run's resolved device (kept for callers; the one nearest-neighbour search
     that used it, for exact copies, is now a k-d tree search bounded at 2e-6, issue 31).
+    ``near``: :func:`real_neighbours` of ``real_dist``, when already computed (the pipeline
+    does it beside the audit; it depends on the real rows alone).
 
     Example:
         >>> x = np.arange(20.0).reshape(-1, 1)
@@ -176,8 +181,7 @@ def release_metrics(
     rows = None if exact else np.sort(rng.choice(n, size=min(sample_rows, n), replace=False))
     ranks = record_ranks(real, own, rows)
     k_eff = min(k, n - 1)
-    # the 1st and k-th neighbours of every real row from one search
-    near = neighbour_distances(real, (1, max(k_eff, 1)))
+    near = real_neighbours(real, k) if near is None else near
     at_risk = int((own <= near[:, 1]).sum()) if k_eff > 0 else 0
     return ReleaseMetrics(
         rows=n,
@@ -191,6 +195,18 @@ def release_metrics(
         k_risk=k,
         at_risk=at_risk,
     )
+
+
+def real_neighbours(real_dist: np.ndarray, k: int = K_RISK) -> np.ndarray:
+    """The 1st and k-th (at most n - 1) nearest other real row of every real row, from one
+    search: the release metrics' nearest-real histogram and records at risk.
+
+    Example:
+        >>> real_neighbours(np.array([[0.0], [1.0], [3.0]]), k=5).tolist()
+        [[1.0, 3.0], [1.0, 2.0], [2.0, 3.0]]
+    """
+    real = np.asarray(real_dist, dtype=np.float64)
+    return neighbour_distances(real, (1, max(min(k, len(real) - 1), 1)))
 
 
 def _share_within(queries: np.ndarray, reference: np.ndarray, radius: float) -> float:
