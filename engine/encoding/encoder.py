@@ -242,8 +242,9 @@ class TableEncoder:
     def _decode_column(self, col: ColumnTransform, y: np.ndarray) -> tuple[pd.Series, int]:
         """One column back to its original type; returns (values, number clipped)."""
         kind = col.spec.kind
-        x = col.marginal.inverse(y)  # codes for label kinds, whole numbers for integers
-        tail = col.marginal.beyond(y)  # beyond the fitted range: decoded at a bound (a clip)
+        # codes for label kinds, whole numbers for integers; ``tail``: beyond the fitted range,
+        # decoded at a bound (a clip)
+        x, tail = col.marginal.decode(y)
         if kind in ("binary", "event"):
             codes = np.where(np.nan_to_num(x, nan=col.raw_mean) >= 0.5, 1, 0)
             return restore_labels(codes, col), int((~np.isfinite(y)).sum())
