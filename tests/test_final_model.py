@@ -91,6 +91,18 @@ def test_the_released_model_is_the_one_trained_after_the_audit(
         given.append(kwargs.get("near"))
         return release_metrics(real, synth, **kwargs)
 
+    import engine.pipeline.compare_step as compare_step
+    import engine.pipeline.release_step as release_step
+
+    fitted_on: list[str] = []
+
+    def fit_spy(prep):  # type: ignore[no-untyped-def]
+        fitted_on.append(threading.current_thread().name)
+        return real_fit_beside(prep)
+
+    real_fit_beside = compare_step.real_fit_beside
+    monkeypatch.setattr(compare_step, "real_fit_beside", fit_spy)
+    monkeypatch.setattr(release_step, "real_fit_beside", fit_spy)
     release_metrics = audit_module.release_metrics
     monkeypatch.setattr(select_module, "select_flow", spy)
     monkeypatch.setattr(audit_module, "release_metrics", metrics_spy)
@@ -103,6 +115,8 @@ def test_the_released_model_is_the_one_trained_after_the_audit(
     near = given[0]
     assert near is not None
     assert np.array_equal(near, real_neighbours(prep.encoder.distance_space(prep.real)))
+    # the real table's model was begun there too, not again by the release
+    assert fitted_on == ["final-model"] and result.fidelity.result is not None
     assert ("final-model", 300) in trained_on  # every row, on the thread beside the audit
     assert all(name != "final-model" for name, n in trained_on if n < 300)  # splits: main
     assert result.flow is not None and result.audit.architecture is not None

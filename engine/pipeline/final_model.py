@@ -131,8 +131,9 @@ class FinalBesideAudit:
     """The pipeline's final model on all rows, trained by a :class:`FinalModel` from the moment
     the audit has chosen its architecture. Its model rows are drawn on that thread from a
     generator spawned off the run's (the run's own draws are left as they were). Once trained,
-    the thread loads the report's libraries and finds the real rows' neighbour distances for
-    the release metrics (``near``), work that waited for the audit's end before."""
+    the thread loads the report's libraries, finds the real rows' neighbour distances for the
+    release metrics (``near``) and begins the real table's model fit (``real_fit``), work that
+    waited for the audit's end before."""
 
     def __init__(self, prep: Prepared, rng: np.random.Generator, cancel: CancelToken) -> None:
         self.prep, self.rng, self.cancel = prep, rng.spawn(1)[0], cancel
@@ -141,6 +142,8 @@ class FinalBesideAudit:
         self.architecture: FlowConfig | None = None
         self.encode_seconds = 0.0
         self.near: np.ndarray | None = None  # engine.privacy.release.real_neighbours, all rows
+        # engine.pipeline.compare_step.real_fit_beside, begun on the thread once it had trained
+        self.real_fit: Callable[[], Any] | None = None
         self._encoding = threading.Lock()
 
     def _rows(self) -> np.ndarray:
@@ -159,6 +162,7 @@ class FinalBesideAudit:
         the ranking's own training (one core each); when the audit then chooses the Gaussian
         copula instead, that model is stopped and the copula (nothing to train) begun."""
         from engine.flows.select import select_flow
+        from engine.pipeline.compare_step import real_fit_beside
         from engine.privacy.release import real_neighbours
 
         if self.model is not None:
@@ -180,6 +184,7 @@ class FinalBesideAudit:
             # the release metrics' real-row neighbours are found (1.7 s at 100,000 rows)
             warm.start()
             self.near = real_neighbours(self.prep.encoder.distance_space(self.prep.real))
+            self.real_fit = real_fit_beside(self.prep)  # the real table's model, from now
             return flow
 
         self.model = FinalModel(train, self.cancel)

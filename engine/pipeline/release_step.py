@@ -116,7 +116,8 @@ def release(
 
     progress(0.7, f"generating synthetic rows at w = {w:.2f}")
     t0 = time.perf_counter()
-    real_fit = real_fit_beside(prep)  # the real model does not wait for the synthetic rows
+    # the real model does not wait for the synthetic rows (begun beside the audit, if it was)
+    real_fit = getattr(final, "real_fit", None) or real_fit_beside(prep)
     drawn = _draw_copies(prep, flow, X_model, w, rng, cancel)
     released, metrics, eps = _measure(prep, flow, X_model, w, rng, drawn, near)
     timings["release_seconds"] = time.perf_counter() - t0
