@@ -204,24 +204,6 @@ def test_the_report_warm_up_leaves_figures_and_settings_as_they_were() -> None:
     assert _png(draw, 2.0, 1.5) == before
 
 
-def test_a_large_map_on_two_threads_gives_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:
-    """From PARALLEL_MAP_ROWS rows a CPU flow maps its chunks on two threads: every output bit
-    and the non-finite count are those of the chunks one after the other."""
-    from engine.flows import trained
-    from engine.flows.train import FlowConfig, train_flow
-
-    rng = np.random.default_rng(0)
-    flow = train_flow(rng.standard_normal((400, 4)), FlowConfig(flows=2, hidden=8, max_epochs=2), seed=0)
-    Z = rng.standard_normal((5_000, 4))
-    Z[17] = np.nan
-    monkeypatch.setattr(trained, "CHUNK_ROWS", 512)
-    one = flow.from_latent(Z), flow.last_nonfinite
-    monkeypatch.setattr(trained, "PARALLEL_MAP_ROWS", 1_000)
-    two = flow.from_latent(Z), flow.last_nonfinite
-    assert np.array_equal(one[0], two[0], equal_nan=True) and one[1] == two[1] == 1
-    assert np.array_equal(flow.to_latent(two[0][:3000]), flow.to_latent(one[0][:3000]), equal_nan=True)
-
-
 def test_release_metrics_with_the_neighbours_found_before_are_the_same() -> None:
     """The release metrics given the real rows' neighbour distances found beside the audit
     (engine.privacy.release.real_neighbours) equal those that search themselves."""

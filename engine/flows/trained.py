@@ -16,8 +16,6 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,10 +26,10 @@ from engine.errors import InputError
 from engine.flows.config import FlowConfig
 from engine.flows.maf import MAF
 
+# Rows per chunk of a map. (The chunks of a large map on two threads were tried: the
+# release's million rows decoded no faster beside the real model's fit, and the threads'
+# allocations raised the run's peak memory by 50 MiB.)
 CHUNK_ROWS = 16_384
-# From this many rows a CPU map runs its chunks on two threads: the release's 100,000 rows
-# (a million: 10 x); the audit's decodes (at most 40,000 rows) share their cores already.
-PARALLEL_MAP_ROWS = 65_536
 CPU_THREADS = 1
 
 
@@ -87,21 +85,11 @@ class TrainedFlow:
             )
         out = np.empty_like(A)
         self.model.eval()
-
-        def chunk(start: int) -> None:
-            with torch.no_grad():  # grad mode is per thread
+        with torch.no_grad(), cpu_threads(self.device):
+            for start in range(0, len(A), CHUNK_ROWS):
                 t = torch.from_numpy(A[start : start + CHUNK_ROWS]).to(self.device, torch.float32)
                 r = self.model.to_latent(t)[0] if forward else self.model.from_latent(t)
                 out[start : start + CHUNK_ROWS] = r.cpu().numpy()
-
-        starts = range(0, len(A), CHUNK_ROWS)
-        with cpu_threads(self.device):
-            if self.device == "cpu" and len(A) >= PARALLEL_MAP_ROWS and (os.cpu_count() or 1) > 1:
-                with ThreadPoolExecutor(2, initializer=torch.set_num_threads, initargs=(1,)) as pool:
-                    list(pool.map(chunk, starts))  # the chunks on two cores, the same numbers
-            else:
-                for start in starts:
-                    chunk(start)
         self.last_nonfinite = int((~np.isfinite(out).all(axis=1)).sum())
         return out
 

@@ -5,8 +5,8 @@ run: matplotlib's figure and Agg modules (0.5 s), reportlab and the TrueType fon
 embeds (0.54 s, :func:`engine.report.layout.register_fonts`) and the first figure's font set-up
 (0.2-0.3 s). On a large table that time came after the audit, one core working and the other
 idle. The pipeline starts the loading on the final model's thread once that model is trained
-beside the audit's grid (tables above 2,000 rows, :mod:`engine.pipeline.synthesize_step`), so
-it overlaps work that has to be done anyway. Not with the audit's start: beside a small
+beside the audit's grid (tables of 2,001 to 200,000 rows, :mod:`engine.pipeline.final_model`),
+so it overlaps work that has to be done anyway. Not with the audit's start: beside a small
 table's audit, whose Python steps need the interpreter lock, it slowed the first flows from
 0.3 to 1.7 s (300 rows, a fresh command) and cost more than the 1.0 s it saved. The PDF waits
 for a warm-up still running (:func:`wait`) before it draws, so matplotlib's style settings
