@@ -204,6 +204,31 @@ def test_the_report_warm_up_leaves_figures_and_settings_as_they_were() -> None:
     assert _png(draw, 2.0, 1.5) == before
 
 
+def test_the_report_warm_up_loads_what_the_pdf_would_load_first() -> None:
+    """In a fresh process nothing of the report is loaded; after the warm-up the Agg backend
+    and the report's TrueType fonts are (what the first PDF paid about a second for)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from engine.report import warm\n"
+        "before = 'matplotlib.backends.backend_agg' in sys.modules\n"
+        "warm.start(); warm.wait()\n"
+        "from reportlab.pdfbase import pdfmetrics\n"
+        "from engine.report.layout import FONT, FONT_BOLD\n"
+        "names = pdfmetrics.getRegisteredFontNames()\n"
+        "print(before, 'matplotlib.backends.backend_agg' in sys.modules, FONT in names, FONT_BOLD in names)\n"
+    )
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
+    )
+    assert out.stdout.split() == ["False", "True", "True", "True"]
+
+
 def test_release_metrics_with_the_neighbours_found_before_are_the_same() -> None:
     """The release metrics given the real rows' neighbour distances found beside the audit
     (engine.privacy.release.real_neighbours) equal those that search themselves."""

@@ -178,9 +178,10 @@ class FinalBesideAudit:
             self.model.stop()
         cfg = self.prep.config
         self.architecture = architecture
-        if len(self.prep.real) > EARLY_UP_TO:  # drawn here, on the calling thread, as before:
-            self._rows()  # a million rows' temporaries freed on the model's thread stayed
-            # in its allocator's arena (the run's peak 1,610 -> 1,897 MiB)
+        early = len(self.prep.real) <= EARLY_UP_TO
+        if not early:  # drawn here, on the calling thread, as before: a million rows'
+            self._rows()  # temporaries freed on the model's thread stayed in its allocator's
+            # arena (the run's peak 1,610 -> 1,897 MiB)
 
         def train(progress: ProgressFn, cancel: CancelToken) -> TrainedFlow:
             X = self._rows()
@@ -192,7 +193,7 @@ class FinalBesideAudit:
             # this core is free now while the audit's grid goes on: the report's libraries
             # load (engine.report.warm; begun with the audit, they slowed its first flows) and
             # the release metrics' real-row neighbours are found (1.7 s at 100,000 rows)
-            if len(self.prep.real) <= EARLY_UP_TO:
+            if early:
                 warm.start()
                 self.near = real_neighbours(self.prep.encoder.distance_space(self.prep.real))
                 self.real_fit = real_fit_beside(self.prep)  # the real table's model, from now
