@@ -37,6 +37,9 @@ from engine.pipeline.results import Release, RunResult, Verdict
 from engine.progress import CancelToken, ProgressFn
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from engine.pipeline.config import Prepared
     from engine.privacy.disclosure_check import DisclosureResult
 
 NUMERIC_KINDS = ("continuous", "time")
@@ -46,11 +49,26 @@ MANY_VALUES = 20  # a whole-number target with more values is guessed within 5 %
 def measure(result: RunResult, rng: np.random.Generator) -> DisclosureResult | None:
     """The measures on ``result``'s released file (its first copy, in record order); None when
     no key column or no target was chosen or recognised."""
+    return measure_release(result.prepared, result.record_order, rng)
+
+
+def measured_beside(
+    prep: Prepared, synthetic: pd.DataFrame, rng: np.random.Generator
+) -> tuple[DisclosureResult | None, float]:
+    """:func:`measure_release` and its seconds: the release runs it on a thread beside the
+    fidelity models (:mod:`engine.pipeline.release_beside`) and hands it to the rule."""
+    t0 = time.perf_counter()
+    return measure_release(prep, synthetic, rng), time.perf_counter() - t0
+
+
+def measure_release(
+    prep: Prepared, synthetic: pd.DataFrame | None, rng: np.random.Generator
+) -> DisclosureResult | None:
+    """The measures on a released file in record order (the index of the real rows)."""
     from engine.columns.keys import keys_and_targets
     from engine.privacy.disclosure_check import measure_disclosure
 
-    prep, cfg = result.prepared, result.config
-    synthetic = result.record_order
+    cfg = prep.config
     if synthetic is None:
         return None
     keys, targets = keys_and_targets(prep.schema, cfg.keys, cfg.disclosure_targets)
@@ -79,17 +97,23 @@ def apply_disclosure_rule(
     progress: ProgressFn,
     cancel: CancelToken,
     steps: tuple[Callable[..., RunResult], Callable[..., RunResult]],
+    first: Callable[[], tuple[DisclosureResult | None, float]] | None = None,
 ) -> RunResult:
     """The module's rule on a fresh release: keep it, lower w, or refuse. ``steps`` are
     :func:`engine.pipeline.release_step.release` and its ``refused_result``, handed in (not
-    imported) so that the two modules do not import each other."""
+    imported) so that the two modules do not import each other. ``first``: the measures of
+    this release already begun (:func:`measured_beside`'s getter), else they are taken here."""
     release_at, refused_result = steps
     release = result.released
     if release is None:
         return result
     t0 = time.perf_counter()
-    found = measure(result, rng)
-    result = _timed(replace(result, record_order=None), t0)
+    if first is None:
+        found = measure(result, rng)
+        result = _timed(replace(result, record_order=None), t0)
+    else:
+        found, seconds = first()
+        result = _timed(replace(result, record_order=None), time.perf_counter() - seconds)
     if found is None or found.holds:
         return _with(result, release, found)
     cfg, audit = result.config, result.audit

@@ -7,8 +7,10 @@ References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,6 +23,7 @@ from engine.pipeline.compare_step import fidelity_of, protection_effect, real_fi
 from engine.pipeline.config import Prepared, RunConfig, make_rng
 from engine.pipeline.record import build_audit_json
 from engine.pipeline.refusal import refusal_reason
+from engine.pipeline.release_beside import Beside
 from engine.pipeline.results import (
     Fidelity,
     ModelSummary,
@@ -118,52 +121,60 @@ def release(
     t0 = time.perf_counter()
     # the real model does not wait for the synthetic rows (begun beside the audit, if it was)
     real_fit = getattr(final, "real_fit", None) or real_fit_beside(prep)
-    drawn = _draw_copies(prep, flow, X_model, w, rng, cancel)
-    released, metrics, eps = _measure(prep, flow, X_model, w, rng, drawn, near)
-    timings["release_seconds"] = time.perf_counter() - t0
-    cancel.raise_if_cancelled()
+    with Beside(len(prep.real)) as beside:  # the metrics and disclosure measures on threads
+        drawn = _draw_copies(prep, flow, X_model, w, rng, cancel)
+        released, metrics, eps = _measure(prep, flow, X_model, w, rng, drawn, near, beside)
+        timings["release_seconds"] = time.perf_counter() - t0
+        record_order = drawn.decoded[0][1].frame.set_axis(prep.real.index[drawn.decoded[0][0]])
+        first = None
+        if disclosure_rule and not drawn.protects:  # nothing else draws from rng until it is done
+            from engine.pipeline.disclosure_step import measured_beside
 
-    progress(0.8, "comparing real and synthetic results")
-    t0 = time.perf_counter()
-    fidelity = fidelity_of(prep, released, real_fit)
-    timings["fidelity_seconds"] = time.perf_counter() - t0
-    protection = None
-    if drawn.protects:
-        effect = protection_effect(prep, flow, X_model, w, rng, released[0], fidelity)
-        protection = _protection(drawn.protects, w, effect)
-    release_info = Release(
-        w=float(w),
-        chosen_by=_chosen_by(cfg, audit, w),
-        copies=cfg.copies,
-        clipped={k: int(v) for k, v in drawn.decoded[0][1].clip_counts.items()},
-        non_finite=drawn.non_finite,
-        metrics=metrics,
-        epsilon=eps,
-        binding=audit.binding(w) if audit is not None else None,
-        copies_audited=getattr(audit, "copies", 1),
-        exact_copies=CopyCheck.total(drawn.copy_checks),
-        protect_outliers=protection,
-    )
-    result = RunResult(
-        config=cfg,
-        prepared=prep,
-        audit=audit,
-        model=ModelSummary.of(flow),
-        release=release_info,
-        synthetic=released[0],
-        copies=released,
-        fidelity=fidelity,
-        verdict=verdict,
-        timings=timings,
-        started=started,
-        history=tuple(getattr(flow, "history", ())),
-        flow=flow,
-        record_order=drawn.decoded[0][1].frame.set_axis(prep.real.index[drawn.decoded[0][0]]),
-    )
-    if disclosure_rule:  # identity and attribute disclosure; may lower w or refuse (issue 29)
-        from engine.pipeline.disclosure_step import apply_disclosure_rule
+            first = beside.run(measured_beside, prep, record_order, rng)
+        cancel.raise_if_cancelled()
 
-        result = apply_disclosure_rule(result, rng, progress, cancel, (release, refused_result))
+        progress(0.8, "comparing real and synthetic results")
+        t0 = time.perf_counter()
+        fidelity = fidelity_of(prep, released, real_fit)
+        timings["fidelity_seconds"] = time.perf_counter() - t0
+        protection = None
+        if drawn.protects:
+            effect = protection_effect(prep, flow, X_model, w, rng, released[0], fidelity)
+            protection = _protection(drawn.protects, w, effect)
+        release_info = Release(
+            w=float(w),
+            chosen_by=_chosen_by(cfg, audit, w),
+            copies=cfg.copies,
+            clipped={k: int(v) for k, v in drawn.decoded[0][1].clip_counts.items()},
+            non_finite=drawn.non_finite,
+            metrics=metrics(),
+            epsilon=eps,
+            binding=audit.binding(w) if audit is not None else None,
+            copies_audited=getattr(audit, "copies", 1),
+            exact_copies=CopyCheck.total(drawn.copy_checks),
+            protect_outliers=protection,
+        )
+        result = RunResult(
+            config=cfg,
+            prepared=prep,
+            audit=audit,
+            model=ModelSummary.of(flow),
+            release=release_info,
+            synthetic=released[0],
+            copies=released,
+            fidelity=fidelity,
+            verdict=verdict,
+            timings=timings,
+            started=started,
+            history=tuple(getattr(flow, "history", ())),
+            flow=flow,
+            record_order=record_order,
+        )
+        if disclosure_rule:  # identity and attribute disclosure; may lower w or refuse (issue 29)
+            from engine.pipeline.disclosure_step import apply_disclosure_rule
+
+            steps = (release, refused_result)
+            result = apply_disclosure_rule(result, rng, progress, cancel, steps, first)
     progress(1.0, "done")
     return replace(result, audit_json=build_audit_json(result))
 
@@ -269,14 +280,17 @@ def _measure(
     w: float,
     rng: np.random.Generator,
     drawn: _Drawn,
-    near: np.ndarray | None = None,
-) -> tuple[tuple[pd.DataFrame, ...], ReleaseMetrics, EpsilonStatement]:
+    near: np.ndarray | None,
+    beside: Beside,
+) -> tuple[tuple[pd.DataFrame, ...], Callable[[], ReleaseMetrics], EpsilonStatement]:
     """Shuffle the copies; the release metrics over each record's closest copy (what a holder
-    of all copies sees) and epsilon for that many copies. ``near``: the real rows' neighbour
-    distances when known (:func:`engine.privacy.release.real_neighbours` of every real row)."""
+    of all copies sees; begun on ``beside``, their getter returned) and epsilon for that many
+    copies. ``near``: the real rows' neighbour distances when known
+    (:func:`engine.privacy.release.real_neighbours` of every real row)."""
     from engine.device import resolve_device
     from engine.flows.generate import shuffled
     from engine.privacy.audit import epsilon_for_copies, epsilon_statement, release_metrics
+    from engine.privacy.release import metric_rows
 
     cfg, enc = prep.config, prep.encoder
     X_dist = enc.distance_space(prep.real)
@@ -285,10 +299,12 @@ def _measure(
     for finite, dec in drawn.decoded:
         rows_of_record = np.cumsum(finite) - 1
         aligned.append(enc.distance_space(dec.frame)[rows_of_record[kept_in_all]])
-    metrics = release_metrics(
-        X_dist[kept_in_all], _closest_copy(X_dist[kept_in_all], aligned), rng=rng,
-        device=resolve_device(cfg.device).device, near=near if kept_in_all.all() else None,
-    )  # fmt: skip
+    real, closest = X_dist[kept_in_all], _closest_copy(X_dist[kept_in_all], aligned)
+    rows = metric_rows(len(real), rng)  # the metrics' one draw, taken here: they run beside
+    near, device = near if kept_in_all.all() else None, resolve_device(cfg.device).device
+    metrics = beside.run(
+        partial(release_metrics, rng=rng, rows=rows, device=device, near=near), real, closest
+    )
     copies = [dec.frame for _, dec in drawn.decoded]
     released = tuple(c.iloc[shuffled(len(c), rng)].reset_index(drop=True) for c in copies)
     eps = epsilon_for_copies(

@@ -25,17 +25,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Protocol
 
 import numpy as np
 
 from engine.flows.generate import perturb_latent
-from engine.privacy.neighbours import (
-    count_closer,
-    kth_neighbour_distances,
-    neighbour_distances,
-)
+from engine.privacy.neighbours import count_closer, kth_neighbour_distances, neighbour_distances
 
 K_RISK = 5  # a record is at risk when its synthetic partner is nearer than its 5th real neighbour
 
@@ -117,19 +113,10 @@ class ReleaseMetrics:
     at_risk: int
 
     def to_dict(self) -> dict:
-        """JSON-safe dict for ``audit.json``'s ``release`` block."""
-        return {
-            "rows": self.rows,
-            "closer_probability": self.closer_probability,
-            "median_rank": self.median_rank,
-            "exact": self.exact,
-            "rows_evaluated": self.rows_evaluated,
-            "own_distance_histogram": self.own_distance_histogram.to_dict(),
-            "nearest_real_histogram": self.nearest_real_histogram.to_dict(),
-            "share_within_1e6": self.share_within_1e6,
-            "k_risk": self.k_risk,
-            "at_risk": self.at_risk,
-        }
+        """JSON-safe dict for ``audit.json``'s ``release`` block (the fields, in order)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        hists = ("own_distance_histogram", "nearest_real_histogram")
+        return out | {name: out[name].to_dict() for name in hists}
 
 
 def record_ranks(real: np.ndarray, own: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
@@ -154,6 +141,7 @@ def release_metrics(
     k: int = K_RISK,
     device: str = "cpu",
     near: np.ndarray | None = None,
+    rows: np.ndarray | None = None,
 ) -> ReleaseMetrics:
     """Closer probability, median rank, distance histograms, exact copies and records at risk.
 
@@ -164,7 +152,9 @@ def release_metrics(
     ``device``: the run's resolved device (kept for callers; the one nearest-neighbour search
     that used it, for exact copies, is now a k-d tree search bounded at 2e-6, issue 31).
     ``near``: :func:`real_neighbours` of ``real_dist``, when already computed (the pipeline
-    does it beside the audit; it depends on the real rows alone).
+    does it beside the audit; it depends on the real rows alone). ``rows``: the sample that
+    :func:`metric_rows` drew beforehand (then ``rng`` is not used: the pipeline draws it before
+    the shuffles and measures on a thread, issue 31).
 
     Example:
         >>> x = np.arange(20.0).reshape(-1, 1)
@@ -178,7 +168,9 @@ def release_metrics(
     n, n_cols = real.shape
     own = np.sqrt(((real - synth) ** 2).sum(1))
     exact = n <= exact_limit
-    rows = None if exact else np.sort(rng.choice(n, size=min(sample_rows, n), replace=False))
+    if not exact and rows is None:
+        rows = metric_rows(n, rng, exact_limit=exact_limit, sample_rows=sample_rows)
+    rows = None if exact else rows
     ranks = record_ranks(real, own, rows)
     k_eff = min(k, n - 1)
     near = real_neighbours(real, k) if near is None else near
@@ -195,6 +187,14 @@ def release_metrics(
         k_risk=k,
         at_risk=at_risk,
     )
+
+
+def metric_rows(
+    n: int, rng: np.random.Generator, *, exact_limit: int = 20000, sample_rows: int = 20000
+) -> np.ndarray | None:
+    """The records :func:`release_metrics` ranks: None (all) up to ``exact_limit``, else
+    ``sample_rows`` drawn without replacement, sorted (its one draw from ``rng``)."""
+    return None if n <= exact_limit else np.sort(rng.choice(n, min(sample_rows, n), replace=False))
 
 
 def real_neighbours(real_dist: np.ndarray, k: int = K_RISK) -> np.ndarray:
