@@ -202,6 +202,45 @@ def test_decoding_the_next_repeat_while_scoring_gives_the_same_curve(monkeypatch
     assert ahead.selected_w == batch.selected_w
 
 
+def test_a_repeat_the_se_target_will_want_is_decoded_ahead_and_changes_nothing(monkeypatch) -> None:
+    """Where the spread of the repeats so far says the SE target will want more than the
+    minimum (a density attack on 100 + 100 rows: SD 0.02-0.04, 3 to 20 repeats), the next
+    repeat is decoded while one is scored; a guess that turns out wrong is dropped. The curve,
+    repeat counts included, is the one-at-a-time loop's, bit for bit."""
+    import engine.privacy.audit as audit_module
+    import engine.privacy.decode_ahead as ahead_module
+
+    X = np.random.default_rng(4).standard_normal((25_000, 3))
+    options = dict(
+        grid=(0.0, 0.5), splits=1, refine=False, score_max_rows=2_000, density_max_eval=100
+    )
+    guesses: list[bool] = []
+    wanted = ahead_module._wanted
+
+    def spy(done, scored):  # type: ignore[no-untyped-def]
+        guesses.append(wanted(done, scored))
+        return guesses[-1]
+
+    monkeypatch.setattr(ahead_module, "_wanted", spy)
+    dropped: list[int] = []
+    drop = ahead_module.DecodeAhead.drop
+
+    def count_drop(self, future):  # type: ignore[no-untyped-def]
+        dropped.append(1)
+        return drop(self, future)
+
+    monkeypatch.setattr(ahead_module.DecodeAhead, "drop", count_drop)
+    ahead = _audit(X, 5, **options)
+    monkeypatch.setattr(audit_module, "_BATCH_ROWS", 10**9)  # every repeat in one batch
+    batch = _audit(X, 5, **options)
+    repeats = [p.repeats for p in ahead.curve]
+    assert max(repeats) > 4  # the SE target wanted more than the minimum somewhere
+    assert sum(guesses) >= 1 and len(dropped) <= len(repeats)  # at most one wasted decode a w
+    assert [
+        (p.w, p.auc, p.auc_se, p.density_auc, p.density_auc_se, p.repeats) for p in ahead.curve
+    ] == [(p.w, p.auc, p.auc_se, p.density_auc, p.density_auc_se, p.repeats) for p in batch.curve]
+
+
 def test_the_step_budget_stops_on_gains_too_small_to_matter_and_keeps_the_best_weights() -> None:
     """A large table's flows stop ``patience`` rounds after the last round that gained at least
     ``min_delta`` nats a row (re-derived here from the validation history), never later than

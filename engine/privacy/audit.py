@@ -367,7 +367,8 @@ def _audit_w(
         done = len(samples.auc) - start + 1  # repeats scored once this one is
         if future is not None:
             drawn = future.result()
-            future = ahead.after(split, w, to_dist, config, local, done, minimum, next_w, rng)
+            seen = (samples.auc[start:], samples.density[start:], maximum)  # to guess ahead
+            future = ahead.after(split, w, to_dist, config, local, done, minimum, next_w, rng, seen)
         else:
             if not pending:
                 count = _batch_size(samples, start, minimum, maximum, per_batch)
@@ -379,12 +380,10 @@ def _audit_w(
         if done >= minimum:
             if _over(t0, config):
                 return True
-            precise = max(
-                _mean_sd_se(samples.auc[start:])[2], _mean_sd_se(samples.density[start:])[2]
-            )
+            precise = max(_mean_sd_se(x[start:])[2] for x in (samples.auc, samples.density))
             if precise < _SE_TARGET:
-                return False
-            if ahead is not None:  # the SE target not met yet: one more, decoded now
+                return ahead.drop(future) if future is not None else False
+            if ahead is not None and future is None:  # the SE target not met: one more, now
                 future = ahead.submit(split, w, to_dist, config, local)
 
 
