@@ -314,6 +314,36 @@ steps need the interpreter lock, it slowed the first flows 0.3 -> 1.7 s); the de
 attack's max and shift passes folded into the product (no faster: the exponentials are 60 %
 of it at 1.2-2 ns each on this machine).
 
+Issue 31, sixth part (session of 2026-11-27, third; before = b4d6c93, after = 8a04a9e, each in
+a worktree with this file; paired runs alternated, seed 1; a shared 2-core machine whose speed
+moved by a fifth within the hour: the same code took 83-105 s of CPU):
+
+    survival 100,000 x 10    before: 54.8 / 57.0 s              after: 54.1 / 59.6 s
+                             (CPU 88 / 92 s)                    (CPU 91 / 100 s)
+    (the full bench after, in a slow hour: 62.0 s, CPU 102 s; earlier in the session the
+    first change alone gave 50.4 s (CPU 83 s) and 58.9 / 63.4 s against 61.4 / 59.4 s before)
+    survival 1,000,000 x 10  after: 159.4 s, peak 1,722 MiB (targets met)
+    survival300              after, slow hour: a fresh command 12.4 s = 21.5x, the wizard's
+                             re-run 2.89 s = 5.0x (anchor 0.58 s)
+
+What changed: the release metrics and the disclosure measures run on two threads beside the
+fidelity models (engine.pipeline.release_beside; up to 200,000 rows; the generator's draws in
+the same order, every number the same): in the process, the steps from the audit's end to the
+disclosure rule 7.6 -> 6.1-6.2 s. The audit decodes a w's next repeat ahead where the spread of
+its repeats says the SE target will want it (100,000 rows: 4 repeats early, none wasted, about
+0.8 s of serial decoding). Selected w 0.78 in every run before and after; the curve, the files
+and the measures are the same bit for bit (tests), so nothing else needed re-checking.
+
+Where the 100,000-row run's CPU goes now (py-spy and the in-process harness, per repeat of the
+audit's 71): the density attack's kernel sums about 300 ms of CPU (2,000 x 40,000 exponentials
+at 1.4 ns each in cache, torch's float32 exp: the floor of this attack), the decode about 200
+ms (the flow's pass 100, the columns 75-90, the distance space 15), the neighbour search 75-150
+ms: 0.68-0.78 s of CPU a repeat on two cores, 0.36-0.41 s of wall. Looked at and left: pruning
+the kernel sums (in 10 dimensions a block's bounding box keeps every point; by entry, 24 % of
+the terms lie within e^-30 of a row's largest, but selecting them costs as much as the
+exponentials); a background import of torch during the reading (the import holds the
+interpreter lock: 2.22 -> 2.11 s).
+
 The imports of a fresh command, measured (python -X importtime, self time by package): torch
 2.26 s, scipy 1.13 s (scipy.stats, which lifelines and statsmodels import too), matplotlib
 0.64 s, our own modules 0.46 s, pandas 0.43 s, statsmodels 0.29 s, numpy 0.21 s, pyarrow and
