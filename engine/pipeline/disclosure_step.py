@@ -110,10 +110,10 @@ def apply_disclosure_rule(
     t0 = time.perf_counter()
     if first is None:
         found = measure(result, rng)
-        result = _timed(replace(result, record_order=None), t0)
+        result = _timed(replace(result, record_order=None), time.perf_counter() - t0)
     else:
         found, seconds = first()
-        result = _timed(replace(result, record_order=None), time.perf_counter() - seconds)
+        result = _timed(replace(result, record_order=None), seconds)
     if found is None or found.holds:
         return _with(result, release, found)
     cfg, audit = result.config, result.audit
@@ -130,7 +130,8 @@ def apply_disclosure_rule(
             t0 = time.perf_counter()
             found = measure(again, rng)
             again = _timed(
-                replace(again, record_order=None, config=cfg, prepared=result.prepared), t0
+                replace(again, record_order=None, config=cfg, prepared=result.prepared),
+                time.perf_counter() - t0,
             )
             lower = again.released
             if lower is None or found is None:
@@ -155,11 +156,10 @@ def apply_disclosure_rule(
     return _refuse(result, _noted(final, tried), tried[-1][0], refused_result)
 
 
-def _timed(result: RunResult, t0: float) -> RunResult:
+def _timed(result: RunResult, seconds: float) -> RunResult:
+    """``result`` with ``seconds`` more of disclosure measures in its timings."""
     timings = dict(result.timings)
-    timings["disclosure_seconds"] = (
-        timings.get("disclosure_seconds", 0.0) + time.perf_counter() - t0
-    )
+    timings["disclosure_seconds"] = timings.get("disclosure_seconds", 0.0) + seconds
     return replace(result, timings=timings)
 
 

@@ -61,6 +61,7 @@ from engine.privacy.audit_result import (  # noqa: F401  (re-exported)
     DEFAULT_GRID,
     AuditConfig,
     AuditResult,
+    repeats_wanted,
     rule_text,
     split_se,
     validate_audit_inputs,
@@ -394,6 +395,5 @@ def _batch_size(samples: _Samples, start: int, minimum: int, maximum: int, cap: 
     if done < minimum:
         need = minimum - done
     else:
-        sd = max(_mean_sd_se(samples.auc[start:])[1], _mean_sd_se(samples.density[start:])[1])
-        need = math.ceil((sd / _SE_TARGET) ** 2) - done
+        need = repeats_wanted(samples.auc[start:], samples.density[start:]) - done
     return max(1, min(need, maximum - done, cap))

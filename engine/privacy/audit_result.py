@@ -183,6 +183,13 @@ def rule_text(threshold: float, attacks: tuple[str, ...]) -> str:
     )
 
 
+def repeats_wanted(aucs: list[float], densities: list[float]) -> int:
+    """The repeats the SE target wants at the spread seen so far: n = (SD / SE_TARGET)^2, SD
+    the larger of the two attacks' (the stopping rule's estimate, :mod:`engine.privacy.audit`)."""
+    sd = max(mean_sd_se(aucs)[1], mean_sd_se(densities)[1])
+    return math.ceil((sd / SE_TARGET) ** 2)
+
+
 def mean_sd_se(values: list[float]) -> tuple[float, float, float]:
     """Mean, sample SD and SE of the mean (SD, SE 0 for one value)."""
     a = np.asarray(values)

@@ -9,12 +9,10 @@ table, 2 shared cores, seed 1, the final model not trained beside; one run each)
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from engine.privacy.attacks import _draw_repeats
-from engine.privacy.audit_result import SE_TARGET, mean_sd_se
+from engine.privacy.audit_result import repeats_wanted
 
 
 def _wanted(done: int, scored) -> bool:
@@ -24,8 +22,7 @@ def _wanted(done: int, scored) -> bool:
     the rule itself, and so every curve point, is unchanged."""
     if scored is None or len(scored[0]) < 2 or done >= scored[2]:
         return False
-    sd = max(mean_sd_se(scored[0])[1], mean_sd_se(scored[1])[1])
-    return math.ceil((sd / SE_TARGET) ** 2) > done
+    return repeats_wanted(scored[0], scored[1]) > done
 
 
 class DecodeAhead:
