@@ -359,6 +359,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import gc
 import importlib
 import json
 import os
@@ -542,8 +543,13 @@ def _child_pipeline(
         argv = ["run", str(src)] + (["--time", "time", "--event", "event"] * (case != "wide"))
     argv += ["--out", str(tmp / "out"), "--quiet", "--seed", str(seed), "--allow-risky"]
     clock = StageClock()
+    from engine.pipeline.console import collect_less
+
+    default_gc = gc.get_threshold()
+    collect_less()  # as the installed command runs (the re-runs below: the wizard's default)
     with clock.installed(), contextlib.suppress(SystemExit):
         cli_main(argv)
+    gc.set_threshold(*default_gc)
     # the same run again in this process: what a re-run costs in the wizard, where the
     # libraries are already loaded (a clinician re-runs after every change of columns)
     warm_argv = [a if a != str(tmp / "out") else str(tmp / "out-warm") for a in argv]
@@ -753,7 +759,9 @@ def main() -> None:
         result["cpu"] = usage.ru_utime + usage.ru_stime
         result["peak_mib"] = usage.ru_maxrss / 1024
         print(json.dumps(result))
-        return
+        from engine.pipeline.console import exit_now
+
+        exit_now(0)  # as the installed command ends: without the interpreter's teardown
     print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores")
     default_rows = {
         "survival300": 300, "demo": 1608, "wide": 100_000, "survival": 100_000,

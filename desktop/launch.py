@@ -86,7 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args and path is None:
         from engine.cli import main as cli_main
+        from engine.cli import program
 
+        if argv is None:  # the program itself: one run, then no teardown once files are written
+            program(args)
         return cli_main(args)
     try:
         _load_torch_before_qt()

@@ -1,7 +1,5 @@
-"""``python -m engine`` runs the command line."""
+"""``python -m engine`` runs the command line, as the installed command runs it."""
 
-import sys
+from engine.cli import program
 
-from engine.cli import main
-
-sys.exit(main())
+program()

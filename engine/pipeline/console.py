@@ -7,13 +7,18 @@ References: CONTRACTS.md (``latent-synth run`` without ``--out``; exit codes and
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import gc
+import os
 import re
 import shutil
 import sys
+import threading
 import time
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from engine.errors import LatentSynthError
 
@@ -218,3 +223,44 @@ def command_line_message(text: str, command: str = "run") -> str:
     options = {**COMMAND_LINE_OPTIONS, **(META_OPTIONS if command == "meta" else {})}
     named = [option for setting, option in options.items() if setting in text]
     return f"{text} (command line: {', '.join(named)})" if named else text
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the command with exit status ``code``, skipping the interpreter's teardown.
+
+    Why: once a run is done Python frees every module and object one by one before the process
+    ends: 1.3 s after a 300-row run and after a 100,000-row run alike on a 2-core machine
+    (importing torch alone leaves 0.65 s of it; ``os._exit`` ends the same process in 0.04 s),
+    a tenth of a small table's command, paid after the files are written and closed. The
+    operating system frees the memory at once. What a normal exit does that matters still
+    happens: the exit handlers run (``atexit``: logging, coverage) and standard output and
+    error are flushed. When a thread other than the main one is still alive (a refusal or an
+    error can leave one working), the normal exit runs instead, which waits for it.
+    """
+    main = threading.main_thread()
+    if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a closed pipe: nothing more to say there
+            if stream is not None:
+                stream.flush()
+    os._exit(code)
+
+
+COMMAND_GC_THRESHOLD = 10_000  # new objects between young collections (Python's default: 700)
+
+
+def collect_less() -> None:
+    """Fewer garbage collections for the command's one run: the youngest generation every
+    10,000 new objects instead of Python's 700 (the older generations' ratios unchanged).
+
+    Why: a run's libraries (torch, scipy, pandas, matplotlib) leave some 370,000 long-lived
+    objects, and every full collection walks them all: 6-7 full collections took 0.6-0.8 s of
+    a 300-row run and about 0.8 s of the 100,000- and 1,000,000-row runs (0.85-1.05 s with the
+    younger ones); with this threshold none to two, 0.3-0.35 s in all. Memory is still freed
+    by reference counting at once; only garbage caught in reference cycles waits longer (the
+    million-row run's peak 1,707 -> 1,719 MiB). The command line only: the wizard is a
+    long-lived process and keeps Python's default.
+    """
+    gc.set_threshold(COMMAND_GC_THRESHOLD, *gc.get_threshold()[1:])
