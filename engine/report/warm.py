@@ -19,8 +19,8 @@ error reported, by the PDF step itself.
 
 Example:
     >>> start(); wait()
-    >>> import sys; "matplotlib.backends.backend_agg" in sys.modules
-    True
+    >>> import sys; "matplotlib.backends.backend_agg" in sys.modules, "reportlab.platypus" in sys.modules
+    (True, True)
 """
 
 from __future__ import annotations
@@ -45,12 +45,25 @@ def wait() -> None:
         _THREAD[0].join()
 
 
+# Loaded inside the PDF step itself (the sections' modules, reportlab's page layout): 0.37-0.39
+# s of a 100,000-row run's PDF before they joined the warm-up (cProfile of render_report).
+MODULES = (
+    "reportlab.platypus", "reportlab.pdfgen.canvas", "engine.report.regression",
+    "engine.report.curve_plot", "engine.report.estimates", "engine.report.sections.utility",
+    "engine.report.sections.privacy",
+)  # fmt: skip
+
+
 def _load() -> None:
     try:
+        import importlib
+
         from engine.report.figures import _png
         from engine.report.layout import register_fonts
 
         register_fonts()
         _png(lambda fig: fig.suptitle("warm-up"), 1.0, 0.5)  # loads the figure font once
+        for name in MODULES:
+            importlib.import_module(name)
     except Exception:  # noqa: BLE001, S110 (best effort: the PDF step loads and reports itself)
         pass
