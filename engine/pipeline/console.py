@@ -234,8 +234,8 @@ def exit_now(code: int) -> NoReturn:
     a tenth of a small table's command, paid after the files are written and closed. The
     operating system frees the memory at once. What a normal exit does that matters still
     happens: the exit handlers run (``atexit``: logging, coverage) and standard output and
-    error are flushed. When a thread other than the main one is still alive (a refusal or an
-    error can leave one working), the normal exit runs instead, which waits for it.
+    error are flushed. When a thread the normal exit would wait for is still alive (one that is
+    not a daemon; a refusal or an error can leave one working), the normal exit runs instead.
     """
     main = threading.main_thread()
     if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
