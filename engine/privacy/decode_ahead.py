@@ -48,7 +48,6 @@ class DecodeAhead:
 
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="audit-decode")
         self.primed: dict[tuple[int, float], tuple[np.random.Generator, object]] = {}
-        self.dropped = 0  # repeats decoded ahead for nothing (:func:`_wanted` guessed wrong)
 
     def __enter__(self) -> DecodeAhead:
         return self
@@ -82,9 +81,9 @@ class DecodeAhead:
 
     def drop(self, future) -> bool:
         """A repeat decoded ahead and not needed: not started, it is not decoded; either way
-        nothing else draws from its generator (its (split, w)'s own). Returns False."""
+        nothing else draws from its generator (its (split, w)'s own). Returns False (the w's
+        loop returns it: the SE target is met)."""
         future.cancel()
-        self.dropped += 1
         return False
 
     def prime(self, split, w, to_dist, config, rng) -> None:

@@ -168,9 +168,10 @@ def release_metrics(
     n, n_cols = real.shape
     own = np.sqrt(((real - synth) ** 2).sum(1))
     exact = n <= exact_limit
-    if not exact and rows is None:
+    if exact:
+        rows = None
+    elif rows is None:
         rows = metric_rows(n, rng, exact_limit=exact_limit, sample_rows=sample_rows)
-    rows = None if exact else rows
     ranks = record_ranks(real, own, rows)
     k_eff = min(k, n - 1)
     near = real_neighbours(real, k) if near is None else near
