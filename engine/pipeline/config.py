@@ -25,23 +25,28 @@ if TYPE_CHECKING:
 FORMATS = ("csv", "xlsx", "parquet", "sav", "dta")
 BUDGETS = ("fast", "default", "thorough")
 DEFAULT_GRID = tuple(round(0.05 * i, 2) for i in range(20))
-SPLIT_TWICE_UP_TO = 20_000  # rows; above this one split (training dominates the run time)
-# Up to SMALL_AUDIT_UP_TO rows, SMALL_AUDIT_SPLITS fresh splits: on small tables the spread
-# between splits, not between noise draws, decides w, and its SE falls only with more splits
-# (issue 13 item 6). A 300-row table was refused on 2 of 3 seeds with two splits, w 0.38-0.64
-# with four. Twelve instead of four (bench_fidelity, SDV tables, 3 seeds): refusals on lung,
-# heart, diabetes and breast 7 -> 4 of 12 (lung 1 -> 0, diabetes 2 -> 1, breast 1 -> 0; heart
-# still 3 of 3: 10 holdout rows a split), for 1.9-4 s more a run (lung 1.4 -> 3.3 s, breast
-# 2.4 -> 5.1 s). Above 500 rows each split costs more and the split means differ less; on the
-# 1,608-row demo four splits would double the audit (3.8 -> 7.7 s), so two.
-SMALL_AUDIT_UP_TO = 500
-SMALL_AUDIT_SPLITS = 12
-# Up to FLOOR_SPLITS_UP_TO rows the floor (the Gaussian copula, fitted in a moment) is audited
-# on SMALL_AUDIT_SPLITS splits whatever the flows get (issue 27): its w = 0 point is the one
-# that refuses, and with two splits its SE rests on one difference of two split means. On
-# ACTG 320 (575 rows) the floor's w = 0 distance AUC read 0.53 +- 0.02 on two splits and
-# refused 4 seeds of 6, while its released files scored 0.494-0.525 by a checker's attack.
-FLOOR_SPLITS_UP_TO = 2_000
+# The audit's design by table size (engine.privacy.crossfit, issue 43). Up to SPLIT_TWICE_UP_TO
+# rows each round is five cross-fitted folds (every row a non-member once); above it one split
+# (training dominates the run time, and at that size one split's AUC is already precise).
+SPLIT_TWICE_UP_TO = 20_000
+# Rounds of fresh folds the SE target (0.005 at the decision) may use, by rows: a round costs
+# five model fits, cheap on small tables, where the spread between folds decides the SE.
+AUDIT_ROUNDS = ((500, 6), (2_000, 3), (SPLIT_TWICE_UP_TO, 2))
+# Rounds the floor (the Gaussian copula, fitted in a moment) may get at the smallest w before a
+# refusal, up to FLOOR_ROUNDS_UP_TO rows: the refusal rests on that one point.
+FLOOR_ROUNDS, FLOOR_ROUNDS_UP_TO = 6, 2_000
+
+
+def audit_rounds(rows: int) -> int:
+    """Rounds of folds the SE target may use on a table of ``rows`` audited rows.
+
+    Example:
+        >>> audit_rounds(300), audit_rounds(1_608), audit_rounds(50_000)
+        (6, 3, 1)
+    """
+    return next((r for top, r in AUDIT_ROUNDS if rows <= top), 1)
+
+
 AUDIT_MAX_ROWS = (
     50_000  # larger tables are audited on a random subsample (conservative, see _audit)
 )
@@ -278,7 +283,7 @@ def make_rng(seed: int | None) -> np.random.Generator:
 from engine.pipeline.results import RunResult  # noqa: E402  # re-exported: callers import it from here
 
 __all__ = [
-    "AUDIT_MAX_ROWS", "BUDGETS", "DEFAULT_GRID", "FLOOR_SPLITS_UP_TO", "FORMATS", "SMALL_AUDIT_SPLITS", "SMALL_AUDIT_UP_TO",
+    "AUDIT_MAX_ROWS", "AUDIT_ROUNDS", "BUDGETS", "DEFAULT_GRID", "FLOOR_ROUNDS", "FLOOR_ROUNDS_UP_TO", "FORMATS", "audit_rounds",
     "SPLIT_TWICE_UP_TO",
     "Prepared", "RunConfig", "RunResult", "make_rng",
 ]  # fmt: skip

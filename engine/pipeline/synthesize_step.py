@@ -14,12 +14,12 @@ import numpy as np
 
 from engine.pipeline.compare_step import fidelity_of
 from engine.pipeline.config import (
-    FLOOR_SPLITS_UP_TO,
-    SMALL_AUDIT_SPLITS,
-    SMALL_AUDIT_UP_TO,
+    FLOOR_ROUNDS,
+    FLOOR_ROUNDS_UP_TO,
     SPLIT_TWICE_UP_TO,
     Prepared,
     RunConfig,
+    audit_rounds,
     make_rng,
 )
 from engine.pipeline.final_model import FinalBesideAudit
@@ -41,14 +41,11 @@ from engine.progress import (
 # 85 % of synthesize's time, and within a split training its flow about 30 %. Bars weighted
 # by time keep the wizard's time left honest (it was twice the real time with 55 % and 50 %).
 AUDIT_SHARE, TRAIN_SHARE = 0.85, 0.3
-# One released file in twenty over the limit at most (the normal's 95th percentile): the z of
-# the one-release bound on the released-columns attack (engine.privacy.one_release; 1.28 before
-# issue 27's wider bench: the checker's AUC 0.519 -> 0.513 on tables of 200+ rows, z-gap not worse).
-ONE_RELEASE_Z = 1.6449
 # The audit's split models against the released model (trained on every row): a checker's
-# attack on released files read 0.013 above the audit's at the chosen w (engine.privacy.one_release).
+# attack on released files read 0.013 above the audit's at the chosen w (issue 27's bench,
+# 35 files); added to the released-columns attack's bound above the smallest w.
 RELEASE_GAP = 0.013
-# The released-columns attack (and the one-release bound on it) up to this many audited rows.
+# The released-columns attack up to this many audited rows.
 # Above it one released file's AUC spreads by under 0.005 and the two spaces differ only in how
 # yes/no and category columns are scaled (on the 1,608-row demo both attacks agreed to 0.001 at
 # every w), while its exact search per repeat cost 45 % of the 100,000-row run (101 -> 150 s).
@@ -233,26 +230,22 @@ def _audit(
             | ({cfg.forced_w} if cfg.forced_w is not None and cfg.forced_w < 1 else set())
         )
     )
-    # Fresh train/holdout splits (the flow is retrained for each) where that is cheap, so the
-    # spread of the AUC reflects the choice of split and not only the noise draws: twelve on
-    # small tables, where that spread decides w, two up to 20,000 rows, one above.
-    splits = (
-        SMALL_AUDIT_SPLITS
-        if len(real) <= SMALL_AUDIT_UP_TO
-        else 2
-        if len(real) <= SPLIT_TWICE_UP_TO
-        else 1
-    )
+    # Cross-fitted folds (a model trained with each fold held out) up to SPLIT_TWICE_UP_TO
+    # rows, with rounds of fresh folds while the SE at the decision is above its target; one
+    # split above (engine.privacy.crossfit).
+    crossfit = len(real) <= SPLIT_TWICE_UP_TO
     # With M copies the audit's synthetic set is the union of M draws per member (what a
     # recipient of all M files holds), so the chosen w is the one safe for M copies.
     audit_cfg = AuditConfig(
-        threshold=cfg.auc_max, grid=grid, repeats=cfg.repeats, splits=splits, copies=cfg.copies,
+        threshold=cfg.auc_max, grid=grid, repeats=cfg.repeats, splits=1, crossfit=crossfit,
+        max_rounds=audit_rounds(len(real)), copies=cfg.copies,
         nn_method=nn_method_for(choice.device, X_dist.shape[1]),
         released_columns=0 if space is None else space.width,
         select_on=("distance", "density") + (() if space is None else ("released",)),
-        one_release_z=ONE_RELEASE_Z, release_gap=RELEASE_GAP, score_max_rows=SCORED_ROWS,
-        floor_splits=SMALL_AUDIT_SPLITS if len(real) <= FLOOR_SPLITS_UP_TO else 0,
+        release_gap=RELEASE_GAP, score_max_rows=SCORED_ROWS,
+        floor_rounds=FLOOR_ROUNDS if len(real) <= FLOOR_ROUNDS_UP_TO else 0,
     )  # fmt: skip
+    splits = audit_cfg.split_count
     refine = audit_cfg.refine_points if audit_cfg.refine else 0
     tracker = _AuditProgress(progress, splits, len(grid), refine)
     fitter = _FamilyFitter(cfg, tracker, cancel, len(prep.real), final)  # the recipe: all rows

@@ -4,8 +4,9 @@ The audit (:mod:`engine.privacy.audit`) scores two membership attacks at every w
 rule tests each attack's mean AUC + one standard error against the limit. This module names the
 attack that decides (the *binding* attack) at one curve point or at the first failing w, and
 turns member / non-member scores into ROC points. :func:`make_split` draws one train/holdout
-split with its fitted map and the holdout's density reference; :func:`_draw_repeats` draws
-and decodes several repeats of one w in one pass.
+split with its fitted map and the holdout's density reference (:func:`fold_rows`: the folds of
+cross-fitting); :func:`draw_common` draws and decodes repeats at several w in one pass, with
+common random numbers.
 
 References: METHOD.md section 5; van Breugel et al. (2023) DOMIAS; Fawcett (2006) ROC analysis.
 
@@ -39,7 +40,9 @@ ATTACK_WORDS = {
 
 @dataclass(frozen=True)
 class BindingAttack:
-    """The attack that decides at one w: the one whose mean AUC + one SE is highest."""
+    """The attack that decides at one w: the one whose upper bound (fitted AUC + gap + z SE,
+    :mod:`engine.privacy.decision`) is highest. ``auc`` and ``se``: its fitted expected AUC and
+    the SE of that fit; ``upper``: the bound the rule tests against the limit."""
 
     attack: str  # "distance" | "density" | "released"
     w: float
@@ -47,6 +50,7 @@ class BindingAttack:
     se: float
     sd: float
     repeats: int
+    upper: float = float("nan")
 
     @property
     def words(self) -> str:
@@ -54,21 +58,48 @@ class BindingAttack:
         return ATTACK_WORDS[self.attack]
 
     def quote(self, threshold: float | None = None) -> str:
-        """``"density attack AUC 0.561 ± 0.004 (mean ± SE over 6 repeats) against the limit 0.55"``.
+        """``"density attack AUC 0.531 ± 0.004 (upper 95 % bound 0.538)"``, and the limit.
 
         Example:
-            >>> BindingAttack("density", 0.5, 0.5612, 0.0041, 0.01, 6).quote(0.55)
-            'density attack AUC 0.561 ± 0.004 (mean ± SE over 6 repeats) against the limit 0.55'
+            >>> BindingAttack("density", 0.5, 0.5312, 0.0041, 0.01, 6, 0.5379).quote(0.55)
+            'density attack AUC 0.531 ± 0.004 (upper 95 % bound 0.538) against the limit 0.55'
         """
-        text = f"{self.words} AUC {self.auc:.3f} ± {self.se:.3f} (mean ± SE over {self.repeats} repeats)"
+        text = f"{self.words} AUC {self.auc:.3f} ± {self.se:.3f}"
+        if self.upper == self.upper:  # not NaN
+            text += f" (upper 95 % bound {self.upper:.3f})"
         return text if threshold is None else f"{text} against the limit {threshold:g}"
 
 
+_FIELDS = {
+    "distance": ("auc_fit", "auc_fit_se", "auc_sd", "upper_distance", "auc", "auc_se"),
+    "density": (
+        "density_fit", "density_fit_se", "density_auc_sd", "upper_density", "density_auc",
+        "density_auc_se",
+    ),
+    "released": (
+        "released_fit", "released_fit_se", "released_auc_sd", "upper_released", "released_auc",
+        "released_auc_se",
+    ),
+}  # fmt: skip
+
+
+def _stats(point: CurvePoint, attack: str) -> tuple[float, float, float, float]:
+    """(fit, its SE, SD, upper bound) of ``attack`` at ``point``; a point without a fit (an
+    older record, a hand-made point) falls back to the raw mean, its SE and mean + SE."""
+    nan = float("nan")
+    fit, fit_se, sd, upper, raw, raw_se = (getattr(point, f, nan) for f in _FIELDS[attack])
+    if fit != fit:  # NaN: no fit recorded
+        fit, fit_se = raw, raw_se
+    if upper != upper:
+        upper = fit + fit_se
+    return fit, fit_se, sd, upper
+
+
 def binding_attack(
-    point: CurvePoint, attacks: tuple[str, ...] = ("distance", "density")
+    point: CurvePoint, attacks: tuple[str, ...] = ("distance", "density", "released")
 ) -> BindingAttack:
-    """The attack among ``attacks`` with the highest mean AUC + one SE at ``point`` (the one the
-    selection rule tests against the limit; ties go to the distance attack).
+    """The attack among ``attacks`` with the highest upper bound at ``point`` (the one the rule
+    tests against the limit; ties go to the first named; attacks not measured are skipped).
 
     Example:
         >>> from types import SimpleNamespace
@@ -77,29 +108,23 @@ def binding_attack(
         >>> binding_attack(pt).attack, round(binding_attack(pt).auc, 2)
         ('density', 0.57)
     """
-    stats = {
-        "distance": (point.auc, point.auc_se, point.auc_sd),
-        "density": (point.density_auc, point.density_auc_se, point.density_auc_sd),
-        "released": (
-            getattr(point, "released_auc", float("nan")),
-            getattr(point, "released_auc_se", float("nan")),
-            getattr(point, "released_auc_sd", float("nan")),
-        ),
-    }
-    best = max(attacks, key=lambda a: stats[a][0] + stats[a][1])
-    auc, se, sd = stats[best]
-    return BindingAttack(best, point.w, auc, se, sd, point.repeats)
+    stats = {a: _stats(point, a) for a in attacks}
+    measured = [a for a in attacks if stats[a][3] == stats[a][3]] or list(attacks)
+    best = max(measured, key=lambda a: stats[a][3])
+    fit, se, sd, upper = stats[best]
+    return BindingAttack(best, point.w, fit, se, sd, point.repeats, upper)
 
 
 def first_failure(
     curve: Sequence[CurvePoint],
     threshold: float,
-    attacks: tuple[str, ...] = ("distance", "density"),
+    attacks: tuple[str, ...] = ("distance", "density", "released"),
 ) -> BindingAttack | None:
-    """At the smallest w that fails the limit, the attack that failed (None: every w passes)."""
+    """At the smallest w whose bound fails the limit, the attack that failed (None: none fails)."""
     for point in sorted(curve, key=lambda p: p.w):
-        if not point.passes(threshold, attacks):
-            return binding_attack(point, attacks)
+        b = binding_attack(point, attacks)
+        if not b.upper < threshold:
+            return b
     return None
 
 
@@ -132,6 +157,9 @@ class Split:
     ref_log_members: np.ndarray  # log p_ref at each train row (KDE of the holdout)
     ref_log_hold: np.ndarray  # log p_ref at each holdout row (leave-one-out)
     basis: np.ndarray  # shared subspace of every KDE (one-hot row sums projected out)
+    # common random numbers: repeat i draws its noise and samples from default_rng((seed, i)),
+    # the same at every w, so two w's points differ by the effect of w alone
+    seed: int = 0
 
 
 def split_rows(n: int, config, perm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -141,11 +169,29 @@ def split_rows(n: int, config, perm: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return np.sort(perm[n_hold:]), np.sort(perm[:n_hold])
 
 
-def make_split(X_model, X_dist, fit_map, config, rng, perm=None) -> Split:
-    """Random split (``perm``: the permutation drawn beforehand, else one drawn from ``rng``),
-    map fitted on the train part, leave-one-out density reference on the holdout."""
+def fold_rows(n: int, folds: int, perm: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """K-fold cross-fitting: (train, holdout) row indices, sorted, of each of ``folds`` folds of
+    permutation ``perm`` of ``n`` rows; every row is held out in exactly one fold.
+
+    Example:
+        >>> [(len(t), h.tolist()) for t, h in fold_rows(6, 3, np.arange(6))]
+        [(4, [0, 3]), (4, [1, 4]), (4, [2, 5])]
+    """
+    return [
+        (np.sort(np.setdiff1d(perm, perm[k::folds])), np.sort(perm[k::folds]))
+        for k in range(folds)
+    ]
+
+
+def make_split(X_model, X_dist, fit_map, config, rng, perm=None, rows=None) -> Split:
+    """Random split (``perm``: the permutation drawn beforehand, else one drawn from ``rng``;
+    ``rows``: the (train, holdout) indices, e.g. a fold of :func:`fold_rows`), map fitted on
+    the train part, leave-one-out density reference on the holdout, and the split's seed of
+    common random numbers drawn from ``rng``."""
     n = len(X_model)
-    train, hold = split_rows(n, config, rng.permutation(n) if perm is None else perm)
+    if rows is None:
+        rows = split_rows(n, config, rng.permutation(n) if perm is None else perm)
+    train, hold = rows
     lmap = fit_map(X_model[train])
     latent = np.asarray(lmap.to_latent(X_model[train]), dtype=np.float64)
     # M released copies: each member's latent code appears M times, so one Latent Noise
@@ -155,7 +201,8 @@ def make_split(X_model, X_dist, fit_map, config, rng, perm=None) -> Split:
     X_dist = X_dist[:, : X_dist.shape[1] - config.released_columns]  # the audit's own space
     basis = principal_basis(X_dist)
     ref_members, ref_hold = reference_densities(X_dist[train], X_dist[hold], basis, rng)
-    return Split(train, hold, latent, lmap, ref_members, ref_hold, basis)
+    seed = int(rng.integers(2**62))
+    return Split(train, hold, latent, lmap, ref_members, ref_hold, basis, seed)
 
 
 EXACT_REFERENCE_UP_TO = 2_000  # holdout rows: each one's reference fitted without it
@@ -206,28 +253,51 @@ class _Draw:
     scored_holdout: np.ndarray | None = None
 
 
-def _draw_repeats(split: Split, w: float, count: int, to_dist, config, rng) -> list[_Draw]:
-    """``count`` repeats at w: each repeat's noise, then its density samples, drawn in turn from
-    ``rng`` (as one repeat at a time would), and all synthetic sets decoded and mapped to the
-    distance space in one pass (the decode's per-call overhead dominates small tables)."""
+def draw_common(split: Split, points: Sequence[tuple[float, int]], to_dist, config) -> list[_Draw]:
+    """The synthetic sets of ``points`` ((w, repeat) pairs) on ``split`` with common random
+    numbers: repeat i's noise and its rows to score come from ``default_rng((split.seed, i))``
+    whatever the w, so the same repeat at two w differs only by w. All points are decoded and
+    mapped to the distance space in one pass (the decode's per-call overhead dominates small
+    tables; the caller keeps a pass under a size it chooses).
+
+    Example:
+        >>> class Id:
+        ...     def to_latent(self, X): return X
+        ...     def from_latent(self, Z): return Z
+        >>> from types import SimpleNamespace as NS
+        >>> sp = NS(latent=np.zeros((4, 2)), train=np.arange(4), hold=np.arange(2), lmap=Id(),
+        ...         seed=7)
+        >>> cfg = NS(density_max_eval=10, score_max_rows=None)
+        >>> a, b = draw_common(sp, [(0.0, 0), (0.5, 0)], lambda x: x, cfg)
+        >>> bool(np.allclose(a.synth_dist * np.sqrt(0.5), b.synth_dist))  # the same noise
+        True
+    """
+    draws: dict[int, tuple[np.ndarray, list[np.ndarray]]] = {}
+    for _, rep in points:
+        if rep not in draws:
+            draws[rep] = _one_draw(split, np.random.default_rng((split.seed, rep)), config)
+    ws = np.repeat([float(w) for w, _ in points], len(split.latent))
+    latent = np.tile(split.latent, (len(points), 1))
+    noise = np.concatenate([draws[rep][0] for _, rep in points])
+    synth = split.lmap.from_latent(inject_latent_noise(latent, ws, noise))
+    parts = np.split(np.asarray(to_dist(np.asarray(synth)), dtype=np.float64), len(points))
+    return [_Draw(part, *draws[rep][1]) for part, (_, rep) in zip(parts, points, strict=True)]
+
+
+def _one_draw(split: Split, rng: np.random.Generator, config) -> tuple[np.ndarray, list]:
+    """One repeat's latent noise and its rows to score: noise, the density attack's rows, then
+    (a large split) the distance attack's sample of each side."""
     m = min(config.density_max_eval, len(split.train))
     h = min(config.density_max_eval, len(split.hold))
     cap: int = getattr(config, "score_max_rows", None) or 0
-    sampled = cap > 0 and max(len(split.train), len(split.hold)) > cap
-    noise, picks = [], []
-    for _ in range(count):
-        noise.append(rng.standard_normal(split.latent.shape))
-        pick = [
-            rng.choice(len(split.train), size=m, replace=False),
-            rng.choice(len(split.hold), size=h, replace=False),
-        ]
-        if sampled:  # drawn only then: the draws of a small table are as before
-            pick += [_sample(len(split.train), cap, rng), _sample(len(split.hold), cap, rng)]
-        picks.append(pick)
-    latent = inject_latent_noise(np.tile(split.latent, (count, 1)), w, np.concatenate(noise))
-    synth = np.asarray(to_dist(np.asarray(split.lmap.from_latent(latent))), dtype=np.float64)
-    parts = np.split(synth, count)
-    return [_Draw(part, *pick) for part, pick in zip(parts, picks, strict=True)]
+    noise = rng.standard_normal(split.latent.shape)
+    pick = [
+        rng.choice(len(split.train), size=m, replace=False),
+        rng.choice(len(split.hold), size=h, replace=False),
+    ]
+    if cap > 0 and max(len(split.train), len(split.hold)) > cap:
+        pick += [_sample(len(split.train), cap, rng), _sample(len(split.hold), cap, rng)]
+    return noise, pick
 
 
 def _sample(n: int, cap: int, rng: np.random.Generator) -> np.ndarray:

@@ -18,18 +18,30 @@ import numpy as np
 
 from engine.errors import InputError
 from engine.privacy.attacks import BindingAttack, binding_attack, first_failure
+from engine.privacy.decision import SE_TARGET, Z_UPPER, Decision
 
 if TYPE_CHECKING:
     from engine.privacy.audit import CurvePoint
 
 DEFAULT_GRID = tuple(round(0.05 * i, 2) for i in range(20))
-SE_TARGET, MIN_REPEATS, MAX_REPEATS = 0.01, 3, 20
-SE_METHOD = "larger of the repeats' SE and the SE of the per-split means (split_se)"
+MIN_REPEATS, MAX_REPEATS = 3, 20  # measurements per w: at least, and at most per split
+SE_METHOD = (
+    "each attack's AUC fitted as a curve rising with w (isotonic); the SE of a fitted value is "
+    "the spread over independent units (the split models, or the repeats on one split) of "
+    "their mean over the fitted block of w, over the square root of their number"
+)
 
 
 @dataclass(frozen=True)
 class AuditConfig:
-    """Options of the audit; ``repeats=None`` repeats until both AUCs' SE < 0.01 (3 to 20)."""
+    """Options of the audit (:mod:`engine.privacy.crossfit`).
+
+    ``repeats``: repeats of fresh noise per split and w (None: at least 3 measurements per w, 1
+    per split from 3 splits on, more while the SE at the decision exceeds ``se_target``, at most
+    20 per w). ``crossfit``: each round splits the rows into ``round(1 / holdout_fraction)``
+    folds, each held out once (every row a non-member once per round); else a round is
+    ``splits`` random splits. ``max_rounds``: rounds the SE target may use; ``floor_rounds``:
+    rounds the floor may use at the smallest w before a refusal."""
 
     threshold: float = 0.55
     grid: tuple[float, ...] = DEFAULT_GRID
@@ -38,6 +50,9 @@ class AuditConfig:
     holdout_fraction: float = 0.2
     repeats: int | None = None
     splits: int = 1
+    crossfit: bool = False
+    max_rounds: int = 1
+    floor_rounds: int = 0
     k_risk: int = 5
     time_budget_s: float | None = None
     density_max_eval: int = 1000
@@ -47,21 +62,19 @@ class AuditConfig:
     # the last columns of the distance rows that are the released space (the "released"
     # attack's; :mod:`engine.privacy.released_space`), 0: none
     released_columns: int = 0
-    # z of the one-release prediction bound on the released attack (0: off; see
-    # engine.privacy.one_release.one_release_bound): 1.6449 = one released file in twenty over
-    one_release_z: float = 0.0
-    # added to the released attack's mean in that bound: the gap measured between the audit's
-    # split models and a checker's attack on the released file (issue 27 item 3; 0: none)
+    # added to the released attack's bound above the smallest w: the gap measured between the
+    # audit's split models and a checker's attack on the released file (0: none)
     release_gap: float = 0.0
-    # issue 31: the w above the first failing w get one repeat (they cannot change the choice)
-    one_repeat_above_failure: bool = True
     # members and holdout rows the distance attack scores per repeat, each side at most this
     # many (a fresh random sample per repeat; None: all). The synthetic set is always whole.
     score_max_rows: int | None = None
-    # issue 27: the floor (the Gaussian copula: fitted in a moment) is audited on at least this
-    # many splits (fresh ones added to the run's), so its w = 0 decision, the one that refuses,
-    # does not rest on a spread between two splits (engine.privacy.family)
-    floor_splits: int = 0
+    z: float = Z_UPPER  # the upper confidence bound's z (one-sided 95 %)
+    se_target: float = SE_TARGET  # units are added until the SE at the decision is at most this
+
+    @property
+    def split_count(self) -> int:
+        """Splits in one round: the folds (cross-fitting) or ``splits`` random splits."""
+        return max(2, round(1.0 / self.holdout_fraction)) if self.crossfit else max(1, self.splits)
 
 
 @dataclass(frozen=True)
@@ -86,13 +99,25 @@ class AuditResult:
     chosen: str | None = None
     chosen_because: str = ""
     drivers: tuple[tuple[str, float], ...] = ()
-    one_release_z: float = 0.0  # the one-release bound's z (0: not used)
-    release_gap: float = 0.0  # the margin added to the released attack's mean in that bound
+    release_gap: float = 0.0  # added to the released attack's bound above the smallest w
     # members and holdout rows scored per repeat by the distance attack (None: not recorded)
     rows_scored: tuple[int, int] | None = None
-    # splits behind the smallest w's point (issue 27: the floor's, more than the grid's; 0: as
+    # splits behind the smallest w's point (the floor's extra rounds before a refusal; 0: as
     # ``splits``)
     smallest_w_splits: int = 0
+    decision: Decision | None = None  # what decided (the attack, its fit, SE and bound)
+    rounds: int = 1  # rounds of splits (fold assignments) the chosen model was audited on
+    crossfit: bool = False  # whether a round's splits were folds (each row held out once)
+    z: float = Z_UPPER
+    se_target: float = SE_TARGET
+    # what a checker's own measurement on the released file may read, beside a fresh real
+    # sample of the same size scored the same way (engine.privacy.checker; None: not run)
+    checker: Any = None
+
+    @property
+    def se_at_decision(self) -> float | None:
+        """The SE of the deciding attack's fitted AUC at the decision (None: no decision)."""
+        return None if self.decision is None else self.decision.se
 
     def binding(self, w: float | None) -> BindingAttack | None:
         """The deciding attack at the curve point nearest ``w`` (at refusal, ``w=None``: the
@@ -116,9 +141,16 @@ class AuditResult:
             "seconds": self.seconds,
             "budget_exhausted": self.budget_exhausted,
             "copies_audited": self.copies,
-            "se_target": SE_TARGET,
+            "se_target": self.se_target,
             "se_method": SE_METHOD,
-            "se_target_met": all(p.se_target_met for p in self.curve if p.decides),
+            "se_at_decision": self.se_at_decision,
+            "se_target_met": self.se_at_decision is not None
+            and self.se_at_decision <= self.se_target,
+            "z": self.z,
+            "decision": None if self.decision is None else self.decision.to_dict(),
+            "rounds": self.rounds,
+            "crossfit": self.crossfit,
+            "checker": None if self.checker is None else self.checker.to_dict(),
             "points_one_repeat": [p.w for p in self.curve if not p.decides],
             "max_repeats": MAX_REPEATS,
             "architecture": None
@@ -136,7 +168,6 @@ class AuditResult:
             "candidates": [c.to_dict() for c in self.candidates],
             "chosen_model": self.chosen,
             "chosen_because": self.chosen_because,
-            "one_release_z": self.one_release_z,
             "release_gap": self.release_gap,
             "refusal_columns": [
                 {"column": c, "distance_auc_without": a} for c, a in self.drivers if c

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from engine.privacy.attacks import Split, _draw_repeats
+from engine.privacy.attacks import Split, draw_common
 from engine.privacy.audit_result import AuditConfig
 
 DRIVER_SPLITS = 4  # splits scored for the columns that drive a refusal (one draw each)
@@ -56,7 +56,7 @@ def column_drivers(
             keep_sets[name] = rest
     aucs: dict[str, list[float]] = {k: [] for k in keep_sets}
     for split in list(splits)[:DRIVER_SPLITS]:
-        synth = _draw_repeats(split, w, 1, to_dist, config, rng)[0].synth_dist
+        synth = draw_common(split, [(w, 0)], to_dist, config)[0].synth_dist
         for name, keep in keep_sets.items():
             score = -nearest_distances(X_dist[:, keep], synth[:, keep])
             aucs[name].append(membership_auc(score[split.train], score[split.hold]))
