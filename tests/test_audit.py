@@ -106,7 +106,7 @@ def test_selection_with_limit_055(data: np.ndarray) -> None:
     # both attacks: the density-ratio attack is stronger at mid w, so never a larger w
     from engine.privacy.audit import select_w
 
-    both = select_w(res.curve, 0.55)
+    both = select_w(res.curve, 0.55, ("distance", "density"))
     assert both is not None and both <= res.selected_w
     block = res.to_dict()
     assert {"threshold", "holdout_fraction", "repeats", "curve", "selected_w"} <= set(block)

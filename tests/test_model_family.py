@@ -254,7 +254,11 @@ def test_the_refusal_names_the_columns_in_plain_words() -> None:
         X, X, _Family(floor_leaks=True), config=FAST, rng=np.random.default_rng(1)
     )
     floor = CandidateRecord("Gaussian copula (no flow layer)", 2, True, 4.0, "chosen", "fails")
-    leaky = tuple(replace(p, auc=0.62, auc_se=0.01, density_auc=0.5) for p in res.curve)
+    leaky = tuple(
+        replace(p, auc=0.62, auc_fit=0.62, auc_fit_se=0.01, upper_distance=0.636, density_auc=0.5,
+                density_fit=0.5, upper_density=0.51)
+        for p in res.curve
+    )  # fmt: skip
     audit: AuditResult = replace(
         res, selected_w=None, candidates=(floor,), curve=leaky,
         drivers=(("", 0.62), ("record number", 0.51), ("age", 0.60), ("bmi", 0.619)),
@@ -295,52 +299,48 @@ def test_family_order_puts_the_copula_last_unless_it_is_best() -> None:
     assert why[0].startswith("the floor")
 
 
-def test_a_refusal_is_confirmed_on_more_splits() -> None:
-    """Issue 27: the floor's w = 0 point is the one that refuses, and on two splits its SE rests
-    on one difference of two split means; a floor failing there is audited on ``floor_splits``
-    splits (fresh ones added: a Gaussian fits in a moment) before nothing is released. A floor
-    that passes on the run's splits costs nothing more."""
+def test_a_refusal_is_confirmed_on_more_rounds() -> None:
+    """The floor's w = 0 point is the one that refuses; a floor failing there is audited on up
+    to ``floor_rounds`` rounds of fresh folds (a Gaussian fits in a moment) before nothing is
+    released. A floor that passes on the first round costs nothing more."""
     rng = np.random.default_rng(2)
     X = np.c_[_rows(200, 3)[:, :2], rng.permutation(200) * 1.0]
     scale = np.array([0.05, 0.05, 1.0])
-    cfg = AuditConfig(grid=(0.0, 0.5), repeats=2, refine=False, splits=2, floor_splits=6)
+    cfg = AuditConfig(grid=(0.0, 0.5), refine=False, crossfit=True, floor_rounds=3)
     family = _Family(floor_leaks=True)
     res = run_family_audit(
         X, X * scale, family, to_dist=lambda rows: rows * scale, config=cfg,
         rng=np.random.default_rng(1),
     )  # fmt: skip
-    assert res.selected_w is None  # the leak is real: still refused, on six splits
-    assert res.smallest_w_splits == 6 and res.curve[0].repeats == 6 * 2
-    assert family.fitted.count("gaussian") == 6 and family.fitted.count("flow") == 2
-    assert res.to_dict()["smallest_w_splits"] == 6
-    assert res.splits == 2 and res.curve[1].repeats == 1  # above the failure: one repeat
+    assert res.selected_w is None  # the leak is real: still refused, on three rounds
+    assert res.smallest_w_splits == 15 and res.rounds == 3
+    assert res.curve[0].units == 15 and res.curve[0].repeats == 15
+    assert family.fitted.count("gaussian") == 15 and family.fitted.count("flow") == 5
+    assert res.to_dict()["smallest_w_splits"] == 15
+    assert res.curve[1].units == 5 and not res.curve[1].decides  # shown, measured once a split
 
     passing = _Family()
     res2 = run_family_audit(_rows(500), _rows(500), passing, config=cfg, rng=np.random.default_rng(1))
     assert res2.selected_w is not None and res2.candidates[1].status == "chosen"
-    assert res2.smallest_w_splits == 2 and passing.fitted.count("gaussian") == 2
-    assert res2.to_dict()["smallest_w_splits"] == 2
+    assert res2.smallest_w_splits == 5 and passing.fitted.count("gaussian") == 5
+    assert res2.candidates[0].status == "dropped" and res2.rounds == 1
 
 
-def test_the_release_gap_lowers_w_where_the_bound_is_within_it() -> None:
-    """Issue 27 item 3: the bound adds the gap measured between the audit's split models and a
-    checker's attack on released files (0.013); a w whose bound is within that of the limit is
-    no longer chosen, one well below it still is, and the smallest w stays exempt."""
-    from dataclasses import replace
-    from types import SimpleNamespace as NS
+def test_the_release_gap_is_added_above_the_smallest_w_only() -> None:
+    """The bound adds the gap measured between the audit's split models and a checker's attack
+    on released files (0.013) to the released-columns attack above the smallest w; a w whose
+    bound is within the gap of the limit is no longer chosen, one well below it still is, and
+    the smallest w (a fresh sample of the model) is not charged the gap."""
+    from engine.privacy.decision import FittedCurve, decide
 
-    from engine.privacy.one_release import one_release_bound, select_release_w
-
-    def pt(w: float, a: float) -> NS:
-        return NS(w=w, auc=a, auc_se=0.0, density_auc=0.5, density_auc_se=0.0, released_auc=a,
-                  released_auc_se=0.002, released_auc_sd=0.01, passes=lambda t, s, a=a: a < t)  # fmt: skip
-
-    curve = [pt(0.0, 0.546), pt(0.3, 0.515), pt(0.5, 0.525), pt(0.7, 0.54)]
-    cfg = AuditConfig(select_on=("distance", "density", "released"), one_release_z=1.6449)
-    assert round(one_release_bound(curve[2], cfg), 4) == 0.5349
-    assert round(one_release_bound(curve[2], replace(cfg, release_gap=0.013)), 4) == 0.5479
-    assert select_release_w(curve, cfg) == 0.7  # its bound 0.5499: just under the limit
-    assert select_release_w(curve, replace(cfg, release_gap=0.013)) == 0.5  # 0.7's 0.5629
-    assert select_release_w(curve, replace(cfg, release_gap=0.02)) == 0.3  # 0.5 now over
-    # the smallest w (a fresh model sample) is decided by mean + SE alone, gap or not
-    assert select_release_w(curve[:1], replace(cfg, release_gap=0.05)) == 0.0
+    ws = (0.0, 0.3, 0.5, 0.7)
+    fits = (0.532, 0.532, 0.525, 0.535)  # a fitted curve is monotone: (0.532, 0.532, 0.532, 0.535)
+    flat = (0.532, 0.532, 0.532, 0.535)
+    curve = FittedCurve(ws, fits, flat, (0.004,) * 4, (10,) * 4)
+    assert decide({"released": curve}, 0.55).w == 0.7  # 0.535 + 1.645 x 0.004 = 0.5416
+    assert decide({"released": curve}, 0.55, gap=0.013).w == 0.0  # 0.532 + 0.013 + 0.0066 > 0.55
+    assert decide({"released": curve}, 0.55, gap=0.008).w == 0.7  # 0.5496: just under
+    assert decide({"released": curve}, 0.55, gap=0.009).w == 0.5  # 0.7's 0.5506 over
+    assert decide({"released": curve}, 0.55, gap=0.05).w == 0.0  # never charged at w = 0
+    other = FittedCurve(ws, fits, flat, (0.004,) * 4, (10,) * 4)
+    assert decide({"distance": other}, 0.55, gap=0.05).w == 0.7  # the gap is the released one's

@@ -17,27 +17,18 @@ from engine.flows.generate import inject_latent_noise, latent_noise_injection, p
 
 
 def _point(w: float, auc: float, se: float, dens: float = 0.5, dens_se: float = 0.0):
-    """A curve point with the given distance and density AUC (mean, SE); other fields neutral."""
-    values = {
-        "w": w,
-        "auc": auc,
-        "auc_sd": se,
-        "auc_se": se,
-        "tpr_at_1pct_fpr": 0.01,
-        "tpr_at_01pct_fpr": 0.001,
-        "density_auc": dens,
-        "density_auc_sd": dens_se,
-        "density_auc_se": dens_se,
-        "repeats": 4,
-        "refined": False,
-        "roc_fpr": (0.0, 1.0),
-        "roc_tpr": (0.0, 1.0),
-    }
-    names = {f.name for f in dataclasses.fields(audit.CurvePoint)}
-    return audit.CurvePoint(**{k: v for k, v in values.items() if k in names})
+    """A curve point whose stored upper bounds are the fitted AUC + SE (z = 1 for numbers by
+    hand), for the distance and the density attack; other fields neutral."""
+    return audit.CurvePoint(
+        w=w, auc=auc, auc_sd=se, auc_se=se, tpr_at_1pct_fpr=0.01, tpr_at_01pct_fpr=0.001,
+        density_auc=dens, density_auc_sd=dens_se, density_auc_se=dens_se, repeats=4,
+        refined=False, roc_fpr=(0.0, 1.0), roc_tpr=(0.0, 1.0), auc_fit=auc, auc_fit_se=se,
+        density_fit=dens, density_fit_se=dens_se, upper_distance=auc + se,
+        upper_density=dens + dens_se,
+    )  # fmt: skip
 
 
-# --- the selection rule ---------------------------------------------------------------------
+# --- the selection rule read off a finished curve ----------------------------------------------
 
 
 def test_selection_stops_at_the_first_failing_w_even_if_a_larger_w_passes_again() -> None:
@@ -54,9 +45,9 @@ def test_selection_returns_none_when_the_smallest_w_fails() -> None:
     assert audit.select_w(curve, 0.55) is None
 
 
-def test_a_point_under_the_limit_on_the_mean_but_not_on_mean_plus_se_fails() -> None:
-    """AUC 0.545 +- SE 0.01 at a limit of 0.55: the upper value 0.555 is over the limit
-    (kills the rule on the mean alone, for either attack)."""
+def test_a_point_under_the_limit_on_the_mean_but_not_on_its_bound_fails() -> None:
+    """AUC 0.545 with a bound 0.01 higher at a limit of 0.55: the bound 0.555 is over the limit
+    (kills the rule on the fitted mean alone, for either attack)."""
     assert not _point(0.5, 0.545, 0.01).passes(0.55)
     assert not _point(0.5, 0.50, 0.0, dens=0.545, dens_se=0.01).passes(0.55)
     assert _point(0.5, 0.535, 0.01, dens=0.535, dens_se=0.01).passes(0.55)
@@ -65,7 +56,7 @@ def test_a_point_under_the_limit_on_the_mean_but_not_on_mean_plus_se_fails() -> 
 
 
 def test_the_limit_itself_does_not_pass() -> None:
-    """Mean + SE exactly at the limit fails (binary-exact numbers: 0.5 + 0.125 = 0.625)."""
+    """A bound exactly at the limit fails (binary-exact numbers: 0.5 + 0.125 = 0.625)."""
     assert not _point(0.5, 0.5, 0.125).passes(0.625)
     assert not _point(0.5, 0.5, 0.0, dens=0.5, dens_se=0.125).passes(0.625)
 
@@ -76,13 +67,6 @@ def test_only_the_named_attacks_decide() -> None:
     assert not leaky_density.passes(0.55, ("density",))
     assert not leaky_density.passes(0.55)
     assert audit.select_w([_point(0.0, 0.5, 0.0), leaky_density], 0.55, ("distance",)) == 0.5
-
-
-def test_mean_sd_se_by_hand() -> None:
-    """[0.5, 0.6, 0.7]: mean 0.6, SD 0.1, SE 0.1 / sqrt(3)."""
-    mean, sd, se = audit._mean_sd_se([0.5, 0.6, 0.7])
-    assert (mean, sd, se) == pytest.approx((0.6, 0.1, 0.1 / math.sqrt(3)), abs=1e-12)
-    assert audit._mean_sd_se([0.7]) == (0.7, 0.0, 0.0)
 
 
 # --- one noise injection ----------------------------------------------------------------------
@@ -130,25 +114,27 @@ def test_audited_map_equals_released_map_under_one_seed() -> None:
     X = np.random.default_rng(0).standard_normal((80, 3))
     w = 0.36
     config = audit.AuditConfig(grid=(w,), repeats=1, refine=False)
-    split = audit._make_split(X, X, lambda rows: _Identity(), config, np.random.default_rng(1))
+    split = audit.make_split(X, X, lambda rows: _Identity(), config, np.random.default_rng(1))
     seen: list[np.ndarray] = []
 
     def record(rows: np.ndarray) -> np.ndarray:
         seen.append(np.array(rows))
         return rows
 
-    acc = audit._Samples()
-    audit._one_repeat(split, w, X, record, config, np.random.default_rng(7), acc)
-    released = latent_noise_injection(_Identity(), X[split.train], w, np.random.default_rng(7))
+    from engine.privacy.attacks import draw_common
+
+    draw_common(split, [(w, 0)], record, config)  # repeat 0: default_rng((split seed, 0))
+    seed = (split.seed, 0)
+    released = latent_noise_injection(_Identity(), X[split.train], w, np.random.default_rng(seed))
     np.testing.assert_array_equal(seen[0], released)
 
     seen.clear()
     train = X[split.train]
     audit_release.protect_outliers(
-        _Identity(), train, train, w, to_dist=record, rng=np.random.default_rng(7), max_rounds=1
+        _Identity(), train, train, w, to_dist=record, rng=np.random.default_rng(seed), max_rounds=1
     )
     np.testing.assert_array_equal(seen[0], released)
-    expected = 0.6 * train + 0.8 * np.random.default_rng(7).standard_normal(train.shape)
+    expected = 0.6 * train + 0.8 * np.random.default_rng(seed).standard_normal(train.shape)
     np.testing.assert_allclose(released, expected, rtol=0, atol=1e-12)
 
 
@@ -219,12 +205,6 @@ def test_w_at_the_ends_of_0_1_is_accepted() -> None:
     np.testing.assert_array_equal(inject_latent_noise(Z, 1.0, noise), Z)
     np.testing.assert_array_equal(inject_latent_noise(Z, 0.0, noise), noise)
     np.testing.assert_array_equal(inject_latent_noise(Z, np.array([1.0]), noise), Z)
-
-
-def test_two_repeats_have_a_standard_error() -> None:
-    """[0.5, 0.7]: SD 0.1414, SE 0.1 — two repeats are enough for an SE (not reported as 0)."""
-    _, sd, se = audit._mean_sd_se([0.5, 0.7])
-    assert (sd, se) == pytest.approx((math.sqrt(0.02), 0.1), abs=1e-12)
 
 
 def test_direct_noise_injection_by_hand() -> None:

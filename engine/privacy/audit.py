@@ -34,17 +34,14 @@ Example:
     ...     def from_latent(self, Z): return Z
     >>> X = np.random.default_rng(0).standard_normal((300, 2))
     >>> res = run_audit(X, X, lambda rows: Id(), config=AuditConfig(grid=(0.0, 0.5),
-    ...                 repeats=2, refine=False), rng=np.random.default_rng(1))
-    >>> [p.w for p in res.curve], res.to_dict()["repeats"]
-    ([0.0, 0.5], 2)
-    >>> res.selected_w
-    0.5
+    ...                 refine=False, crossfit=True), rng=np.random.default_rng(1))
+    >>> [p.w for p in res.curve], res.splits, res.selected_w
+    ([0.0, 0.5], 5, 0.0)
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -209,6 +206,30 @@ def score_draw(split: Split, draw: _Draw, X_dist: np.ndarray, config) -> Score:
         released,
         np.interp(ROC_FPR, fpr, tpr),
     )
+
+
+def select_w(
+    curve: tuple[CurvePoint, ...] | list[CurvePoint],
+    threshold: float,
+    attacks: tuple[str, ...] | None = None,
+) -> float | None:
+    """The decision rule read off a finished curve: the largest w whose stored upper bounds
+    (:attr:`CurvePoint.upper`, of ``attacks``), and every smaller w's, are below the limit;
+    None if the smallest fails (the audit's own decision also releases an uncertain floor:
+    :func:`engine.privacy.decision.decide`).
+
+    Example:
+        >>> pts = [CurvePoint(w, a, 0, 0, 0, 0, a, 0, 0, 2, False, (), (), upper_distance=a)
+        ...        for w, a in [(0.0, 0.51), (0.5, 0.53), (0.7, 0.56), (0.9, 0.52)]]
+        >>> select_w(pts, 0.55)
+        0.5
+    """
+    chosen = None
+    for point in sorted(curve, key=lambda p: p.w):
+        if not point.passes(threshold, attacks):
+            break
+        chosen = point.w
+    return chosen
 
 
 def run_audit(

@@ -10,7 +10,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -198,52 +197,3 @@ def validate_audit_inputs(X_model: np.ndarray, X_dist: np.ndarray, config: Audit
         raise InputError("audit: the AUC limit must lie in (0.5, 1]")
     if config.copies < 1:
         raise InputError("audit: the number of released copies must be at least 1")
-
-
-def rule_text(threshold: float, attacks: tuple[str, ...]) -> str:
-    """The selection rule in plain words."""
-    names = {
-        "distance": "the distance to the closest synthetic row",
-        "density": "the density ratio synthetic/reference",
-        "released": "the distance to the closest released row on the released columns",
-    }
-    which = " and ".join(names[a] for a in attacks)
-    return (
-        f"the largest w such that, for it and every smaller candidate w, the mean membership AUC "
-        f"plus one standard error stays below {threshold:g} for {which}"
-    )
-
-
-def repeats_wanted(aucs: list[float], densities: list[float]) -> int:
-    """The repeats the SE target wants at the spread seen so far: n = (SD / SE_TARGET)^2, SD
-    the larger of the two attacks' (the stopping rule's estimate, :mod:`engine.privacy.audit`)."""
-    sd = max(mean_sd_se(aucs)[1], mean_sd_se(densities)[1])
-    return math.ceil((sd / SE_TARGET) ** 2)
-
-
-def mean_sd_se(values: list[float]) -> tuple[float, float, float]:
-    """Mean, sample SD and SE of the mean (SD, SE 0 for one value)."""
-    a = np.asarray(values)
-    sd = float(a.std(ddof=1)) if len(a) > 1 else 0.0
-    return float(a.mean()), sd, sd / math.sqrt(len(a))
-
-
-def split_se(values: list[float], splits: list[int]) -> float:
-    """SE of the mean AUC that counts the spread between splits: the larger of the repeats'
-    SE and the SE of the per-split means (repeats on one split share its flow and its
-    members / holdout draw, so they are not independent of each other).
-
-    Measured on lung's 84 members (4 splits, 11-20 repeats a w): the split means ranged up to
-    0.44-0.71 and the SE of their mean was 1.0-2.3x the repeats' SE. With one split (or none
-    recorded) it is the repeats' SE.
-
-    Example:
-        >>> round(split_se([0.50, 0.51, 0.60, 0.61], [0, 0, 1, 1]), 3)  # repeats' SE: 0.028
-        0.05
-    """
-    se = mean_sd_se(values)[2]
-    if len(splits) != len(values) or len(set(splits)) < 2:
-        return se
-    a, s = np.asarray(values, dtype=float), np.asarray(splits)
-    means = [float(a[s == k].mean()) for k in np.unique(s)]
-    return max(se, float(np.std(means, ddof=1)) / math.sqrt(len(means)))

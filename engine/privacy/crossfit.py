@@ -458,12 +458,11 @@ class _Driver:
     def _curve(self, book: Book, d: Decision, cap: float) -> list[CurvePoint]:
         """Every measured w as a :class:`CurvePoint`: raw means, the fits and the bounds."""
         ws = book.ws()
-        curves = book.curves(self.attacks, ws)
-        all_fits = {a: curves.get(a) or book.curves((a,), ws)[a] for a in _measured(book)}
+        all_fits = book.curves(_measured(book), ws)  # bounds of every attack, deciding or not
         points = []
         for w in ws:
             at = [sc for (_, _, ww), sc in book.scores.items() if ww == w]
-            bounds = bounds_at(curves, w, gap=self.config.release_gap, z=self.config.z,
+            bounds = bounds_at(all_fits, w, gap=self.config.release_gap, z=self.config.z,
                                smallest=self.grid[0])  # fmt: skip
             points.append(_point(w, at, all_fits, bounds, w in book.refined, w <= cap + 1e-12))
         return points
