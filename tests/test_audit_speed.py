@@ -87,11 +87,11 @@ def test_sampled_scoring_agrees_with_scoring_every_row() -> None:
 
 
 def test_repeats_are_added_on_one_split_until_the_se_target() -> None:
-    """On one split a unit is a repeat: with a noisy density attack (100 + 100 rows a repeat)
+    """On one split a unit is a repeat: with a noisy density attack (30 + 30 rows a repeat)
     repeats are added beyond the minimum three until the SE at the decision is at most the
     target or the 20 allowed are spent, and the record says which."""
     X = np.random.default_rng(4).standard_normal((3_000, 3))
-    res = _audit(X, 5, grid=(0.0, 0.5, 0.9), refine=False, density_max_eval=100)
+    res = _audit(X, 5, grid=(0.0, 0.5, 0.9), refine=False, density_max_eval=30)
     deciding = [p for p in res.curve if p.decides]
     assert max(p.repeats for p in deciding) > 3
     record = res.to_dict()

@@ -125,15 +125,16 @@ class _Shift:
 
 
 def test_the_batched_family_fits_each_split_on_its_own_members() -> None:
-    """Twelve splits: the first ranked on its members, the other eleven fitted in one call, each
-    on exactly the members the audit then attacks (its rows, in order)."""
+    """Five folds: the first ranked on its members, the other four fitted in one call, each on
+    exactly the members the audit then attacks (its rows, in order); the folds' holdouts
+    partition the rows (every row a non-member once)."""
     from engine.privacy.audit_result import AuditConfig
     from engine.privacy.family import run_family_audit
 
     X = np.random.default_rng(0).standard_normal((200, 2))
     family = _Recorder()
     captured = []
-    import engine.privacy.family as fam
+    import engine.privacy.crossfit as fam
 
     real_make = fam.make_split
 
@@ -144,15 +145,15 @@ def test_the_batched_family_fits_each_split_on_its_own_members() -> None:
 
     fam.make_split = spy
     try:
-        run_family_audit(X, X, family, config=AuditConfig(grid=(0.0, 0.5), splits=12, repeats=2,
+        run_family_audit(X, X, family, config=AuditConfig(grid=(0.0, 0.5), crossfit=True,
                          refine=False), rng=np.random.default_rng(1))  # fmt: skip
     finally:
         fam.make_split = real_make
-    assert family.batches == 1 and len(captured) == 12
+    assert family.batches == 1 and len(captured) == 5
     for rows, split in zip(family.rows, captured, strict=True):
         assert np.array_equal(rows, X[split.train])
-    holds = [frozenset(s.hold.tolist()) for s in captured]
-    assert len(set(holds)) == 12  # twelve different splits
+    holds = np.sort(np.concatenate([s.hold for s in captured]))
+    assert np.array_equal(holds, np.arange(200))  # each row held out exactly once
 
 
 def test_batched_audit_decides_like_one_by_one_on_a_small_table(
@@ -184,7 +185,7 @@ def test_batched_audit_decides_like_one_by_one_on_a_small_table(
             cfg = RunConfig(input=src, time="time", event="event", seed=seed, report=False,
                             w_grid=(0.0, 0.1, 0.2, 0.4, 0.6))  # fmt: skip
             res = synthesize(prepare(cfg))
-            assert res.audit.splits == 12
+            assert res.audit.splits == 5 * res.audit.rounds
             aucs[mode].append(res.audit.curve[0].auc)
             ws[mode].append(res.audit.selected_w or 0.0)
     assert abs(np.mean(aucs["batched"]) - np.mean(aucs["alone"])) < 0.02, aucs

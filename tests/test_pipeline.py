@@ -34,7 +34,8 @@ def test_progress_moves_forward_to_one(tmp_path: Path) -> None:
     )
     assert fractions[-1] == 1.0 and all(text for _, text in seen)
     assert any("audit: w = 0.5" in text and "AUC" in text for _, text in seen)
-    assert result.audit.splits == 12  # twelve fresh splits for a table of up to 500 rows
+    # cross-fitted: rounds of five folds (up to six rounds for a table of up to 500 rows)
+    assert result.audit.crossfit and result.audit.splits == 5 * result.audit.rounds
 
 
 def test_auditing_a_subsample_errs_on_the_safe_side() -> None:

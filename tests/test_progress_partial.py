@@ -98,15 +98,17 @@ def test_each_audited_w_arrives_with_both_attacks_mean_and_se() -> None:
         rng=np.random.default_rng(1),
         progress=lambda f, t, p=None: got.append(p) if p is not None else None,
     )
-    assert [(p.w, p.split, p.repeats) for p in got] == [
-        (0.0, 1, 2),
-        (0.5, 1, 2),
-        (0.0, 2, 4),
-        (0.5, 2, 4),
-    ]
-    for point, last in zip(res.curve, got[2:], strict=True):  # the last split: the final curve
-        assert (last.distance_auc, last.distance_se) == (point.auc, point.auc_se)
-        assert (last.density_auc, last.density_se) == (point.density_auc, point.density_auc_se)
+    # the smallest w on both splits first (it decides the model), then the rest of the grid
+    assert [(p.w, p.split) for p in got[:2]] == [(0.0, 1), (0.0, 2)]
+    assert {p.w for p in got} == {0.0, 0.5} and all(p.split in (1, 2) for p in got)
+    for w in (0.0, 0.5):
+        seen = [p.repeats for p in got if p.w == w]
+        assert seen == sorted(seen)  # each w's count of measurements only grows
+    for point in res.curve:  # the last partial of each w: the final curve's raw means
+        last = [p for p in got if p.w == point.w][-1]
+        assert last.repeats == point.repeats
+        assert (last.distance_auc, last.density_auc) == (point.auc, point.density_auc)
+        assert last.distance_se > 0 and last.density_se > 0
 
 
 def test_pipeline_reports_each_model_and_each_w(tmp_path: Path) -> None:

@@ -170,7 +170,7 @@ def test_released_model_has_the_audited_architecture(
     )  # fmt: skip
     result = run_pipeline(cfg)
     record = json.loads((out / "audit.json").read_text(encoding="utf-8"))
-    assert result.audit.splits == 12  # 300 rows: twelve fresh splits
+    assert result.audit.splits == 5 * result.audit.rounds  # 300 rows: rounds of five folds
     model = record["model"]
     # the family: the Gaussian copula and the searched flow; the audited one is released
     first = searches[0] if model["flows"] else (0, model["hidden"], model["layers"])
@@ -219,7 +219,7 @@ def test_refusal_quotes_the_density_attack_when_it_decides(tmp_path: Path) -> No
     result = release(prep, _density_bound_audit(), rng=np.random.default_rng(0))
     assert result.verdict is Verdict.REFUSED and result.refusal is not None
     why = result.refusal.reason
-    assert "density attack AUC 0.571 ± 0.004 (mean ± SE" in why, why
+    assert "density attack AUC 0.571 ± 0.004 (upper 95 % bound 0.578)" in why, why
     assert "0.502" not in why  # the distance AUC, which passed, is not the headline
     assert "--" not in why  # words a person reads name no command-line option
     # failing at w = 0: the model itself gives members away, so the hint says what changes that

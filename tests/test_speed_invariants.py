@@ -62,17 +62,17 @@ def _audit_curve_patched(
     batch_rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[list[tuple[float, ...]], list[int]]:
     from engine.flows.train import FlowConfig, train_flow
-    from engine.privacy import audit
+    from engine.privacy import audit, crossfit
 
-    monkeypatch.setattr(audit, "_BATCH_ROWS", batch_rows)
+    monkeypatch.setattr(crossfit, "BATCH_ROWS", batch_rows)
     batches: list[int] = []
-    draw = audit._draw_repeats
+    draw = crossfit.draw_common
 
-    def counted(split, w, count, *args):  # type: ignore[no-untyped-def]
-        batches.append(count)
-        return draw(split, w, count, *args)
+    def counted(split, points, *args):  # type: ignore[no-untyped-def]
+        batches.append(len(points))
+        return draw(split, points, *args)
 
-    monkeypatch.setattr(audit, "_draw_repeats", counted)
+    monkeypatch.setattr(crossfit, "draw_common", counted)
     X = np.random.default_rng(0).standard_normal((240, 3))
     X[:, 2] += X[:, 0] * X[:, 1]
 
@@ -85,8 +85,9 @@ def _audit_curve_patched(
 
 
 def test_batched_audit_repeats_give_the_same_curve() -> None:
-    """Several repeats of a w decoded in one pass (up to 16,384 rows) or one repeat per pass:
-    the same AUCs to the last bit and the same number of repeats at every w (a trained flow)."""
+    """Several points (w, repeat) of a split decoded in one pass (up to 16,384 rows) or one per
+    pass: the same AUCs to the last bit and the same number of repeats at every w (a trained
+    flow; every draw is a function of the split and the repeat alone)."""
     batched, sizes = _audit_curve(16_384)
     one_by_one, ones = _audit_curve(1)
     assert batched == one_by_one

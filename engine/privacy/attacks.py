@@ -85,13 +85,13 @@ _FIELDS = {
 
 def _stats(point: CurvePoint, attack: str) -> tuple[float, float, float, float]:
     """(fit, its SE, SD, upper bound) of ``attack`` at ``point``; a point without a fit (an
-    older record, a hand-made point) falls back to the raw mean, its SE and mean + SE."""
+    older record, a hand-made point) falls back to the raw mean, its SE and mean + 1.645 SE."""
     nan = float("nan")
     fit, fit_se, sd, upper, raw, raw_se = (getattr(point, f, nan) for f in _FIELDS[attack])
     if fit != fit:  # NaN: no fit recorded
         fit, fit_se = raw, raw_se
     if upper != upper:
-        upper = fit + fit_se
+        upper = fit + 1.6449 * fit_se
     return fit, fit_se, sd, upper
 
 

@@ -445,7 +445,7 @@ class _Driver:
         r = book.rounds[s]
         where = f"split {s + 1}" + (f", round {r + 1}" if r else "")
         text = (
-            f"audit: {book.label}, w = {w:g} ({where}), AUC {np.mean(dist):.3f}, "
+            f"audit: w = {w:g} ({book.label}, {where}), AUC {np.mean(dist):.3f}, "
             f"density AUC {np.mean(dens):.3f}"
         )
         partial = AuditPointDone(
