@@ -27,7 +27,7 @@ from engine.flows.generate import inject_latent_noise
 from engine.privacy.density import GaussianKDE, leave_one_out_refits, principal_basis
 
 if TYPE_CHECKING:
-    from engine.privacy.audit import CurvePoint
+    from engine.privacy.measure import CurvePoint
     from engine.privacy.release import LatentMap
 
 ROC_FPR = tuple(sorted({round(i / 40, 4) for i in range(41)} | {0.001, 0.002, 0.005, 0.01, 0.02}))

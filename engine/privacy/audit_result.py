@@ -20,7 +20,7 @@ from engine.privacy.attacks import BindingAttack, binding_attack, first_failure
 from engine.privacy.decision import SE_TARGET, Z_UPPER, Decision
 
 if TYPE_CHECKING:
-    from engine.privacy.audit import CurvePoint
+    from engine.privacy.measure import CurvePoint
 
 DEFAULT_GRID = tuple(round(0.05 * i, 2) for i in range(20))
 MIN_REPEATS, MAX_REPEATS = 3, 20  # measurements per w: at least, and at most per split

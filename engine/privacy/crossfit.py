@@ -32,7 +32,7 @@ Example:
     >>> class Id:
     ...     def to_latent(self, X): return X
     ...     def from_latent(self, Z): return Z
-    >>> from engine.privacy.family import SingleMap
+    >>> from engine.privacy.candidates import SingleMap
     >>> X = np.random.default_rng(0).standard_normal((300, 2))
     >>> res = run_crossfit_audit(X, X, SingleMap(lambda rows: Id()), config=AuditConfig(
     ...     grid=(0.0, 0.3, 0.6, 0.9), refine=False, crossfit=True), rng=np.random.default_rng(1))
@@ -59,7 +59,6 @@ from engine.privacy.attacks import (
     rows_scored,
     split_rows,
 )
-from engine.privacy.audit import ONE_REPEAT_NOTE, CurvePoint, Score, score_draw  # noqa: F401
 from engine.privacy.audit_result import (
     MAX_REPEATS,
     MIN_REPEATS,
@@ -67,6 +66,7 @@ from engine.privacy.audit_result import (
     AuditResult,
     validate_audit_inputs,
 )
+from engine.privacy.candidates import because, candidate_record, not_audited
 from engine.privacy.decision import (
     Decision,
     FittedCurve,
@@ -76,6 +76,7 @@ from engine.privacy.decision import (
     rule_words,
     se_at,
 )
+from engine.privacy.measure import ONE_REPEAT_NOTE, CurvePoint, Score, score_draw  # noqa: F401
 from engine.privacy.release import LatentMap, identity
 from engine.progress import (
     NEVER_CANCELLED,
@@ -204,8 +205,6 @@ class _Driver:
                 book.splits, self.X_dist, groups, w0, self.to_dist, config, self.rng
             )
         self.progress(1.0, "audit: done")
-        from engine.privacy.family import because, candidate_record, not_audited
-
         cand_records = [
             candidate_record(c, i, b.curves(self.attacks, [w0]), dd, config)
             for i, (c, b, dd) in enumerate(records)

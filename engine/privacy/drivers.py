@@ -45,7 +45,7 @@ def column_drivers(
         >>> out[1][0]  # leaving the identifying column out lowers the attack most
         'id'
     """
-    from engine.privacy.audit import membership_auc
+    from engine.privacy.measure import membership_auc
     from engine.privacy.neighbours import nearest_distances
 
     own = np.arange(X_dist.shape[1] - config.released_columns)  # the audit's own space
