@@ -315,7 +315,12 @@ def test_a_refusal_is_confirmed_on_more_rounds() -> None:
     assert res.selected_w is None  # the leak is real: still refused, on three rounds
     assert res.smallest_w_splits == 15 and res.rounds == 3
     assert res.curve[0].units == 15 and res.curve[0].repeats == 15
-    assert family.fitted.count("gaussian") == 15 and family.fitted.count("flow") == 5
+    # 15 copulas for the refusal, 15 more on a random half of the rows: would more rows help?
+    assert family.fitted.count("gaussian") == 30 and family.fitted.count("flow") == 5
+    advice = res.rows_advice
+    assert advice is not None and (advice.rows, advice.half_rows) == (200, 100)
+    assert not advice.helps  # the record-number column gives members away at any size
+    assert res.to_dict()["refusal_rows"]["helps"] is False
     assert res.to_dict()["smallest_w_splits"] == 15
     assert res.curve[1].units == 5 and not res.curve[1].decides  # shown, measured once a split
 

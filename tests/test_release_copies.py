@@ -264,6 +264,6 @@ def test_refusal_by_uncertainty_alone_says_so_and_not_that_the_model_leaks(tmp_p
     assert result.verdict is Verdict.REFUSED and result.refusal is not None
     why, hint = result.refusal.reason, result.refusal.hint
     assert "distance attack AUC 0.483 ± 0.113" in why, why
-    assert "its mean is below the limit" in why and "cannot show that it stays below" in why
+    assert "its estimate is below the limit" in why and "cannot show that it stays below" in why
     assert "--" not in why
     assert "gives members away" not in hint and hint.startswith("more rows would settle it")

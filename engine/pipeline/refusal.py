@@ -46,10 +46,24 @@ def driver_words(audit: AuditResult) -> str:
     return "; the columns that single people out most: " + ", ".join(parts)
 
 
+def column_advice(audit: AuditResult) -> str:
+    """What the leave-one-column-out measurement says to do with columns, in words."""
+    if not getattr(audit, "drivers", ()):
+        return ""
+    if driver_words(audit):
+        return "leaving out or coarsening the columns named above lowers the attack (measured)"
+    return (
+        "no single column drives it (leaving out any one lowered the distance attack by less "
+        f"than {DRIVER_DROP:g})"
+    )
+
+
 def refusal_reason(cfg: RunConfig, audit: AuditResult) -> tuple[str, str]:
     """(plain reason, command-line hint) when nothing may be released, naming the attack that
-    decided: at a forced w, the attack that binds there; otherwise the attack that failed first
-    (at the smallest w that failed), with its mean ± SE."""
+    decided: at a forced w, the attack that binds there; otherwise the attack that failed at
+    the smallest w, with its fitted AUC, SE and upper bound. A refusal comes from the bound,
+    not the point: when the estimate itself is under the limit, the reason says so. The hint
+    gives what was measured to help on this table (more rows, fewer columns)."""
     selected = audit.selected_w
     copies = f" with {cfg.copies} copies of every record" if cfg.copies > 1 else ""
     if cfg.forced_w is not None:
@@ -62,29 +76,35 @@ def refusal_reason(cfg: RunConfig, audit: AuditResult) -> tuple[str, str]:
         )
     failed = audit.binding(None)
     quote = "" if failed is None else failed.quote(cfg.auc_max)
-    where = (
-        "" if failed is None else f": already at w = {failed.w:.2f} the {quote} failed the limit"
-    )
+    where = "" if failed is None else f": already at w = {failed.w:.2f} the {quote} failed the limit"
     hint = "add --allow-risky to export at w = 0 anyway"
-    if failed is not None and failed.auc < cfg.auc_max:  # failed by its SE only: too few rows
-        where += " (its mean is below the limit, but on so few rows the audit cannot show that it stays below)"
-        hint = "more rows would settle it; " + hint.replace("add ", "or add ")
-    elif failed is not None and failed.w <= 0.0:
-        hint = (  # the model itself gives members away: less detail or more rows help
-            "the model itself gives members away at w = 0"
-            + (
-                ", even the simplest one (a Gaussian copula of the columns)"
-                if _floor(audit)
-                else ""
-            )
-            + " (common below ~500 rows)"
-            + ": leave out or coarsen columns that single people out (exact dates, rare "
-            "categories) or add rows; " + hint.replace("add ", "")
+    if failed is not None and failed.auc < cfg.auc_max:  # failed by its margin only
+        where += (
+            " (its estimate is below the limit, but the audit adds a margin for its own "
+            "uncertainty, the upper 95 % bound, and that is over it: on so few rows the audit "
+            "cannot show that it stays below)"
         )
     if failed is not None and failed.w <= 0.0:  # the columns that lean on it most, in the
         where += driver_words(audit)  # reason (the wizard and the report show it; no flags)
+        rows = getattr(audit, "rows_advice", None)
+        measured = [t for t in (rows.words() if rows else "", column_advice(audit)) if t]
+        if failed.auc < cfg.auc_max and (rows is None or rows.helps):
+            hint = "; ".join(["more rows would settle it", *measured]) + "; or " + hint
+        else:
+            hint = (  # the model itself gives members away: what was measured to help
+                "the model itself gives members away at w = 0"
+                + (
+                    ", even the simplest one (a Gaussian copula of the columns)"
+                    if _floor(audit)
+                    else ""
+                )
+                + ": "
+                + "; ".join(measured + ["coarsen columns that single people out (exact dates, rare categories)"])
+                + "; or "
+                + hint
+            )
     return (
-        f"no perturbation weight kept the membership attacks below the AUC limit "
+        f"no perturbation weight kept the membership attacks safely below the AUC limit "
         f"{cfg.auc_max:g}{copies}{where}; nothing was exported",
         hint,
     )

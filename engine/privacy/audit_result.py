@@ -112,6 +112,8 @@ class AuditResult:
     # what a checker's own measurement on the released file may read, beside a fresh real
     # sample of the same size scored the same way (engine.privacy.checker; None: not run)
     checker: Any = None
+    # at a refusal, whether more rows would help, measured (engine.privacy.advice; None: not run)
+    rows_advice: Any = None
 
     @property
     def se_at_decision(self) -> float | None:
@@ -150,6 +152,7 @@ class AuditResult:
             "rounds": self.rounds,
             "crossfit": self.crossfit,
             "checker": None if self.checker is None else self.checker.to_dict(),
+            "refusal_rows": None if self.rows_advice is None else self.rows_advice.to_dict(),
             "points_one_repeat": [p.w for p in self.curve if not p.decides],
             "max_repeats": MAX_REPEATS,
             "architecture": None

@@ -47,6 +47,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -179,6 +180,7 @@ class _Driver:
         self.max_reps = config.repeats or max(self.min_reps, MAX_REPEATS // per_round)
         self.done, self.planned = 0, per_round * (len(self.grid) + config.refine_points)
         self.over_budget = False
+        self.advise = True  # at a refusal, measure whether more rows would help
 
     # ------------------------------------------------------------------ the run
     def run(self, groups) -> AuditResult:
@@ -204,6 +206,9 @@ class _Driver:
             drivers = column_drivers(
                 book.splits, self.X_dist, groups, w0, self.to_dist, config, self.rng
             )
+        advise = d.w is None and book.floor and self.advise
+        rows_advice = self._rows_advice(book, d) if advise else None
+        checker = self._checker(book, d)
         self.progress(1.0, "audit: done")
         cand_records = [
             candidate_record(c, i, b.curves(self.attacks, [w0]), dd, config)
@@ -234,6 +239,50 @@ class _Driver:
             crossfit=config.crossfit,
             z=config.z,
             se_target=config.se_target,
+            checker=checker,
+            rows_advice=rows_advice,
+        )
+
+    def _rows_advice(self, book: Book, d: Decision) -> Any:
+        """The floor audited again at the smallest w on a random half of the rows: whether
+        more rows would lower the attack (:mod:`engine.privacy.advice`). Under 100 rows the
+        half is too small to audit."""
+        from engine.privacy.advice import RowsAdvice
+
+        n = len(self.X_model)
+        w0 = self.grid[0]
+        fit = max(c.at(w0)[0] for c in book.curves(self.attacks, [w0]).values())
+        if n < 100:
+            return RowsAdvice(n, 0, fit, math.nan, self.config.threshold)
+        self.progress(0.99, "audit: measuring whether more rows would help")
+        half = np.sort(self.rng.choice(n, n // 2, replace=False))
+        floor = _FloorOnly(self.family, book.label)
+        sub = replace(self.config, grid=(w0,), refine=False, time_budget_s=None)
+        driver = _Driver(
+            self.X_model[half], self.X_dist[half], floor, self.to_dist, sub, self.rng,
+            no_progress, self.cancel, self.pool,
+        )  # fmt: skip
+        driver.advise = False
+        res = driver.run(None)
+        p = res.curve[0]
+        half_fit = max(v for v in (p.auc_fit, p.density_fit, p.released_fit) if v == v)
+        return RowsAdvice(n, len(half), fit, half_fit, self.config.threshold)
+
+    def _checker(self, book: Book, d: Decision) -> Any:
+        """What one checker's attack on the released file may read, beside a fresh real
+        sample (:mod:`engine.privacy.checker`): on the released columns where the audit has
+        them, else in its own distance space; None when nothing is released."""
+        from engine.privacy.checker import checker_statement
+
+        if d.w is None:
+            return None
+        k = self.X_dist.shape[1] - self.config.released_columns
+        attack = "released" if self.config.released_columns else "distance"
+        rows = self.X_dist[:, k:] if self.config.released_columns else self.X_dist
+        fit, se = book.curves((attack,))[attack].at(d.w)
+        gap = self.config.release_gap if attack == "released" and d.w > self.grid[0] else 0.0
+        return checker_statement(
+            rows, d.w, fit + gap, se, self.rng, limit=self.config.threshold
         )
 
     def _settle_w0(self, book: Book) -> Decision:
@@ -465,6 +514,21 @@ class _Driver:
                                smallest=self.grid[0])  # fmt: skip
             points.append(_point(w, at, all_fits, bounds, w in book.refined, w <= cap + 1e-12))
         return points
+
+
+class _FloorOnly:
+    """The family's floor alone (its label), for the rows advice's audit of half the rows."""
+
+    def __init__(self, family: Any, label: str) -> None:
+        self.family, self.label = family, label
+
+    def rank(self, X: np.ndarray) -> list:
+        from engine.privacy.candidates import Candidate
+
+        return [(Candidate(self.label, floor=True), self.family.fit(self.label, X))]
+
+    def fit(self, label: str, X: np.ndarray) -> LatentMap:
+        return self.family.fit(self.label, X)
 
 
 def _measured(book: Book) -> list[str]:
