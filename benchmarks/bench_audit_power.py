@@ -205,6 +205,10 @@ def tool_run(table: Table, seed: int, tmp: Path, use_sdv: bool) -> dict[str, Any
         "audit_seconds": audit.seconds,
         "fresh_dcr": dcr_auc(real, held_u, _conform(fresh_u, real)),
     }  # fmt: skip
+    row["curve"] = [
+        (p.w, p.auc_fit, p.density_fit, p.released_fit, p.auc_fit_se, p.density_fit_se,
+         p.released_fit_se) for p in audit.curve
+    ]  # fmt: skip
     if result.synthetic is not None:
         synth = _conform(result.synthetic, real)
         row["dcr"] = dcr_auc(real, held_u, synth)
@@ -354,6 +358,13 @@ def main(argv: list[str] | None = None) -> int:
                           f"{r['fresh_dcr']:.3f}, z {r.get('z', np.nan):.2f} (holdout "
                           f"{r['z_holdout']:.2f}, copula {r.get('z_copula', np.nan):.2f}), "
                           f"{r['model']}, {r['seconds']:.1f} s", flush=True)  # fmt: skip
+                curves = [
+                    {"table": name, "seed": r["seed"], "w": c[0], "distance": c[1],
+                     "density": c[2], "released": c[3], "distance_se": c[4],
+                     "density_se": c[5], "released_se": c[6]}
+                    for r in recs for c in r.pop("curve")
+                ]  # fmt: skip
+                pd.DataFrame(curves).to_csv(args.out / f"power_curves_{name}.csv", index=False)
                 runs = pd.DataFrame(recs)
                 runs.to_csv(rfile, index=False)
             all_runs.append(runs)

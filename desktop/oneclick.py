@@ -232,19 +232,36 @@ def recommendation_text(result: Any) -> str:
         # the most noise is the SMALLEST w (w = 0: new rows drawn from the model alone)
         least = min(result.audit.curve, key=lambda p: p.w)
         binding = result.audit.binding(least.w)
+        margin = (
+            f" The estimate itself ({binding.auc:.3f}) is under the limit, but the audit adds a "
+            f"margin for its own uncertainty (upper bound {binding.upper:.3f}), and with so few "
+            "rows that margin goes over it: the audit cannot show the copy is safe."
+            if binding.auc < float(result.config.auc_max)
+            else ""
+        )
         return (
             f"Do not release. Even with the most noise tried (w = {least.w:.2f}, rows drawn "
             "from the model alone), an attacker holding the copy could tell whether a given "
-            f"patient was in your file too well: the attack scored {binding.auc:.3f} where the "
-            f"privacy limit is {limit} (0.5 is a coin toss). Nothing was written."
+            f"patient was in your file too well: the attack's expected score is "
+            f"{binding.auc:.3f} (upper bound {binding.upper:.3f}) where the privacy limit is "
+            f"{limit} (0.5 is a coin toss).{margin} Nothing was written."
         )
     w = float(result.release.w)
     binding = result.audit.binding(w)
+    decision = getattr(result.audit, "decision", None)
+    uncertain = (
+        " The table is small: the estimate is under the limit but too uncertain to show it "
+        "stays there, so the copy was made with the most noise (w = 0, rows drawn from the "
+        "model alone)."
+        if decision is not None and decision.uncertain
+        else ""
+    )
     return (
         "Meets the privacy limit the checker set. An attacker holding the copy cannot tell "
-        "whether a given patient was in your file much better than a coin toss: the attack "
-        f"scored {binding.auc:.3f}, under the limit of {limit}. The privacy audit chose the noise "
-        f"level w = {w:.2f}{w_spread(result.audit, w)}.{at_risk_text(result)}"
+        "whether a given patient was in your file much better than a coin toss: the attack's "
+        f"expected score is {binding.auc:.3f} (upper bound {binding.upper:.3f}), under the "
+        f"limit of {limit}. The privacy audit chose the noise level w = {w:.2f}"
+        f"{w_spread(result.audit, w)}.{uncertain}{at_risk_text(result)}"
     )
 
 
@@ -319,6 +336,20 @@ REFUSAL_ADVICE = (
     "people out (exact dates, rare categories, free text); or switch on Protect outliers "
     "(Settings step, Advanced settings). " + RAISING_THE_LIMIT
 )
+
+
+def refusal_advice(result: Any) -> str:
+    """The advice after a refusal: first what was measured on this table (whether more rows
+    would help, which columns single people out; it changes once followed, since the next run
+    measures again), then the general suggestions (:data:`REFUSAL_ADVICE`)."""
+    from engine import refusal_findings
+
+    found = refusal_findings(getattr(result, "audit", None))
+    if not found:
+        return REFUSAL_ADVICE
+    return "Measured on your table: " + " ".join(found) + " " + REFUSAL_ADVICE.replace(
+        "What to try:", "Also possible:", 1
+    )
 
 
 def fidelity_text(result: Any) -> str:

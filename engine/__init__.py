@@ -54,6 +54,7 @@ _PUBLIC = {
     "draw_privacy_curve": "engine.report.curve_plot",
     "forest_figure": "engine.report.forest",
     "few_rows_warning": "engine.report.sections.summary",
+    "refusal_findings": "engine.pipeline.refusal",
     # errors and progress
     "LatentSynthError": "engine.errors",
     "InputError": "engine.errors",
@@ -69,6 +70,7 @@ _PUBLIC = {
 __all__ = [
     "__version__",
     "few_rows_warning",
+    "refusal_findings",
     "run_pipeline",
     "RunConfig",
     "RunResult",

@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from desktop.oneclick import REFUSAL_ADVICE
+from desktop.oneclick import refusal_advice
 from desktop.pages.base import Page, heading, note, number
 from desktop.plots import PlotWidget, privacy_curve
-from desktop.qt import QMessageBox, QtWidgets
+from desktop.qt import QMessageBox, QtCore, QtWidgets
 from desktop.session import release_at
 
 
@@ -27,14 +27,22 @@ class PrivacyPage(Page):
         super().__init__(session, parent)
         layout = QtWidgets.QHBoxLayout(self)
         self.plot = PlotWidget(
-            "Membership AUC by w (mean ± SE) with the limit and the chosen w", height=3.4
+            "Membership AUC by w: the attack that decides with its 95 % band, the limit and the "
+            "chosen w",
+            height=3.4,
         )
         layout.addWidget(self.plot, 3)
         panel = QtWidgets.QWidget()
-        panel.setMaximumWidth(440)
         side = QtWidgets.QVBoxLayout(panel)
-        side.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(panel, 2)
+        side.setContentsMargins(0, 0, 6, 0)
+        # the panel scrolls: at the default window size its text no longer ends mid-sentence
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidget(panel)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMaximumWidth(460)
+        layout.addWidget(scroll, 2)
         side.addWidget(heading("Result of the audit"))
         self.summary = note("")
         self.summary.setAccessibleName("Privacy summary")
@@ -146,7 +154,8 @@ class PrivacyPage(Page):
 
         selected = result.audit.selected_w
         trying = None if result.is_released_w(candidate) else candidate
-        # the engine's one privacy-curve drawing (the PDF draws the same), mean ± SE as the rule
+        # the engine's one privacy-curve drawing (the PDF draws the same): the deciding attack's
+        # fitted curve and its 95 % band, whose top is what the rule compares with the limit
         curve_with_choice = privacy_curve(
             result.audit, limit, selected, trying, chosen_label="audited choice w"
         )
@@ -235,13 +244,16 @@ class PrivacyPage(Page):
 
 
 EXPLAIN_HTML = (
-    "<p><b>How w is chosen.</b> A w counts as safe only if it and every smaller w on the list keep "
-    "both attacks under your limit, so a lucky pass above a failure is never chosen. The program "
-    "then takes the largest such w, the most faithful one.</p>"
-    "<p><b>The two attacks.</b> The <i>distance attack</i> guesses that a person was in your data "
-    "when a synthetic row lies unusually close to their record; the <i>density attack</i> guesses "
-    "so when the synthetic data are denser around their record than around people who were not "
-    "in it. Each is scored by its AUC: 0.5 is a coin toss, 1 always right.</p>"
+    "<p><b>How w is chosen.</b> The audit trains models on parts of your data and attacks the "
+    "rows they make at every w, many times. Each attack's score is fitted as one curve that "
+    "rises with w, and the program adds a margin for the audit's own uncertainty (the top of "
+    "the shaded band, a 95 % upper bound). It takes the largest w at which that bound stays "
+    "under your limit for every attack, the most faithful safe w.</p>"
+    "<p><b>The attacks.</b> The <i>distance attack</i> guesses that a person was in your data "
+    "when a synthetic row lies unusually close to their record (also on the columns exactly as "
+    "released); the <i>density attack</i> guesses so when the synthetic data are denser around "
+    "their record than around people who were not in it. Each is scored by its AUC: 0.5 is a "
+    "coin toss, 1 always right.</p>"
     "<p><b>ε (epsilon).</b> A worst-case bound on how much one person's record can change what is "
     "released: smaller is safer. Here every synthetic row starts from one real record, so the "
     "bound is large (often in the hundreds) even when the attacks fail; treat it as a ceiling, "
@@ -279,19 +291,33 @@ def summary_html(result: Any) -> str:
     audit = result.audit
     lines = []
     limit = result.config.auc_max
+    decision = getattr(audit, "decision", None)
     if audit.selected_w is None:
-        lines.append(f"<b>No w</b> kept the membership AUC under your limit of {number(limit)}.")
+        lines.append(
+            f"<b>No w</b> kept the membership AUC safely under your limit of {number(limit)}."
+        )
         failed = audit.binding(None) if hasattr(audit, "binding") else None
         if failed is not None:
             lines.append(f"Already at w = {failed.w:.2f} the {failed.quote(limit)} failed it.")
+            if failed.auc < limit:
+                lines.append(
+                    "Its estimate is under the limit; the margin the audit adds for its own "
+                    "uncertainty (the upper bound) is what goes over it."
+                )
     else:
         lines.append(
-            f"The program chose <b>w = {audit.selected_w:.2f}</b>, the most faithful w under your "
-            f"limit of {number(limit)}."
+            f"The program chose <b>w = {audit.selected_w:.2f}</b>, the largest w whose upper "
+            f"bound stays under your limit of {number(limit)}."
         )
+        if decision is not None and decision.uncertain:
+            lines.append(
+                f"The table is small: the estimate ({decision.fit:.3f}) is under the limit but "
+                f"its upper bound ({decision.upper:.3f}) is not, so the copy has the most noise "
+                "(w = 0, rows drawn from the model alone)."
+            )
     if result.synthetic is None or rel is None:
         lines.append(
-            f"Nothing can be exported yet. {REFUSAL_ADVICE} You may also accept the risk below; "
+            f"Nothing can be exported yet. {refusal_advice(result)} You may also accept the risk below; "
             "the report records it."
             if audit.selected_w is None
             else "Nothing can be exported yet."
@@ -302,6 +328,9 @@ def summary_html(result: Any) -> str:
     lines.append(
         f"Deciding attack there: {binding.quote(limit)} (0.5 = attacker guesses at random)."
     )
+    checker = getattr(audit, "checker", None)
+    if checker is not None and result.is_released_w(checker.w):
+        lines.append(checker.words())
     copies = getattr(audit, "copies", 1)
     if copies > 1:
         lines.append(f"The audit attacked all {copies} copies of every record together.")
@@ -327,7 +356,12 @@ def summary_html(result: Any) -> str:
             f"Outlier protection: at risk {protect.at_risk_before} → {protect.at_risk_after}."
         )
     eps = rel.epsilon
-    if math.isfinite(eps.value):
+    if audit.selected_w is None:  # an override past a failed audit: no ε beside it
+        lines.append(
+            "No ε is shown: the audit found that the model itself gives members away, which "
+            "no ε for the added noise covers."
+        )
+    elif math.isfinite(eps.value):
         lines.append(
             f"Estimated ε = {number(eps.value)} (δ = {number(eps.delta)}); a "
             "worst-case estimate, not a proof."

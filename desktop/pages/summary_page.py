@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from desktop.oneclick import (
-    REFUSAL_ADVICE,
     OneClickOutcome,
     fidelity_text,
     recommendation_text,
+    refusal_advice,
     run_oneclick,
 )
 from desktop.pages.base import heading, note
@@ -274,7 +274,7 @@ class SummaryPage(QtWidgets.QWidget):
             else "<span style='color:#c00000'>Recommendation: do not release</span>"
         )
         self.recommendation.setText(recommendation_text(result) + _few_rows(result, released))
-        self.advice.setText("" if released else REFUSAL_ADVICE)
+        self.advice.setText("" if released else refusal_advice(result))
         self.advice.setVisible(not released)
         self.fidelity.setText(
             fidelity_text(result) if released else "Not measured: no synthetic copy was released."

@@ -46,6 +46,41 @@ def driver_words(audit: AuditResult) -> str:
     return "; the columns that single people out most: " + ", ".join(parts)
 
 
+def refusal_findings(audit: AuditResult | None) -> list[str]:
+    """What was measured on the refused table to help it, as sentences a person reads (the
+    wizard's advice, before the general suggestions): whether more rows would help (measured
+    on half the rows) and which columns single people out. Empty when nothing was measured.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> refusal_findings(NS(rows_advice=None, drivers=(("", 0.6), ("id", 0.5))))[0][:40]
+        "Leaving out 'id' lowers the distance att"
+    """
+    if audit is None:
+        return []
+    out = []
+    drivers = getattr(audit, "drivers", ())
+    if drivers:
+        everything = drivers[0][1]
+        named = [(c, a) for c, a in drivers[1:] if everything - a >= DRIVER_DROP][:DRIVERS_SHOWN]
+        if named:
+            out.append(
+                "Leaving out "
+                + ", ".join(f"'{c}' lowers the distance attack from {everything:.3f} to {a:.3f}" for c, a in named[:1])
+                + "".join(f"; leaving out '{c}', to {a:.3f}" for c, a in named[1:])
+                + " (measured on this table at w = 0)."
+            )
+        else:
+            out.append(
+                "No single column drives it: leaving out any one lowered the distance attack by "
+                f"less than {DRIVER_DROP:g} (measured on this table at w = 0)."
+            )
+    rows = getattr(audit, "rows_advice", None)
+    if rows is not None:
+        out.append(rows.words())
+    return out
+
+
 def column_advice(audit: AuditResult) -> str:
     """What the leave-one-column-out measurement says to do with columns, in words."""
     if not getattr(audit, "drivers", ()):

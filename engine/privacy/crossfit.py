@@ -190,14 +190,18 @@ class _Driver:
             book = self._book(rank)
             cand = self.ranked[rank][0]
             d = self._settle_w0(book)
+            last = cand.floor or rank + 1 >= len(self.ranked)
+            if d.w is not None and hasattr(self.family, "on_chosen"):
+                self.family.on_chosen(cand.label)  # something will be released: it can start
+            w0_splits = len(book.splits)
+            if d.w is not None or last:
+                # the grid; its rounds near the decision also measure the smallest w again,
+                # and a flow whose bound there then goes over the limit is dropped after all
+                d, cap = self._grid(book, d)
             records.append((cand, book, d))
-            if d.w is not None or cand.floor or rank + 1 >= len(self.ranked):
+            if d.w is not None or last:
                 break
             rank += 1
-        w0_splits = len(book.splits)
-        if d.w is not None and hasattr(self.family, "on_chosen"):
-            self.family.on_chosen(cand.label)  # something will be released: its model can start
-        d, cap = self._grid(book, d)
         curve = self._curve(book, d, cap)
         drivers: tuple[tuple[str, float], ...] = ()
         if d.w is None and groups:

@@ -85,19 +85,18 @@ def _opaque(rgba: np.ndarray) -> bytes:
     return out.getvalue()
 
 
-def auc_curve_png(
-    points: Sequence[tuple[float, ...]], threshold: float, chosen_w: float | None
-) -> bytes:
-    """Membership AUC against w for both attacks, with the limit and the chosen w.
-
-    ``points``: (w, distance AUC, its SE, density AUC or NaN, its SE or NaN) per grid value;
-    drawn by :func:`engine.report.curve_plot.draw_privacy_curve`, as in the wizard.
+def auc_curve_png(curve: Any, threshold: float, chosen_w: float | None) -> bytes:
+    """Membership AUC against w, with the limit and the chosen w: ``curve`` an audit result
+    (the deciding attack's fitted curve and 95 % band) or its points, or tuples (w, distance
+    AUC, its SE, density AUC or NaN, its SE or NaN); drawn by
+    :func:`engine.report.curve_plot.draw_privacy_curve`, as in the wizard.
     """
     from engine.report.curve_plot import draw_privacy_curve
 
     def draw(fig: Any) -> None:
         ax = fig.add_subplot(1, 1, 1)
-        draw_privacy_curve(ax, list(points), threshold=threshold, chosen_w=chosen_w)
+        shown = curve if hasattr(curve, "curve") else list(curve)
+        draw_privacy_curve(ax, shown, threshold=threshold, chosen_w=chosen_w)
         _margins(fig, 0.78, 0.15, 0.45, 0.3)
 
     return _png(draw, 6.4, 3.0)

@@ -50,7 +50,7 @@ def wait() -> None:
 MODULES = (
     "reportlab.platypus", "reportlab.pdfgen.canvas", "engine.report.regression",
     "engine.report.curve_plot", "engine.report.estimates", "engine.report.sections.utility",
-    "engine.report.sections.privacy",
+    "engine.report.sections.privacy", "engine.report.sections.audit_method",
 )  # fmt: skip
 
 

@@ -242,15 +242,36 @@ def _protection_cost(effect: ProtectionEffect) -> str:
     ) + shift
 
 
-def epsilon_paragraphs(eps: EpsilonStatement | None, w: float | None) -> list[str]:
+def epsilon_paragraphs(
+    eps: EpsilonStatement | None, w: float | None, audit_failed: bool = False
+) -> list[str]:
     """Theorem 2's ε with C, δ, how C was obtained and the assumptions; honest about its size.
+    ``audit_failed``: released although no w met the audit's limit (an override): the ε then
+    comes with the warning that it covers the noise step only, not what the model learnt.
 
     Example:
         >>> from engine.privacy.release import EpsilonStatement
         >>> eps = EpsilonStatement(0.7, 1e-4, 9.8, "exact", 120.0, "an estimate", "")
         >>> "weak" in epsilon_paragraphs(eps, 0.7)[1]
         True
+        >>> "says nothing about what the model" in epsilon_paragraphs(eps, 0.0, True)[0]
+        True
     """
+    warning = (
+        [
+            "<b>No w met the audit's limit; this release goes beyond it on the user's own "
+            "acceptance of the risk.</b> The ε below covers only the noise added to each record's "
+            "hidden code; it says nothing about what the model itself learnt from the data, which "
+            "the audit found gives members away. Do not read it as protection."
+        ]
+        if audit_failed and eps is not None
+        else []
+    )
+    return warning + _epsilon_statement(eps, w)
+
+
+def _epsilon_statement(eps: EpsilonStatement | None, w: float | None) -> list[str]:
+    """The ε statement itself (:func:`epsilon_paragraphs`)."""
     if eps is None:
         return [
             "No formal privacy statement was computed for this run (no synthetic table was made)."
@@ -265,6 +286,12 @@ def epsilon_paragraphs(eps: EpsilonStatement | None, w: float | None) -> list[st
         "measured on this data)."
     )
     nature = eps.nature or "an estimate from the data, not a proven bound"
+    if value == 0:
+        head += (
+            " At w = 0 no record's code enters the release (the rows are new draws from the "
+            "model), so this ε is 0; the model was trained on the data without a formal "
+            "guarantee, and the audit above is what shows whether it gives members away."
+        )
     strength = (
         "This ε is large: as a formal guarantee it is weak, and it should not be read as strong "
         "protection on its own."

@@ -25,21 +25,29 @@ from engine.report.data import (
     safe_count,
 )
 from engine.report.layout import figure_or_note, paragraph, side_by_side, table, text
+from engine.report.sections.audit_method import (  # noqa: F401  (re-exported)
+    DEFAULT_RULE,
+    audit_precision_sentences,
+    audited_rows,
+    design_words,
+    how_the_audit_ran,
+    non_members,
+    one_repeat_sentence,
+    scored_non_members,
+    tested_w_count,
+)
 from engine.report.wording import epsilon_paragraphs, risk_sentence, threat_model
 
 if TYPE_CHECKING:
     from engine.pipeline.results import RunResult
     from engine.privacy.audit import AuditResult, CurvePoint
 
-ONE_REPEAT = "one repeat; does not affect the choice"
-DEFAULT_RULE = (
-    "the largest w for which it and every smaller w keep both attacks below the limit "
-    "(mean + one standard error)"
-)
 AUC_CAPTION = (
-    "Membership AUC against w (mean ± one SE; the SE counts the spread between the audit's fresh "
-    "splits as well as between repeats). Red dashed: the limit. Green: "
-    "the released w. Higher w keeps more of each real record and so leaks more."
+    "Membership AUC against w. Dots: each attack's measured mean; lines: each attack's AUC "
+    "fitted as one curve that rises with w; shaded: the 95 % band of the attack that decides "
+    "(its top is the upper bound the rule compares with the limit). Red dashed: the limit. "
+    "Green: the released w, with a marker where the band's top meets it. Higher w keeps more of "
+    "each real record and so leaks more."
 )
 TPR_CAPTION = (
     "TPR at a false-positive rate: the share of members caught when the attacker wrongly accuses "
@@ -59,108 +67,6 @@ ROC_WORDS = (
 )
 
 
-def audited_rows(result: RunResult) -> int:
-    """Rows the audit ran on: all rows used, or the random subsample for a large table."""
-    return min(len(result.prepared.real), int(result.config.audit_max_rows))
-
-
-def non_members(result: RunResult) -> int:
-    """Size of the audit's holdout (non-member) part: its share of the rows audited."""
-    fraction = result.audit.holdout_fraction if result.audit is not None else 0.2
-    return int(round(float(fraction) * audited_rows(result)))
-
-
-def scored_non_members(result: RunResult) -> int:
-    """Non-members the distance attack scored per repeat: the holdout, or the random sample of
-    it that a large table's audit scores (issue 31)."""
-    scored = getattr(result.audit, "rows_scored", None)
-    return int(scored[1]) if scored else non_members(result)
-
-
-def one_repeat_sentence(audit: AuditResult) -> str:
-    """Which tested w were scored with one repeat, in words ("" when none).
-
-    Example:
-        >>> from types import SimpleNamespace as NS
-        >>> one_repeat_sentence(NS(curve=[NS(w=0.5, decides=True), NS(w=0.6, decides=False),
-        ...                               NS(w=0.7, decides=False)]))[:60]
-        'At w = 0.60 to 0.70 (above the first w that failed the limit'
-    """
-    ws = sorted(float(p.w) for p in audit.curve if not getattr(p, "decides", True))
-    if not ws:
-        return ""
-    where = f"w = {ws[0]:.2f}" if len(ws) == 1 else f"w = {ws[0]:.2f} to {ws[-1]:.2f}"
-    return (
-        f"At {where} (above the first w that failed the limit) the attacks were run once: "
-        "one repeat; does not affect the choice, since the rule stops at the first failure."
-    )
-
-
-def curve_rows(audit: AuditResult) -> list[tuple[float, float, float, float, float]]:
-    """(w, distance AUC, SE, density AUC, SE) per curve point, by w (NaN where not finite)."""
-    nan = float("nan")
-    out = []
-    for p in audit.curve:
-        values = (p.w, p.auc, p.auc_se, p.density_auc, p.density_auc_se)
-        w, auc, auc_se, density, density_se = (
-            nan if finite(v) is None else float(v) for v in values
-        )
-        out.append((w, auc, auc_se, density, density_se))
-    return sorted(out, key=lambda r: r[0])
-
-
-def tested_w_count(audit: AuditResult) -> int:
-    """How many different w the audit tested (the grid and any added near the limit)."""
-    return len({round(float(p.w), 9) for p in audit.curve})
-
-
-def audit_precision_sentences(
-    audit: AuditResult | None, w: float | None, chosen_by: str = ""
-) -> list[str]:
-    """Which attack decided (mean ± SE), or the disclosure rule where it lowered w, whether the
-    audit covered every copy, and whether the AUCs' standard error reached the 0.01 target."""
-    if audit is None:
-        return []
-    out = []
-    if chosen_by.startswith("the disclosure rule"):  # issue 29: it, not an attack, decided w
-        out.append(
-            f"The released w was decided by {text(chosen_by)} (section 2b). The membership "
-            "attacks allowed more; at the released w:"
-            if w is not None
-            else "Nothing was released because of the disclosure rule (section 2b), not a "
-            "membership attack; the membership audit itself found:"
-        )
-    binding = audit.binding(w)
-    if binding is not None:
-        where = "At the released w" if w is not None else "At the smallest w that failed the limit"
-        out.append(
-            f"{where} (w = {binding.w:.2f}) the deciding attack was the {text(binding.quote(audit.threshold))}; "
-            "the other attack scored lower."
-        )
-    copies = int(audit.copies or 1)
-    if copies > 1:
-        out.append(
-            f"Each record is released {copies} times. The audit attacked the union of all {copies} "
-            "copies (the distance attack took the closest of all of them, the density attack saw all "
-            f"of them), so the chosen w is the one that is safe for {copies} copies."
-        )
-    deciding = [p for p in audit.curve if getattr(p, "decides", True)]
-    short = [p for p in deciding if not p.se_target_met]
-    if not short:
-        return out + [
-            "Precision: at every tested w that decides the choice both attacks' AUC has a "
-            "standard error below 0.01."
-        ]
-    worst = max(max(p.auc_se, p.density_auc_se) for p in short)
-    return out + [
-        f"Precision: the target standard error of 0.01 was not reached at {len(short)} of "
-        f"{len(deciding)} tested w that decide the choice within the repeat limit (largest standard error "
-        f"{worst:.3f}; on a small table the spread between fresh splits sets a floor that "
-        "more repeats cannot lower); the selection rule adds one standard error, so a wider "
-        "margin only makes it stricter."
-    ]
-
-
 def privacy_section(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
     """AUC vs w, TPR at low FPR, ROC, distances, per-record risk, ε and the threat model."""
     from reportlab.platypus import CondPageBreak
@@ -173,12 +79,11 @@ def privacy_section(result: RunResult, sheet: dict[str, Any], width: float) -> l
                 "The membership audit did not run; no privacy claim can be made.", sheet, "warn"
             )
         ]
-    out += _how_the_audit_ran(result, audit, sheet)
-    rows = curve_rows(audit)
+    out += how_the_audit_ran(result, audit, sheet)
     limit = float(audit.threshold)
     chosen = finite(w) if w is not None else None
     out += [
-        figure_or_note(lambda: figs.auc_curve_png(rows, limit, chosen), width, sheet),
+        figure_or_note(lambda: figs.auc_curve_png(audit, limit, chosen), width, sheet),
         paragraph(f"{AUC_CAPTION} {one_repeat_sentence(audit)}".strip(), sheet, "caption"),
         # a long table may split across pages (header repeated); start it on a new page only
         # when fewer than about eight rows would fit here
@@ -188,72 +93,6 @@ def privacy_section(result: RunResult, sheet: dict[str, Any], width: float) -> l
         _roc_block(result, sheet, width),
     ]
     return out + _release_paragraphs(result, sheet, width)
-
-
-def _over_splits(splits: int | None) -> str:
-    """ ", over 4 different random splits (a model trained for each)" when there were several.
-
-    Example:
-        >>> _over_splits(4), _over_splits(1)
-        (', over 4 different random splits (a model trained for each)', '')
-    """
-    if not splits or splits < 2:
-        return ""
-    return f", over {splits} different random splits (a model trained for each)"
-
-
-def _how_the_audit_ran(result: RunResult, audit: AuditResult, sheet: dict[str, Any]) -> list[Any]:
-    """The split, the repeats, the rule, the deciding attack, precision and subsampling."""
-    repeats = (
-        safe_count(audit.repeats) if (audit.repeats or 0) >= THRESHOLD else text(audit.repeats)
-    )
-    out = [
-        paragraph(
-            f"The audit split the rows used at random into members (about 80 %, used to train a model) and "
-            f"non-members (about 20 %: {safe_count(non_members(result))} records), made synthetic rows from the members at "
-            f"each of {tested_w_count(audit)} candidate w, and let two attackers try to tell members from non-members. It was repeated "
-            f"{repeats} "
-            f"times with fresh noise{_over_splits(audit.splits)}. "
-            f"Selection rule: {text(audit.rule or DEFAULT_RULE)}.",
-            sheet,
-        )
-    ]
-    w0_splits = getattr(audit, "smallest_w_splits", 0) or 0
-    if w0_splits > (audit.splits or 0):  # a refusal confirmed (issue 27)
-        out.append(paragraph(
-            f"The copula did not meet the limit at w = 0 on the first {text(audit.splits)} splits, so that point was "
-            f"measured again over {text(w0_splits)} different random splits (a copula fitted for each) before "
-            "deciding; the figures at w = 0 are over all of them.", sheet))  # fmt: skip
-    refused_by_rule = result.released is None and getattr(result.release, "disclosure", None)
-    chosen_by = (
-        "the disclosure rule" if refused_by_rule else str(getattr(result.release, "chosen_by", ""))
-    )
-    out += [
-        paragraph(t, sheet) for t in audit_precision_sentences(audit, result.release.w, chosen_by)
-    ]
-    scored = getattr(audit, "rows_scored", None)
-    if scored and scored[1] < non_members(result):
-        out.append(
-            paragraph(
-                f"Each repeat's distance attack scored a fresh random sample of "
-                f"{safe_count(scored[0])} members and {safe_count(scored[1])} non-members (the "
-                "synthetic rows searched were all of them); the repeats continued until the "
-                "AUC's standard error was below 0.01 at every w that decides the choice.",
-                sheet,
-            )
-        )
-    audited, used = audited_rows(result), result.release.rows
-    if result.released is not None and audited < used:
-        out.append(
-            paragraph(
-                f"This table is large, so the audit ran on a random subsample of {audited:,} of its "
-                f"{used:,} rows. That errs on the safe side: on fewer rows each person's synthetic row "
-                "stands out more, so the attacks score higher and the chosen w is lower than a full "
-                "audit would allow.",
-                sheet,
-            )
-        )
-    return out
 
 
 def _release_paragraphs(result: RunResult, sheet: dict[str, Any], width: float) -> list[Any]:
@@ -277,7 +116,10 @@ def _release_paragraphs(result: RunResult, sheet: dict[str, Any], width: float) 
     out += [paragraph("Per-record risk", sheet, "h2"), paragraph(risk, sheet)]
     out.append(paragraph("Formal privacy statement (ε)", sheet, "h2"))
     epsilon = release.epsilon if release is not None else None
-    out += [paragraph(par, sheet) for par in epsilon_paragraphs(epsilon, result.release.w)]
+    failed = result.audit is not None and result.audit.selected_w is None
+    out += [
+        paragraph(par, sheet) for par in epsilon_paragraphs(epsilon, result.release.w, failed)
+    ]
     out.append(paragraph("Threat model in plain words", sheet, "h2"))
     return out + [paragraph(par, sheet) for par in threat_model(result.verdict)]
 
@@ -286,9 +128,10 @@ TPR_LEVELS = (("TPR at 1 % FPR", 0.01, "1 %"), ("TPR at 0.1 % FPR", 0.001, "0.1 
 
 
 def _curve_table(result: RunResult, holdout: int, width: float, sheet: dict[str, Any]) -> list[Any]:
-    """Both attacks' AUC (mean ± SE, as on page 1 and in the figure) and the TPR at low FPR at
-    every tested w, the released w highlighted, then the caption. A TPR column that would read
-    "n < 10" on every row is left out and said in one sentence instead (issue 33)."""
+    """Each attack's fitted AUC ± its SE, the highest upper bound (what the rule compares with
+    the limit) and the TPR at low FPR at every tested w, the released w highlighted, then the
+    caption. A TPR column that would read "n < 10" on every row is left out and said in one
+    sentence instead (issue 33)."""
     points = _by_w(result.audit)
     kept = [
         (label, level)
@@ -298,23 +141,33 @@ def _curve_table(result: RunResult, holdout: int, width: float, sheet: dict[str,
             for p in points
         )
     ]
-    rows: list[list[Any]] = [
-        ["w", "distance AUC (mean ± SE)", "density AUC (mean ± SE)", *[k[0] for k in kept]]
+    attacks = [
+        (name, fit, se)
+        for name, fit, se in (
+            ("distance", "auc_fit", "auc_fit_se"),
+            ("density", "density_fit", "density_fit_se"),
+            ("released columns", "released_fit", "released_fit_se"),
+        )
+        if any(finite(getattr(p, fit, None)) is not None for p in points)
     ]
+    rows: list[list[Any]] = [
+        ["w", *[f"{name} AUC (fitted ± SE)" for name, _, _ in attacks], "upper bound",
+         *[k[0] for k in kept]]
+    ]  # fmt: skip
     highlight = None
     for p in points:
         if result.is_released_w(p.w):
             highlight = len(rows)
-        once = not getattr(p, "decides", True)
+        once = "" if getattr(p, "decides", True) else " *"
         rows.append(
             [
-                decimals(p.w, 2),
-                f"{decimals(p.auc)} ({ONE_REPEAT})" if once else mean_and_se(p.auc, p.auc_se),
-                decimals(p.density_auc) if once else mean_and_se(p.density_auc, p.density_auc_se),
+                decimals(p.w, 2) + once,
+                *[mean_and_se(getattr(p, fit, None), getattr(p, se, None)) for _, fit, se in attacks],
+                decimals(p.upper()) if hasattr(p, "upper") else NOT_AVAILABLE,
                 *[low_fpr_tpr(getattr(p, _TPR_FIELD[lv]), lv, holdout) for _, lv in kept],
             ]
         )
-    widths = [0.1, 0.25, 0.25] + [0.2] * len(kept)
+    widths = [0.1] + [0.22] * len(attacks) + [0.14] + [0.16] * len(kept)
     widths = [f / sum(widths) for f in widths]  # the full width, with or without TPR columns
     return [
         table(rows, [f * width for f in widths], highlight=highlight),
@@ -334,8 +187,10 @@ def tpr_captions(kept: list[float], holdout: int) -> list[str]:
         'The share of members caught when the attacker wrongly accuse'
     """
     out = [
-        "± is one standard error (SE) of the mean over the audit's repeats and splits, as on "
-        "page 1 and in the figure above."
+        "Each attack's AUC as fitted rising with w, ± one standard error (SE) over the audit's "
+        "split models; the upper bound is the highest attack's fit + 1.645 SE (+ the release "
+        "gap on the released-columns attack above the smallest w), what the rule compares with "
+        "the limit. * measured on the first round only (above the decision's reach)."
     ]
     if kept:
         out.append(TPR_CAPTION.format(t=THRESHOLD))

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.disclosure import safe_total_text
-from engine.report.data import NOT_AVAILABLE, decimals, plain, safe_count
+from engine.report.data import NOT_AVAILABLE, decimals, finite, plain, safe_count
 from engine.report.layout import CHECK, CROSS, GREEN, RED, paragraph, table, text
 from engine.report.sections.data import used_note
 from engine.report.wording import (
@@ -50,24 +50,32 @@ def header_info(result: RunResult) -> dict[str, str]:
     }
 
 
-def attack_line(mean: float | None, se: float | None, limit: float | None) -> str:
-    """``"0.512 ± 0.004 (limit 0.55) ✓"``: mean ± SE against the limit, green tick or red cross.
+def attack_line(
+    mean: float | None, se: float | None, limit: float | None, upper: float | None = None
+) -> str:
+    """``"0.512 ± 0.004, upper bound 0.519 (limit 0.55) ✓"``: the fitted AUC ± SE and the upper
+    bound the rule compares with the limit (``upper``; mean + 1.645 SE when not given), green
+    tick or red cross.
 
     Example:
         >>> "below the limit" in attack_line(0.51, 0.004, 0.55), attack_line(None, None, 0.55)
         (True, 'not available')
+        >>> "upper bound 0.552" in attack_line(0.54, 0.004, 0.55, 0.552)
+        True
     """
-    if mean is None:
+    if mean is None or finite(mean) is None:
         return NOT_AVAILABLE
-    upper = float(mean) + float(se or 0.0)
+    if upper is None or finite(upper) is None:
+        upper = float(mean) + 1.6449 * float(se or 0.0)
     ok = limit is not None and upper < float(limit)
     mark = (
         f'<font color="{GREEN}"><b>{CHECK} below the limit</b></font>'
         if ok
         else f'<font color="{RED}"><b>{CROSS} not below the limit</b></font>'
     )
-    spread = f" ± {decimals(se)}" if se is not None else ""
-    return f"<b>{decimals(mean)}</b>{spread} (limit {decimals(limit, 2)}) {mark}"
+    spread = f" ± {decimals(se)}" if finite(se) is not None else ""
+    bound = f", upper bound {decimals(upper)}" if se is not None else ""
+    return f"<b>{decimals(mean)}</b>{spread}{bound} (limit {decimals(limit, 2)}) {mark}"
 
 
 FEW_ROWS = 200  # below this, answers from the synthetic table are noisy (issue 27)
@@ -242,16 +250,27 @@ def _attack_rows(result: RunResult) -> list[list[Any]]:
             how = "lowered by the disclosure rule, section 2b"  # issue 29
         w_text = f"<b>{decimals(w, 2)}</b> ({how})"
         at = f"at w = {decimals(point.w, 2)}" if point is not None else ""
-    if point is None:
-        distance = density = attack_line(None, None, limit)
-    else:
-        distance = attack_line(point.auc, point.auc_se, limit)
-        density = attack_line(point.density_auc, point.density_auc_se, limit)
-    return [
-        ["Perturbation weight w", w_text],
-        [f"Distance attack AUC {at} (mean ± SE)", distance],
-        [f"Density attack AUC {at} (mean ± SE)", density],
-    ]
+    rows = [["Perturbation weight w", w_text]]
+    for name, (raw, fit, se, upper) in ATTACK_FIELDS.items():
+        if point is None:
+            if name != "Released-columns attack":
+                rows.append([f"{name} AUC (fitted ± SE, upper bound)", attack_line(None, None, limit)])
+            continue
+        if finite(getattr(point, fit, None)) is not None:
+            line = attack_line(getattr(point, fit), getattr(point, se), limit, getattr(point, upper))
+        elif finite(getattr(point, raw, None)) is not None:  # no fit recorded: the raw mean
+            line = attack_line(getattr(point, raw), getattr(point, raw + "_se", None), limit)
+        else:
+            continue  # an attack that did not run (the released columns of a large table)
+        rows.append([f"{name} AUC {at} (fitted ± SE, upper bound)", line])
+    return rows
+
+
+ATTACK_FIELDS = {
+    "Distance attack": ("auc", "auc_fit", "auc_fit_se", "upper_distance"),
+    "Density attack": ("density_auc", "density_fit", "density_fit_se", "upper_density"),
+    "Released-columns attack": ("released_auc", "released_fit", "released_fit_se", "upper_released"),
+}
 
 
 def provenance_rows(
