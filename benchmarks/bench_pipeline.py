@@ -417,8 +417,8 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("schema", "engine.columns.schema", "infer_schema"),
     ("encode", "engine.encoding.encoder", "TableEncoder.fit"),
     ("encode", "engine.encoding.encoder", "TableEncoder.transform"),
-    ("audit", "engine.privacy.audit", "run_audit"),
-    ("split fit", "engine.privacy.audit", "make_split"),
+    ("audit", "engine.privacy.crossfit", "run_crossfit_audit"),
+    ("split fit", "engine.privacy.crossfit", "make_split"),
     ("train flow", "engine.flows.select", "select_flow"),
     ("rank models", "engine.flows.select", "rank_family"),  # the audit's candidates, split 1
     ("train flows at once", "engine.flows.ensemble", "train_flows"),  # splits 2-12, batched
@@ -426,12 +426,12 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("release draw", "engine.pipeline.release_step", "_draw_copies"),
     ("release measure", "engine.pipeline.release_step", "_measure"),
     ("disclosure rule", "engine.pipeline.disclosure_step", "apply_disclosure_rule"),
-    ("per w", "engine.privacy.audit", "_audit_w"),
-    ("decode batch", "engine.privacy.audit", "_draw_repeats"),
-    ("repeat", "engine.privacy.audit", "_score_repeat"),
+    ("decode", "engine.privacy.crossfit", "draw_common"),
+    ("score", "engine.privacy.crossfit", "score_draw"),
+    ("checker statement", "engine.privacy.checker", "checker_statement"),
     ("decode latent", "engine.flows.train", "TrainedFlow.from_latent"),
     ("to distance space", "engine.encoding.encoder", "TableEncoder.distance_space"),
-    ("neighbour search", "engine.privacy.audit", "nearest_distances"),
+    ("neighbour search", "engine.privacy.measure", "nearest_distances"),
     ("density attack", "engine.privacy.density", "GaussianKDE.log_density"),
     ("release metrics", "engine.privacy.audit", "release_metrics"),  # imported at call time
     ("ranks", "engine.privacy.release", "record_ranks"),

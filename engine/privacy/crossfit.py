@@ -320,19 +320,22 @@ class _Driver:
                 hi = min(g for g in self.grid if g > lo)
                 pts = np.linspace(lo, hi, config.refine_points + 2)[1:-1]
                 book.refined |= {round(float(x), 6) for x in pts}
+            every = [w for w in sorted(set(self.grid) | book.refined) if w <= cap + 1e-12]
+            if self._measure(book, every, range(len(book.splits)), min(book.reps, self.min_reps)):
+                continue  # the deciding range at the first repeats: decide again
             if self._measure(book, self._near(book, d, cap), range(len(book.splits)), book.reps):
-                continue  # new measurements: decide again
+                continue  # new measurements near the decision: decide again
             se = se_at(book.curves(self.attacks), d.w if d.w is not None else w0)
             if se <= config.se_target or self._over() or not self._grow(book, d, cap):
                 return d, cap
 
     def _near(self, book: Book, d: Decision, cap: float) -> list[float]:
-        """The w every unit measures: on one split, every w up to ``cap`` (its repeats are the
-        units); with folds, from two grid steps below the chosen w to ``cap`` (the first
-        round has the whole grid; the fit pools a flat stretch over all of its units)."""
+        """The w the units added near the decision measure: from two grid steps below the
+        chosen w to ``cap`` (the whole grid has the first round's units, or on one split its
+        first ``min_reps`` repeats; the fit pools a flat stretch over all of its units)."""
         ws = sorted(set(self.grid) | book.refined)
         lo = self.grid[0]
-        if len(book.splits) >= 2 and d.w is not None:
+        if d.w is not None:
             below = [g for g in self.grid if g < d.w - 1e-12]
             lo = below[-2] if len(below) >= 2 else lo
         return [w for w in ws if lo - 1e-12 <= w <= cap + 1e-12]
