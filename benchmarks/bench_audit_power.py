@@ -9,7 +9,9 @@ splits of the table (permutation ``default_rng(5000 + o)``): the real pipeline o
 final model trained on all members); that model's Latent Noise Injection of all members at every
 grid w (the same noise at every w) is attacked with the audit's own attacks (distance, density
 ratio, distance on the released columns: ``engine.privacy.audit.score_draw``), members against
-the unseen half, and with the independent checker's attack (``bench_dcr``). The oracle curve of
+the unseen half (the density attack's reference, as in the audit, a fifth of the members' number
+of unseen rows: the attacker's reference sample is part of the threat model the audit fixes, not
+of its estimate), and with the independent checker's attack (``bench_dcr``). The oracle curve of
 each attack is its mean over the splits; the oracle risk is the highest of the audit's attacks,
 and w* the largest grid w whose oracle risk, and every smaller w's, is below the limit.
 
@@ -120,23 +122,31 @@ def oracle_split(table: Table, o: int, grid: tuple[float, ...], tmp: Path) -> li
     train, hold = np.arange(len(real)), np.arange(len(real), len(both))
     rng = np.random.default_rng(9000 + o)
     basis = principal_basis(own)
-    ref_m, ref_h = reference_densities(own[train], own[hold], basis, rng)
+    # the density attack's reference as the audit's: a holdout of a fifth of the members' size
+    # (the attacker's reference sample is part of the threat model, not of the estimate)
+    ref_rows = np.sort(rng.choice(hold, size=max(3, round(0.2 * len(train))), replace=False))
+    ref_m, ref_h = reference_densities(own[train], own[ref_rows], basis, rng)
     cfg = AuditConfig(released_columns=space.width)
     Xm = enc.transform(real, rng)
     latent = np.asarray(flow.to_latent(Xm), dtype=float)
-    split = Split(train, hold, latent, flow, ref_m, ref_h, basis, 0)
+    split = Split(train, ref_rows, latent, flow, ref_m, ref_h, basis, 0)
     noise = rng.standard_normal(latent.shape)
     picks_m = rng.choice(len(train), size=min(1000, len(train)), replace=False)
-    picks_h = rng.choice(len(hold), size=min(1000, len(hold)), replace=False)
+    picks_h = rng.choice(len(ref_rows), size=min(1000, len(ref_rows)), replace=False)
+    # the distance attacks score every unseen row (their density output is not used)
+    every = Split(train, hold, latent, flow, ref_m, np.zeros(len(hold)), basis, 0)
+    picks_all = rng.choice(len(hold), size=min(1000, len(hold)), replace=False)
     rows = []
     for w in grid:
         synth_model = flow.from_latent(inject_latent_noise(latent, w, noise))
         frame = enc.inverse_transform(np.asarray(synth_model)).frame
         synth = np.hstack([enc.distance_space(frame), space.transform(frame)])
-        sc = score_draw(split, _Draw(synth, picks_m, picks_h), X_dist, cfg)
+        sc = score_draw(split, _Draw(synth, picks_m, picks_h), X_dist, cfg)  # the density
+        wide = score_draw(every, _Draw(synth, picks_m, picks_all), X_dist, cfg)  # the distances
         dcr = dcr_auc(real, unseen, _conform(frame, real))
         rows.append({"table": table.name, "split": o, "w": w, "model": result.audit.chosen,
-                     "distance": sc.distance, "density": sc.density, "released": sc.released,
+                     "distance": wide.distance, "density": sc.density,
+                     "released": wide.released,
                      "dcr": dcr, "tool_w": result.release.w})  # fmt: skip
     return rows
 

@@ -347,8 +347,8 @@ def refusal_advice(result: Any) -> str:
     found = refusal_findings(getattr(result, "audit", None))
     if not found:
         return REFUSAL_ADVICE
-    return "Measured on your table: " + " ".join(found) + " " + REFUSAL_ADVICE.replace(
-        "What to try:", "Also possible:", 1
+    return "What to try, as measured on your table: " + " ".join(found) + " " + (
+        REFUSAL_ADVICE.replace("What to try:", "Also possible:", 1)
     )
 
 

@@ -21,6 +21,20 @@ def _floor(audit: AuditResult) -> bool:
     return any(c.floor and c.status == "chosen" for c in getattr(audit, "candidates", ()))
 
 
+def _named_drivers(audit: AuditResult) -> list[tuple[str, float]]:
+    """The columns whose absence lowers the distance attack at w = 0 by at least
+    :data:`DRIVER_DROP` (at most :data:`DRIVERS_SHOWN`), when that attack itself reads near the
+    limit (within 0.02 of it): lowering an attack that was never near it helps nothing."""
+    drivers = getattr(audit, "drivers", ())
+    if not drivers:
+        return []
+    everything = drivers[0][1]
+    limit = float(getattr(audit, "threshold", 0.55) or 0.55)
+    if not everything >= limit - 0.02:
+        return []
+    return [(c, a) for c, a in drivers[1:] if everything - a >= DRIVER_DROP][:DRIVERS_SHOWN]
+
+
 def driver_words(audit: AuditResult) -> str:
     """``"; the distance attack's AUC falls from 0.62 to 0.50 without 'record number'..."``:
     the columns whose absence lowers the distance attack at w = 0 most (at most
@@ -28,17 +42,14 @@ def driver_words(audit: AuditResult) -> str:
 
     Example:
         >>> from types import SimpleNamespace
-        >>> a = SimpleNamespace(drivers=(("", 0.62), ("id", 0.50), ("age", 0.615)))
+        >>> a = SimpleNamespace(drivers=(("", 0.62), ("id", 0.50), ("age", 0.615)), threshold=0.55)
         >>> driver_words(a)
         "; the columns that single people out most: 'id' (the distance attack's AUC falls from 0.620 to 0.500 without it)"
     """
-    drivers = getattr(audit, "drivers", ())
-    if not drivers:
-        return ""
-    everything = drivers[0][1]
-    named = [(c, a) for c, a in drivers[1:] if everything - a >= DRIVER_DROP][:DRIVERS_SHOWN]
+    named = _named_drivers(audit)
     if not named:
         return ""
+    everything = audit.drivers[0][1]
     parts = [
         f"'{named[0][0]}' (the distance attack's AUC falls from {everything:.3f} to {named[0][1]:.3f} without it)"
     ]
@@ -53,16 +64,18 @@ def refusal_findings(audit: AuditResult | None) -> list[str]:
 
     Example:
         >>> from types import SimpleNamespace as NS
-        >>> refusal_findings(NS(rows_advice=None, drivers=(("", 0.6), ("id", 0.5))))[0][:40]
+        >>> refusal_findings(NS(rows_advice=None, drivers=(("", 0.6), ("id", 0.5)),
+        ...                     threshold=0.55))[0][:40]
         "Leaving out 'id' lowers the distance att"
     """
     if audit is None:
         return []
     out = []
     drivers = getattr(audit, "drivers", ())
-    if drivers:
+    limit = float(getattr(audit, "threshold", 0.55) or 0.55)
+    if drivers and drivers[0][1] >= limit - 0.02:  # the distance attack near the limit itself
         everything = drivers[0][1]
-        named = [(c, a) for c, a in drivers[1:] if everything - a >= DRIVER_DROP][:DRIVERS_SHOWN]
+        named = _named_drivers(audit)
         if named:
             out.append(
                 "Leaving out "
@@ -82,8 +95,11 @@ def refusal_findings(audit: AuditResult | None) -> list[str]:
 
 
 def column_advice(audit: AuditResult) -> str:
-    """What the leave-one-column-out measurement says to do with columns, in words."""
-    if not getattr(audit, "drivers", ()):
+    """What the leave-one-column-out measurement says to do with columns, in words (nothing
+    when the distance attack it measures was not near the limit)."""
+    drivers = getattr(audit, "drivers", ())
+    limit = float(getattr(audit, "threshold", 0.55) or 0.55)
+    if not drivers or drivers[0][1] < limit - 0.02:
         return ""
     if driver_words(audit):
         return "leaving out or coarsening the columns named above lowers the attack (measured)"
@@ -122,7 +138,9 @@ def refusal_reason(cfg: RunConfig, audit: AuditResult) -> tuple[str, str]:
     if failed is not None and failed.w <= 0.0:  # the columns that lean on it most, in the
         where += driver_words(audit)  # reason (the wizard and the report show it; no flags)
         rows = getattr(audit, "rows_advice", None)
-        measured = [t for t in (rows.words() if rows else "", column_advice(audit)) if t]
+        measured = [
+            t.rstrip(".") for t in (rows.words() if rows else "", column_advice(audit)) if t
+        ]
         if failed.auc < cfg.auc_max and (rows is None or rows.helps):
             hint = "; ".join(["more rows would settle it", *measured]) + "; or " + hint
         else:

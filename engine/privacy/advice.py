@@ -22,6 +22,8 @@ Example:
     >>> a = RowsAdvice(rows=120, half_rows=60, fit=0.58, half_fit=0.62, limit=0.55)
     >>> a.helps, a.rows_needed
     (True, 400)
+    >>> RowsAdvice(120, 60, 0.58, 0.62, limit=0.505).rows_needed is None  # 0.495: unreachable
+    True
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ class RowsAdvice:
         if not self.helps or self.fit <= 0.5:
             return None
         target = self.limit - TARGET_MARGIN - 0.5
+        if target <= 0:  # a limit within 0.01 of chance: no number of rows is promised
+            return None
         if self.fit - 0.5 <= target:
             return self.rows
         a = math.log((self.half_fit - 0.5) / (self.fit - 0.5)) / math.log(self.rows / self.half_rows)
