@@ -149,7 +149,7 @@ def test_refused_run_the_privacy_page_says_only_true_things(window, qtbot, messa
     show(window, qtbot, refused, 4)
     privacy = window.pages[4]
     text = privacy.summary.text() + " " + privacy.ack_label.text() + " " + window.subtitle.text()
-    assert "No w</b> kept the membership AUC under your limit of 0.51" in text
+    assert "No w</b> kept the membership AUC safely under your limit of 0.51" in text
     assert "chose" not in text and "above the audited choice" not in text
     assert "No w passed the audit, so releasing at any w, w = 0.00 included" in text
     assert privacy.ack.isEnabled() and not privacy.ack.isChecked()

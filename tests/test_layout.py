@@ -35,6 +35,7 @@ def test_import_engine_loads_no_heavy_library() -> None:
 # Each public name and the module that defines it (what ``engine.<name>.__module__`` says).
 PUBLIC_HOMES = {
     "few_rows_warning": "engine.report.sections.summary",
+    "refusal_findings": "engine.pipeline.refusal",
     "run_pipeline": "engine.pipeline.run",
     "RunConfig": "engine.pipeline.config",
     "RunResult": "engine.pipeline.results",

@@ -113,6 +113,13 @@ def _curve() -> list[CurvePoint]:
                 refined=False,
                 roc_fpr=tuple(fpr.tolist()),
                 roc_tpr=tuple(tpr.tolist()),
+                auc_fit=auc,
+                auc_fit_se=0.003,
+                density_fit=round(0.5 + (auc - 0.5) * 0.8, 4),
+                density_fit_se=0.004,
+                upper_distance=auc + 1.6449 * 0.003,
+                upper_density=round(0.5 + (auc - 0.5) * 0.8, 4) + 1.6449 * 0.004,
+                units=5,
             )
         )
     return points

@@ -106,7 +106,8 @@ def test_plus_minus_is_one_standard_error_on_page_1_and_in_the_table(report: Pat
     text = _text(report)
     flat = " ".join(text.split())
     assert "± SD" not in flat and "mean ± SD" not in flat
-    assert "distance AUC (mean ± SE)" in flat and "(mean ± SE)" in _pages(report)[0]
+    assert "distance AUC (fitted ± SE)" in flat
+    assert "(fitted ± SE, upper bound)" in " ".join(_pages(report)[0].split())
     # the released w's row of the attack table prints the very numbers of page 1
     page1 = " ".join(_pages(report)[0].split())
     assert "0.521 ± 0.003" in page1
@@ -140,12 +141,12 @@ def test_a_group_withheld_for_its_events_says_events(tmp_path: Path) -> None:
 
 
 def test_a_refusal_confirmed_on_more_splits_says_so(tmp_path: Path) -> None:
-    """Issue 27: when the copula's w = 0 point was measured again on more splits, the method
-    paragraph says over how many; when it was not, nothing is added."""
+    """When the copula's w = 0 point was measured again on more rounds, the method paragraph
+    says over how many models; when it was not, nothing is added."""
     r = fake_result()
-    more = replace(r, audit=replace(r.audit, splits=2, smallest_w_splits=12))
+    more = replace(r, audit=replace(r.audit, splits=5, smallest_w_splits=15))
     flat = " ".join(_text(build_report(more, tmp_path / "more.pdf")).split())
-    assert "measured again over 12 different random splits" in flat
-    assert "on the first 2 splits" in flat
+    assert "measured again over 15 models (a copula fitted for each)" in flat
+    assert "on the first round" in flat
     plain = " ".join(_text(build_report(r, tmp_path / "plain.pdf")).split())
     assert "measured again" not in plain
