@@ -3,7 +3,6 @@ core (issue 18). Each test names the mutant it kills; ``docs/mutation.md`` lists
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
