@@ -210,6 +210,8 @@ def tool_run(table: Table, seed: int, tmp: Path, use_sdv: bool) -> dict[str, Any
         "table": table.name, "seed": seed, "n_members": len(real), "seconds": secs,
         "w": result.release.w if result.synthetic is not None else np.nan,
         "refused": int(result.synthetic is None), "model": audit.chosen,
+        # a refusal by the audit (no w met the limit) or by the disclosure rule after it
+        "audit_refused": int(audit.selected_w is None),
         "se_decision": d.se if d is not None else np.nan, "attack": d.attack if d else "",
         "uncertain": int(bool(d and d.uncertain)), "w0_fit": w0_fit, "rounds": audit.rounds,
         "audit_seconds": audit.seconds,
@@ -249,7 +251,8 @@ def summarise(runs: pd.DataFrame, oracles: dict[str, float | None]) -> pd.DataFr
         out.append({
             "table": name, "kept_back": name in KEPT_BACK, "members": int(g["n_members"].iloc[0]),
             "runs": len(g), "refused": int(g["refused"].sum()),
-            "refused_under_053": int(((g["refused"] == 1) & (g["w0_fit"] < 0.53)).sum()),
+            "refused_under_053": int(((_audit_refused(g) == 1) & (g["w0_fit"] < 0.53)).sum()),
+            "refused_by_rule": int(g["refused"].sum() - _audit_refused(g).sum()),
             "w_star": np.nan if ws is None else ws, "w_mean": rel["w"].mean(),
             "w_sd": rel["w"].std(ddof=1), "w_min": rel["w"].min(), "w_max": rel["w"].max(),
             "over_w_star": np.nan if ws is None else int((rel["w"] > ws + 0.05 + 1e-9).sum()),
@@ -262,6 +265,11 @@ def summarise(runs: pd.DataFrame, oracles: dict[str, float | None]) -> pd.DataFr
             "seconds": g["seconds"].mean(),
         })  # fmt: skip
     return pd.DataFrame(out)
+
+
+def _audit_refused(g: pd.DataFrame) -> pd.Series:
+    """Refusals by the audit (older rows, without the column: every refusal)."""
+    return g["audit_refused"] if "audit_refused" in g else g["refused"]
 
 
 def verdicts(s: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
@@ -302,10 +310,12 @@ def verdicts(s: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
                 f"({len(worse)} over: {', '.join(worse['table']) or 'none'})", worse.empty)
         say(f"{tag}: refusals where the floor's w = 0 estimate was under 0.53: "
             f"{int(part['refused_under_053'].sum())}", part["refused_under_053"].sum() == 0)
-        large = part[part["members"] >= 500]
+        large = part[2 * part["members"] >= 500]  # the table's rows: members are half of them
         if len(large):
+            worst = large.loc[large["w_sd"].idxmax()]
             say(f"{tag}: SD of the chosen w on tables of 500+ rows: worst "
-                f"{large['w_sd'].max():.3f} (at most 0.1)", bool(large["w_sd"].max() <= 0.1))
+                f"{worst['w_sd']:.3f} ({worst['table']}; at most 0.1)",
+                bool(large["w_sd"].max() <= 0.1))  # fmt: skip
     return lines
 
 
