@@ -242,3 +242,68 @@ def test_common_random_numbers_make_each_units_curve_differ_by_w_alone() -> None
     c = draw_common(split, [(0.0, 1)], lambda x: x, cfg)[0]
     assert not np.allclose(c.synth_dist, noise)  # another repeat, other noise
     np.testing.assert_array_equal(a.members, b.members)  # the same rows scored
+
+
+def test_the_gap_and_the_smallest_w_reach_the_released_attacks_bound() -> None:
+    """decide() passes the gap and the smallest w to every bound: by default no gap at all; a
+    gap charges the released attack above the smallest w only (decide and bounds_at alike)."""
+    r = _curve((0.0, 0.5), (0.52, 0.53), (0.005, 0.005))
+    assert bounds_at({"released": r}, 0.5)["released"] == pytest.approx(0.53 + Z_UPPER * 0.005)
+    assert decide({"released": r}, 0.55).w == 0.5  # no gap unless one is given
+    d = decide({"released": r}, 0.55, gap=0.02)
+    assert d.w == 0.0 and d.bounds[0][1] == pytest.approx(0.52 + Z_UPPER * 0.005)
+    assert d.bounds[1][1] == pytest.approx(0.53 + 0.02 + Z_UPPER * 0.005)
+
+
+def test_every_field_of_a_decision_and_its_record() -> None:
+    """A pass, a refusal and an uncertain release, field by field (what audit.json records)."""
+    ok = decide({"distance": _curve((0.0, 0.5), (0.50, 0.52), (0.004, 0.005))}, 0.55)
+    assert (ok.w, ok.attack, ok.fit, ok.se, ok.uncertain) == (0.5, "distance", 0.52, 0.005, False)
+    assert ok.to_dict() == {
+        "w": 0.5, "attack": "distance", "fitted_auc": 0.52, "se": 0.005,
+        "upper_bound": ok.upper, "uncertain": False,
+    }  # fmt: skip
+    no = decide({"density": _curve((0.0, 0.5), (0.56, 0.6), (0.004, 0.005))}, 0.55)
+    assert (no.w, no.attack, no.fit, no.se, no.uncertain) == (None, "density", 0.56, 0.004, False)
+    assert no.upper == pytest.approx(0.56 + Z_UPPER * 0.004)
+    assert [w for w, _ in no.bounds] == [0.0, 0.5]
+    unsure = decide({"distance": _curve((0.0,), (0.52,), (0.03,))}, 0.55)
+    assert (unsure.w, unsure.fit, unsure.se, unsure.uncertain) == (0.0, 0.52, 0.03, True)
+    assert unsure.bounds == ((0.0, pytest.approx(0.52 + Z_UPPER * 0.03)),)
+
+
+def test_the_rule_in_words_names_the_limit_the_level_the_attacks_and_the_gap() -> None:
+    from engine.privacy.decision import rule_words
+
+    words = rule_words(0.55, ("distance", "density"), 0.0)
+    assert "95 % upper confidence bound" in words and "below 0.55" in words
+    assert "the distance to the closest synthetic row" in words
+    assert "the density ratio synthetic/reference" in words and "released" not in words
+    assert "rises with w" in words and "gap" not in words
+    gapped = rule_words(0.6, ("released",), 0.013)
+    assert "below 0.6" in gapped and "0.013 is added to the released-columns attack" in gapped
+    assert "z = 1" in rule_words(0.55, ("distance",), 0.0, z=1.0)
+
+
+def test_the_rule_in_words_exactly_and_the_gap_sentence_only_where_it_applies() -> None:
+    from engine.privacy.decision import rule_words
+
+    assert rule_words(0.55, ("distance", "released"), 0.013) == (
+        "the largest w at which, for it and every smaller w, the 95 % upper confidence bound of "
+        "each attack's expected AUC stays below 0.55 (the distance to the closest synthetic row, "
+        "the distance to the closest released row on the released columns); each attack's AUC "
+        "is fitted as one curve that rises with w, over every split and repeat, and 0.013 is "
+        "added to the released-columns attack above the smallest w (the gap measured between "
+        "the audit's models and the released one)"
+    )
+    assert "added" not in rule_words(0.55, ("released",), 0.0)  # no gap: no sentence
+    assert "added" not in rule_words(0.55, ("distance",), 0.013)  # no released attack: none
+    assert "z = 1.64" in rule_words(0.55, ("distance",), 0.0, z=1.64)  # not the 95 % one
+    named = rule_words(0.55, ("density",), 0.0).split(" (", 1)[1].split(")", 1)[0]
+    assert named == "the density ratio synthetic/reference"
+
+
+def test_the_gap_is_not_charged_at_the_smallest_w_of_a_grid_that_starts_above_zero() -> None:
+    r = _curve((0.1, 0.5), (0.52, 0.53), (0.005, 0.005))
+    d = decide({"released": r}, 0.55, gap=0.02)
+    assert d.w == 0.1 and d.upper == pytest.approx(0.52 + Z_UPPER * 0.005)  # 0.1: no gap
