@@ -67,8 +67,8 @@ bench-family: venv-bench
 # MUTATE_SCOPE: mutant-name globs (module.x_function*); MUTATE_SCOPE=all mutates every function
 # of the modules listed under [tool.mutmut] in pyproject.toml.
 MUTATE_BUDGET_S ?= 900
-MUTATE_SCOPE ?= engine.flows.generate.* engine.privacy.audit.x_select_w__* engine.privacy.audit.*passes__* \
-	engine.privacy.audit.x__mean_sd_se__* engine.privacy.audit.x_membership_auc__* engine.privacy.audit.x_epsilon_for_copies__* \
+MUTATE_SCOPE ?= engine.flows.generate.* engine.privacy.audit.x_select_w__* engine.privacy.measure.*passes__* \
+	engine.privacy.decision.* engine.privacy.measure.x_membership_auc__* engine.privacy.audit.x_epsilon_for_copies__* \
 	engine.privacy.release.x_record_ranks__* engine.privacy.release.x_release_metrics__* \
 	engine.privacy.release.x_protect_outliers__* engine.privacy.release.x_epsilon_statement__* \
 	engine.privacy.neighbours.x_count_closer__* engine.privacy.neighbours.x_kth_neighbour_distances__* \
