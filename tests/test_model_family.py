@@ -3,6 +3,8 @@ model-choice rule, and a refusal only when the floor itself gives members away."
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -349,3 +351,37 @@ def test_the_release_gap_is_added_above_the_smallest_w_only() -> None:
     assert decide({"released": curve}, 0.55, gap=0.05).w == 0.0  # never charged at w = 0
     other = FittedCurve(ws, fits, flat, (0.004,) * 4, (10,) * 4)
     assert decide({"distance": other}, 0.55, gap=0.05).w == 0.7  # the gap is the released one's
+
+
+def test_a_flow_under_the_limit_gets_more_rounds_before_it_is_dropped_a_leaky_one_does_not() -> None:
+    """A candidate whose estimate at w = 0 is under the limit but whose bound is over it is
+    measured on more rounds (up to ``max_rounds``) before it is dropped: one round's noise does
+    not choose the model. One whose estimate is over the limit (a memorizer) is dropped on the
+    first round."""
+    X = _rows(500)
+    leaky = _Family()
+    cfg = AuditConfig(grid=(0.0, 0.5), refine=False, crossfit=True, max_rounds=3)
+    res = run_family_audit(X, X, leaky, config=cfg, rng=np.random.default_rng(1))
+    assert res.candidates[0].status == "dropped" and leaky.fitted.count("flow") == 5
+
+    class _GaussianFirst(_Family):  # a sound flow (the exact Gaussian map) ranked first
+        def _map(self, label, rows):  # type: ignore[no-untyped-def]
+            self.fitted.append(label)
+            return _Gaussian(rows)
+
+    one = _GaussianFirst()
+    first = run_family_audit(X[:200], X[:200], one, config=replace(cfg, max_rounds=1),
+                             rng=np.random.default_rng(4))  # fmt: skip
+    rec = first.candidates[0]
+    assert rec.label == "flow" and one.fitted.count("flow") == 5
+    fits = [(rec.auc_w0, rec.auc_w0_se), (rec.density_auc_w0, rec.density_auc_w0_se)]
+    point = max(f for f, _ in fits)
+    bound = max(f + 1.6449 * se for f, se in fits)
+    # a limit between the flow's first-round estimate at w = 0 and its bound there: under on
+    # the estimate, over on the margin (the same seed gives the same first round)
+    between = 0.5 * (point + bound)
+    assert point < between < bound
+    more = _GaussianFirst()
+    run_family_audit(X[:200], X[:200], more, config=replace(cfg, threshold=between),
+                     rng=np.random.default_rng(4))  # fmt: skip
+    assert more.fitted.count("flow") > 5  # measured again before any verdict
