@@ -426,7 +426,7 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("release draw", "engine.pipeline.release_step", "_draw_copies"),
     ("release measure", "engine.pipeline.release_step", "_measure"),
     ("disclosure rule", "engine.pipeline.disclosure_step", "apply_disclosure_rule"),
-    ("decode", "engine.privacy.crossfit", "draw_common"),
+    ("decode", "engine.privacy.book", "draw_common"),
     ("score", "engine.privacy.crossfit", "score_draw"),
     ("checker statement", "engine.privacy.checker", "checker_statement"),
     ("decode latent", "engine.flows.train", "TrainedFlow.from_latent"),

@@ -174,7 +174,7 @@ def test_decoding_the_next_point_while_scoring_gives_the_same_curve(monkeypatch)
     import threading
 
     import engine.privacy.attacks as attacks
-    import engine.privacy.crossfit as crossfit
+    import engine.privacy.book as crossfit
 
     X = np.random.default_rng(3).standard_normal((25_000, 3))
     options = dict(grid=(0.0, 0.5, 0.9), splits=1, refine=False, score_max_rows=2_000)

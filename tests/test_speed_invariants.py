@@ -62,7 +62,8 @@ def _audit_curve_patched(
     batch_rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[list[tuple[float, ...]], list[int]]:
     from engine.flows.train import FlowConfig, train_flow
-    from engine.privacy import audit, crossfit
+    from engine.privacy import audit
+    from engine.privacy import book as crossfit
 
     monkeypatch.setattr(crossfit, "BATCH_ROWS", batch_rows)
     batches: list[int] = []

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -150,3 +150,16 @@ def because(records: Sequence[CandidateRecord], rank: int, released: bool, why: 
     if not released:
         text += "; the floor itself fails the limit, so nothing is released"
     return text
+
+
+class FloorOnly:
+    """The family's floor alone (its label), for the rows advice's audit of half the rows."""
+
+    def __init__(self, family: Any, label: str) -> None:
+        self.family, self.label = family, label
+
+    def rank(self, X: np.ndarray) -> list:
+        return [(Candidate(self.label, floor=True), self.family.fit(self.label, X))]
+
+    def fit(self, label: str, X: np.ndarray) -> LatentMap:
+        return self.family.fit(self.label, X)

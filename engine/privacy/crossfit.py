@@ -5,8 +5,7 @@ Three designs cut the variance of the estimated risk for the same compute (issue
 
 * **Cross-fitting.** A round splits the rows into K folds (K = 1 / holdout share, 5 by
   default); a model is trained with each fold held out, so every real row is scored once as a
-  non-member and K - 1 times as a member. One random 80/20 split leaves the AUC resting on
-  which 20 % happened to be held out. Further rounds draw fresh folds.
+  non-member, not only the 20 % one random split happened to hold out.
 * **Common random numbers.** Repeat i of a split draws its latent noise (and its rows to
   score) from ``default_rng((split seed, i))`` at every w (:func:`engine.privacy.attacks.
   draw_common`), so neighbouring points of the curve differ by the effect of w alone.
@@ -22,8 +21,8 @@ w and the next; the points up to two grid steps above the choice (the *deciding 
 every round and repeat. Rounds (cross-fitting) or repeats (one split) are added while the SE
 of the deciding attack's fit at the decision exceeds the target and the budget allows.
 
-Why by hand: no library audits a generator over a parameter with re-fitted split models; the
-parts used are scipy (nearest neighbours, ranks, the isotonic fit) and torch (the flows).
+Why by hand: no library audits a generator over a parameter with re-fitted split models (scipy
+does the neighbours, ranks and isotonic fit; torch the flows).
 
 References: METHOD.md section 5; Chernozhukov et al. (2018) cross-fitting; Glasserman & Yao
 (1992) common random numbers.
@@ -46,20 +45,13 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from engine.privacy.attacks import (
-    ROC_FPR,
-    Split,
-    draw_common,
-    fold_rows,
-    make_split,
-    rows_scored,
-    split_rows,
-)
+import engine.privacy.book as book_module
+from engine.privacy.attacks import Split, fold_rows, make_split, rows_scored, split_rows
 from engine.privacy.audit_result import (
     MAX_REPEATS,
     MIN_REPEATS,
@@ -67,75 +59,12 @@ from engine.privacy.audit_result import (
     AuditResult,
     validate_audit_inputs,
 )
-from engine.privacy.candidates import because, candidate_record, not_audited
-from engine.privacy.decision import (
-    Decision,
-    FittedCurve,
-    bounds_at,
-    decide,
-    monotone_fit,
-    rule_words,
-    se_at,
-)
-from engine.privacy.measure import ONE_REPEAT_NOTE, CurvePoint, Score, score_draw  # noqa: F401
+from engine.privacy.book import Book, curve_points, decoded, report_point
+from engine.privacy.candidates import FloorOnly, because, candidate_record, not_audited
+from engine.privacy.decision import Decision, decide, rule_words, se_at
+from engine.privacy.measure import score_draw
 from engine.privacy.release import LatentMap, identity
-from engine.progress import (
-    NEVER_CANCELLED,
-    AuditPointDone,
-    CancelToken,
-    ProgressFn,
-    no_progress,
-    report,
-)
-
-BATCH_ROWS = 16_384  # synthetic rows decoded in one pass (a larger split: one point a pass)
-ATTACK_FIELDS = {"distance": "distance", "density": "density", "released": "released"}
-
-
-@dataclass
-class Book:
-    """One candidate's measurements: its splits (``rounds[i]``: the round of ``splits[i]``),
-    the repeats each split gets on the deciding range, and every :class:`Score` by (split,
-    repeat, w)."""
-
-    label: str
-    floor: bool
-    splits: list[Split] = field(default_factory=list)
-    rounds: list[int] = field(default_factory=list)
-    reps: int = 1
-    scores: dict[tuple[int, int, float], Score] = field(default_factory=dict)
-    refined: set[float] = field(default_factory=set)
-
-    @property
-    def round_count(self) -> int:
-        return max(self.rounds) + 1 if self.rounds else 0
-
-    def ws(self) -> list[float]:
-        return sorted({w for _, _, w in self.scores})
-
-    def values(self, attack: str, ws: Sequence[float]) -> np.ndarray:
-        """Units x ws of ``attack``'s AUC: the splits (each its mean over repeats) when there
-        are two or more, else the repeats of the one split; NaN where not measured."""
-        col = {w: j for j, w in enumerate(ws)}
-        if len(self.splits) >= 2:
-            sums = np.zeros((len(self.splits), len(ws)))
-            counts = np.zeros_like(sums)
-            for (s, _, w), sc in self.scores.items():
-                if w in col:
-                    sums[s, col[w]] += getattr(sc, attack)
-                    counts[s, col[w]] += 1
-            with np.errstate(invalid="ignore"):
-                return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-        reps = 1 + max((r for _, r, _ in self.scores), default=0)
-        out = np.full((reps, len(ws)), np.nan)
-        for (_, r, w), sc in self.scores.items():
-            if w in col:
-                out[r, col[w]] = getattr(sc, attack)
-        return out
-
-    def curves(self, attacks: Sequence[str], ws: Sequence[float] | None = None) -> dict:
-        ws = list(ws) if ws is not None else self.ws()
-        return {a: monotone_fit(ws, self.values(a, ws)) for a in attacks}
+from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 
 def run_crossfit_audit(
@@ -202,17 +131,14 @@ class _Driver:
             if d.w is not None or last:
                 break
             rank += 1
-        curve = self._curve(book, d, cap)
+        curve = curve_points(book, cap, self.grid[0], self.config.release_gap, self.config.z)
         drivers: tuple[tuple[str, float], ...] = ()
         if d.w is None and groups:
             from engine.privacy.drivers import column_drivers
 
-            drivers = column_drivers(
-                book.splits, self.X_dist, groups, w0, self.to_dist, config, self.rng
-            )
+            drivers = column_drivers(book.splits, self.X_dist, groups, w0, self.to_dist, config, self.rng)
         advise = d.w is None and book.floor and self.advise
-        rows_advice = self._rows_advice(book, d) if advise else None
-        checker = self._checker(book, d)
+        rows_advice, checker = self._rows_advice(book, d) if advise else None, self._checker(book, d)
         self.progress(1.0, "audit: done")
         cand_records = [
             candidate_record(c, i, b.curves(self.attacks, [w0]), dd, config)
@@ -260,7 +186,7 @@ class _Driver:
             return RowsAdvice(n, 0, fit, math.nan, self.config.threshold)
         self.progress(0.99, "audit: measuring whether more rows would help")
         half = np.sort(self.rng.choice(n, n // 2, replace=False))
-        floor = _FloorOnly(self.family, book.label)
+        floor = FloorOnly(self.family, book.label)
         sub = replace(self.config, grid=(w0,), refine=False, time_budget_s=None)
         driver = _Driver(
             self.X_model[half], self.X_dist[half], floor, self.to_dist, sub, self.rng,
@@ -290,12 +216,9 @@ class _Driver:
         )
 
     def _settle_w0(self, book: Book) -> Decision:
-        """The candidate's decision at the smallest w, with more rounds where one round cannot
-        tell: the floor (copulas fit in a moment) up to ``floor_rounds`` before a refusal, a
-        flow up to ``max_rounds`` while its estimate is under ``limit - REFUSAL_MARGIN`` and
-        only its margin is over the limit (a flow dropped on one round's noise costs fidelity:
-        ACTG 320, seed 10, both flows dropped at 0.560-0.566 on five folds, the copula then
-        released at w = 0.05)."""
+        """The candidate's decision at the smallest w, with more rounds where one cannot tell:
+        the floor up to ``floor_rounds`` before a refusal, a flow up to ``max_rounds`` while its
+        estimate is under the limit and only its margin over it (noise must not choose)."""
         w0, limit = self.grid[0], self.config.threshold
         self._measure(book, [w0], range(len(book.splits)), book.reps)
         d = self._decide(book, [w0])
@@ -372,7 +295,7 @@ class _Driver:
         book.reps += 1
         return True
 
-    def _over(self) -> bool:
+    def _over(self) -> bool:  # the time budget, if any, spent
         budget = self.config.time_budget_s
         over = budget is not None and time.perf_counter() - self.t0 > budget
         self.over_budget |= over
@@ -464,145 +387,14 @@ class _Driver:
                 continue
             any_new = True
             split = book.splits[s]
-            per_pass = max(1, BATCH_ROWS // max(1, len(split.latent)))
-            draws = self._decoded(split, todo, per_pass)
+            per_pass = max(1, book_module.BATCH_ROWS // max(1, len(split.latent)))
+            draws = decoded(split, todo, per_pass, self.pool, self.to_dist, self.config, self.cancel)
             for (w, r), draw in zip(todo, draws, strict=True):
                 self.cancel.raise_if_cancelled()
                 book.scores[(s, r, w)] = score_draw(split, draw(), self.X_dist, self.config)
                 if r == reps - 1 or (s, r + 1, w) in book.scores:
-                    self._report(book, s, w)
+                    self.done += 1
+                    fraction = min(self.done / max(self.planned, 1), 0.99)
+                    report_point(book, s, w, fraction, self.progress)
         return any_new
 
-    def _decoded(self, split: Split, todo: list[tuple[float, int]], per_pass: int) -> list:
-        """A getter per point: small splits decode ``per_pass`` points in one pass; a large
-        split decodes each point on the decode thread while the one before is scored."""
-        if per_pass > 1:
-            out: list = []
-            for i in range(0, len(todo), per_pass):
-                chunk = todo[i : i + per_pass]
-                self.cancel.raise_if_cancelled()
-                draws = draw_common(split, chunk, self.to_dist, self.config)
-                out += [lambda d=d: d for d in draws]
-            return out
-        futures: list = [None] * len(todo)
-
-        def submit(i: int) -> None:
-            if i < len(todo) and futures[i] is None:
-                futures[i] = self.pool.submit(
-                    lambda p=todo[i]: draw_common(split, [p], self.to_dist, self.config)[0]
-                )
-
-        def getter(i: int):
-            def get():
-                submit(i)
-                submit(i + 1)  # the next point decodes while this one is scored
-                return futures[i].result()
-
-            return get
-
-        return [getter(i) for i in range(len(todo))]
-
-    def _report(self, book: Book, s: int, w: float) -> None:
-        self.done += 1
-        at = [sc for (_, _, ww), sc in book.scores.items() if ww == w]
-        dist = [sc.distance for sc in at]
-        dens = [sc.density for sc in at]
-        se = _se(dist), _se(dens)
-        r = book.rounds[s]
-        where = f"split {s + 1}" + (f", round {r + 1}" if r else "")
-        text = (
-            f"audit: w = {w:g} ({book.label}, {where}), AUC {np.mean(dist):.3f}, "
-            f"density AUC {np.mean(dens):.3f}"
-        )
-        partial = AuditPointDone(
-            w, s + 1, float(np.mean(dist)), se[0], float(np.mean(dens)), se[1], len(at),
-            w in book.refined,
-        )  # fmt: skip
-        report(self.progress, min(self.done / max(self.planned, 1), 0.99), text, partial)
-
-    # ------------------------------------------------------------------ the curve
-    def _curve(self, book: Book, d: Decision, cap: float) -> list[CurvePoint]:
-        """Every measured w as a :class:`CurvePoint`: raw means, the fits and the bounds."""
-        ws = book.ws()
-        all_fits = book.curves(_measured(book), ws)  # bounds of every attack, deciding or not
-        points = []
-        for w in ws:
-            at = [sc for (_, _, ww), sc in book.scores.items() if ww == w]
-            bounds = bounds_at(all_fits, w, gap=self.config.release_gap, z=self.config.z,
-                               smallest=self.grid[0])  # fmt: skip
-            points.append(_point(w, at, all_fits, bounds, w in book.refined, w <= cap + 1e-12))
-        return points
-
-
-class _FloorOnly:
-    """The family's floor alone (its label), for the rows advice's audit of half the rows."""
-
-    def __init__(self, family: Any, label: str) -> None:
-        self.family, self.label = family, label
-
-    def rank(self, X: np.ndarray) -> list:
-        from engine.privacy.candidates import Candidate
-
-        return [(Candidate(self.label, floor=True), self.family.fit(self.label, X))]
-
-    def fit(self, label: str, X: np.ndarray) -> LatentMap:
-        return self.family.fit(self.label, X)
-
-
-def _measured(book: Book) -> list[str]:
-    """The attacks with a finite AUC in the book (the released one only where it ran)."""
-    first = next(iter(book.scores.values()))
-    return [a for a in ("distance", "density", "released") if math.isfinite(getattr(first, a))]
-
-
-def _se(values: list[float]) -> float:
-    return float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else math.nan
-
-
-def _point(
-    w: float, at: list[Score], fits: dict[str, FittedCurve], bounds: dict[str, float],
-    refined: bool, decides: bool,
-) -> CurvePoint:  # fmt: skip
-    """One curve point from its measurements ``at``, the fitted curves and the bounds at w."""
-    nan = math.nan
-
-    def raw(attack: str) -> tuple[float, float]:
-        v = np.array([getattr(sc, attack) for sc in at], dtype=float)
-        if not np.isfinite(v).all():
-            return nan, nan
-        return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
-
-    def fitted(attack: str) -> tuple[float, float]:
-        fit = fits.get(attack)
-        return (nan, nan) if fit is None else fit.at(w)
-
-    (auc, auc_sd), (dens, dens_sd), (rel, rel_sd) = (
-        raw(a) for a in ("distance", "density", "released")
-    )
-    tpr = np.mean([sc.tpr for sc in at], axis=0)
-    at_fpr = dict(zip(ROC_FPR, tpr, strict=False))
-    step = max(1, len(ROC_FPR) // 50)
-    unit_se = {a: _unit_se(fits.get(a), w) for a in ("distance", "density", "released")}
-    return CurvePoint(
-        w=float(w), auc=auc, auc_sd=auc_sd, auc_se=unit_se["distance"],
-        tpr_at_1pct_fpr=float(at_fpr[0.01]), tpr_at_01pct_fpr=float(at_fpr[0.001]),
-        density_auc=dens, density_auc_sd=dens_sd, density_auc_se=unit_se["density"],
-        repeats=len(at), refined=refined,
-        roc_fpr=tuple(float(x) for x in ROC_FPR[::step]),
-        roc_tpr=tuple(float(x) for x in tpr[::step]),
-        released_auc=rel, released_auc_sd=rel_sd, released_auc_se=unit_se["released"],
-        decides=decides,
-        auc_fit=fitted("distance")[0], auc_fit_se=fitted("distance")[1],
-        density_fit=fitted("density")[0], density_fit_se=fitted("density")[1],
-        released_fit=fitted("released")[0], released_fit_se=fitted("released")[1],
-        upper_distance=bounds.get("distance", nan), upper_density=bounds.get("density", nan),
-        upper_released=bounds.get("released", nan),
-        units=fits["distance"].units[fits["distance"].ws.index(w)] if "distance" in fits else 0,
-    )  # fmt: skip
-
-
-def _unit_se(fit: FittedCurve | None, w: float) -> float:
-    """The SE of the raw mean at ``w`` over units (NaN without a fit or with one unit)."""
-    if fit is None:
-        return math.nan
-    return fit.raw_se[fit.ws.index(w)]
