@@ -31,11 +31,6 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import numpy as np
-
-from engine.privacy.audit_result import AuditConfig, AuditResult
 from engine.privacy.candidates import (  # noqa: F401  (re-exported)
     Candidate,
     CandidateRecord,
@@ -48,28 +43,8 @@ from engine.privacy.candidates import (  # noqa: F401  (re-exported)
 )
 from engine.privacy.crossfit import run_crossfit_audit
 from engine.privacy.drivers import DRIVER_SPLITS, column_drivers  # noqa: F401  (re-exported)
-from engine.privacy.release import identity
-from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
-
-def run_family_audit(
-    X_model: np.ndarray,
-    X_dist: np.ndarray,
-    family: Family,
-    *,
-    to_dist: Callable[[np.ndarray], np.ndarray] = identity,
-    config: AuditConfig = AuditConfig(),  # noqa: B008 (frozen)
-    rng: np.random.Generator,
-    progress: ProgressFn = no_progress,
-    cancel: CancelToken = NEVER_CANCELLED,
-    groups: dict[str, list[int]] | None = None,
-) -> AuditResult:
-    """Audit the family's candidates in ranking order at the smallest w, the chosen one over
-    the whole grid (then refined near the limit), and choose w: the audit's one driver,
-    :func:`engine.privacy.crossfit.run_crossfit_audit`. ``groups``: distance-space columns of
-    each table column, to name the columns that drive a refusal. ``AuditResult.candidates``
-    records every candidate."""
-    return run_crossfit_audit(
-        X_model, X_dist, family, to_dist=to_dist, config=config, rng=rng, progress=progress,
-        cancel=cancel, groups=groups,
-    )
+# The family's audit is the audit's one driver (engine.privacy.crossfit): the candidates in
+# ranking order at the smallest w, the chosen one over the whole grid, and the choice of w;
+# ``groups`` (distance-space columns of each table column) name the columns behind a refusal.
+run_family_audit = run_crossfit_audit

@@ -124,14 +124,7 @@ def draw_privacy_curve(
         _draw_fitted(ax, curve, list(points), limit, chosen_w, chosen_label, candidate_w, compact)
         return
     rows = privacy_curve_rows(points or ())
-    small = {"fontsize": 8} if compact else {}
-    ax.set_title(TITLE, fontsize=9)
-    ax.set_xlabel("w (0 = pure noise, 1 = the real data unchanged)", **small)
-    ax.set_ylabel("membership AUC (0.5 = guessing)", **small)
-    if compact:
-        ax.tick_params(labelsize=7)
-    ax.axhline(limit, color=LIMIT, ls="--", lw=1, label=f"limit {limit:g}")
-    ax.axhline(0.5, color="0.7", lw=0.8)
+    _frame(ax, TITLE, limit, compact)
     tops = [limit + 0.05, 0.6]
     lows = [0.45]
     if rows:
@@ -162,6 +155,18 @@ def draw_privacy_curve(
     ax.legend(loc="upper left", fontsize=7)
 
 
+def _frame(ax: Any, title: str, limit: float, compact: bool) -> None:
+    """Title, axis labels, the limit and the chance line (both drawings)."""
+    small = {"fontsize": 8} if compact else {}
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("w (0 = pure noise, 1 = the real data unchanged)", **small)
+    ax.set_ylabel("membership AUC (0.5 = guessing)", **small)
+    if compact:
+        ax.tick_params(labelsize=7)
+    ax.axhline(limit, color=LIMIT, ls="--", lw=1, label=f"limit {limit:g}")
+    ax.axhline(0.5, color="0.7", lw=0.8)
+
+
 def deciding_attack(curve: Any, points: Sequence[Any], w: float | None) -> str:
     """The attack that decides at ``w`` (at a refusal, ``w`` None: at the smallest w): the
     audit's own answer where ``curve`` is an audit, else the highest stored bound there."""
@@ -184,14 +189,7 @@ def _draw_fitted(
     z = float(getattr(curve, "z", 1.6449) or 1.6449)
     pts = sorted(points, key=lambda p: _field(p, "w"))
     ws = [_field(p, "w") for p in pts]
-    small = {"fontsize": 8} if compact else {}
-    ax.set_title(TITLE_FIT, fontsize=9)
-    ax.set_xlabel("w (0 = pure noise, 1 = the real data unchanged)", **small)
-    ax.set_ylabel("membership AUC (0.5 = guessing)", **small)
-    if compact:
-        ax.tick_params(labelsize=7)
-    ax.axhline(limit, color=LIMIT, ls="--", lw=1, label=f"limit {limit:g}")
-    ax.axhline(0.5, color="0.7", lw=0.8)
+    _frame(ax, TITLE_FIT, limit, compact)
     deciding = deciding_attack(curve, pts, chosen_w)
     tops, lows = [limit + 0.03, 0.56], [0.47]
     for attack, (raw, fit, se, upper) in FIELDS.items():
