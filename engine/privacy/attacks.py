@@ -63,10 +63,16 @@ class BindingAttack:
         Example:
             >>> BindingAttack("density", 0.5, 0.5312, 0.0041, 0.01, 6, 0.5379).quote(0.55)
             'density attack AUC 0.531 ± 0.004 (upper 95 % bound 0.538) against the limit 0.55'
+            >>> BindingAttack("density", 0.7, 0.5405, 0.0055, 0.01, 6, 0.5497).quote(0.55)[-36:]
+            'bound 0.5497) against the limit 0.55'
         """
         text = f"{self.words} AUC {self.auc:.3f} ± {self.se:.3f}"
         if self.upper == self.upper:  # not NaN
-            text += f" (upper 95 % bound {self.upper:.3f})"
+            # four decimals where three would print the limit itself (0.5497 is not 0.550)
+            near = threshold is not None and round(self.upper, 3) == round(threshold, 3)
+            text += f" (upper 95 % bound {self.upper:.4f})" if near else (
+                f" (upper 95 % bound {self.upper:.3f})"
+            )
         return text if threshold is None else f"{text} against the limit {threshold:g}"
 
 
