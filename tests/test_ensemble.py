@@ -134,7 +134,7 @@ def test_the_batched_family_fits_each_split_on_its_own_members() -> None:
     X = np.random.default_rng(0).standard_normal((200, 2))
     family = _Recorder()
     captured = []
-    import engine.privacy.crossfit as fam
+    import engine.privacy.rounds as fam
 
     real_make = fam.make_split
 

@@ -76,9 +76,14 @@ class Book:
 
 
 def decoded(
-split: Split, todo: list[tuple[float, int]], per_pass: int, pool: Any, to_dist: Any, config: Any,
-cancel: CancelToken,
-) -> list:  # fmt: skip
+    split: Split,
+    todo: list[tuple[float, int]],
+    per_pass: int,
+    pool: Any,
+    to_dist: Any,
+    config: Any,
+    cancel: CancelToken,
+) -> list:
     """A getter per point: small splits decode ``per_pass`` points in one pass; a large
     split decodes each point on the decode thread while the one before is scored."""
     if per_pass > 1:
@@ -93,9 +98,7 @@ cancel: CancelToken,
 
     def submit(i: int) -> None:
         if i < len(todo) and futures[i] is None:
-            futures[i] = pool.submit(
-                lambda p=todo[i]: draw_common(split, [p], to_dist, config)[0]
-            )
+            futures[i] = pool.submit(lambda p=todo[i]: draw_common(split, [p], to_dist, config)[0])
 
     def getter(i: int):
         def get():
@@ -122,9 +125,15 @@ def report_point(book: Book, s: int, w: float, fraction: float, progress: Progre
         f"density AUC {np.mean(dens):.3f}"
     )
     partial = AuditPointDone(
-        w, s + 1, float(np.mean(dist)), se[0], float(np.mean(dens)), se[1], len(at),
+        w,
+        s + 1,
+        float(np.mean(dist)),
+        se[0],
+        float(np.mean(dens)),
+        se[1],
+        len(at),
         w in book.refined,
-    )  # fmt: skip
+    )
     report(progress, fraction, text, partial)
 
 
@@ -153,9 +162,13 @@ def _se(values: list[float]) -> float:
 
 
 def _point(
-    w: float, at: list[Score], fits: dict[str, FittedCurve], bounds: dict[str, float],
-    refined: bool, decides: bool,
-) -> CurvePoint:  # fmt: skip
+    w: float,
+    at: list[Score],
+    fits: dict[str, FittedCurve],
+    bounds: dict[str, float],
+    refined: bool,
+    decides: bool,
+) -> CurvePoint:
     """One curve point from its measurements ``at``, the fitted curves and the bounds at w."""
     nan = math.nan
 
@@ -177,21 +190,34 @@ def _point(
     step = max(1, len(ROC_FPR) // 50)
     unit_se = {a: _unit_se(fits.get(a), w) for a in ("distance", "density", "released")}
     return CurvePoint(
-        w=float(w), auc=auc, auc_sd=auc_sd, auc_se=unit_se["distance"],
-        tpr_at_1pct_fpr=float(at_fpr[0.01]), tpr_at_01pct_fpr=float(at_fpr[0.001]),
-        density_auc=dens, density_auc_sd=dens_sd, density_auc_se=unit_se["density"],
-        repeats=len(at), refined=refined,
+        w=float(w),
+        auc=auc,
+        auc_sd=auc_sd,
+        auc_se=unit_se["distance"],
+        tpr_at_1pct_fpr=float(at_fpr[0.01]),
+        tpr_at_01pct_fpr=float(at_fpr[0.001]),
+        density_auc=dens,
+        density_auc_sd=dens_sd,
+        density_auc_se=unit_se["density"],
+        repeats=len(at),
+        refined=refined,
         roc_fpr=tuple(float(x) for x in ROC_FPR[::step]),
         roc_tpr=tuple(float(x) for x in tpr[::step]),
-        released_auc=rel, released_auc_sd=rel_sd, released_auc_se=unit_se["released"],
+        released_auc=rel,
+        released_auc_sd=rel_sd,
+        released_auc_se=unit_se["released"],
         decides=decides,
-        auc_fit=fitted("distance")[0], auc_fit_se=fitted("distance")[1],
-        density_fit=fitted("density")[0], density_fit_se=fitted("density")[1],
-        released_fit=fitted("released")[0], released_fit_se=fitted("released")[1],
-        upper_distance=bounds.get("distance", nan), upper_density=bounds.get("density", nan),
+        auc_fit=fitted("distance")[0],
+        auc_fit_se=fitted("distance")[1],
+        density_fit=fitted("density")[0],
+        density_fit_se=fitted("density")[1],
+        released_fit=fitted("released")[0],
+        released_fit_se=fitted("released")[1],
+        upper_distance=bounds.get("distance", nan),
+        upper_density=bounds.get("density", nan),
         upper_released=bounds.get("released", nan),
         units=fits["distance"].units[fits["distance"].ws.index(w)] if "distance" in fits else 0,
-    )  # fmt: skip
+    )
 
 
 def _unit_se(fit: FittedCurve | None, w: float) -> float:

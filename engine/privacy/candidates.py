@@ -94,24 +94,36 @@ def candidate_record(
     w0 = d.bounds[0][0] if d.bounds else 0.0
     upper = d.upper
     if d.w is not None and not d.uncertain:
-        status, why = "chosen", (
-            f"passes the limit {config.threshold:g} at w = {w0:g} (highest upper bound {upper:.3f})"
+        status, why = (
+            "chosen",
+            (
+                f"passes the limit {config.threshold:g} at w = {w0:g} (highest upper bound {upper:.3f})"
+            ),
         )
     elif d.w is not None:
-        status, why = "chosen", (
-            f"the floor (a Gaussian copula): its estimate at w = {w0:g} ({d.fit:.3f}) is under "
-            f"{config.threshold - REFUSAL_MARGIN:g}, but too uncertain to show it is under the "
-            f"limit (upper bound {upper:.3f}); released at w = {w0:g} with the spread stated"
+        status, why = (
+            "chosen",
+            (
+                f"the floor (a Gaussian copula): its estimate at w = {w0:g} ({d.fit:.3f}) is under "
+                f"{config.threshold - REFUSAL_MARGIN:g}, but too uncertain to show it is under the "
+                f"limit (upper bound {upper:.3f}); released at w = {w0:g} with the spread stated"
+            ),
         )
     elif cand.floor:
-        status, why = "chosen", (
-            f"the floor (a Gaussian copula) fails the limit at w = {w0:g} (upper bound "
-            f"{upper:.3f}, estimate {d.fit:.3f}): nothing can be released"
+        status, why = (
+            "chosen",
+            (
+                f"the floor (a Gaussian copula) fails the limit at w = {w0:g} (upper bound "
+                f"{upper:.3f}, estimate {d.fit:.3f}): nothing can be released"
+            ),
         )
     else:
-        status, why = "dropped", (
-            f"gives members away at w = {w0:g} (upper bound {upper:.3f} against the limit "
-            f"{config.threshold:g})"
+        status, why = (
+            "dropped",
+            (
+                f"gives members away at w = {w0:g} (upper bound {upper:.3f} against the limit "
+                f"{config.threshold:g})"
+            ),
         )
 
     def fit(attack: str) -> tuple[float | None, float | None]:
@@ -120,15 +132,31 @@ def candidate_record(
 
     (a, a_se), (b, b_se), (r, r_se) = fit("distance"), fit("density"), fit("released")
     return CandidateRecord(
-        cand.label, rank + 1, cand.floor, cand.val_nll, status, why, w0, a, a_se, b, b_se, r, r_se,
+        cand.label,
+        rank + 1,
+        cand.floor,
+        cand.val_nll,
+        status,
+        why,
+        w0,
+        a,
+        a_se,
+        b,
+        b_se,
+        r,
+        r_se,
     )
 
 
 def not_audited(cand: Candidate, rank: int) -> CandidateRecord:
     return CandidateRecord(
-        cand.label, rank + 1, cand.floor, cand.val_nll, "not audited",
+        cand.label,
+        rank + 1,
+        cand.floor,
+        cand.val_nll,
+        "not audited",
         "ranked below the chosen model on validation rows (" + (cand.ranked or "lower") + ")",
-    )  # fmt: skip
+    )
 
 
 def because(records: Sequence[CandidateRecord], rank: int, released: bool, why: str) -> str:

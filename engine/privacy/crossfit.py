@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 import engine.privacy.book as book_module
-from engine.privacy.attacks import Split, fold_rows, make_split, rows_scored, split_rows
+from engine.privacy.attacks import rows_scored
 from engine.privacy.audit_result import (
     MAX_REPEATS,
     MIN_REPEATS,
@@ -64,6 +64,7 @@ from engine.privacy.candidates import FloorOnly, because, candidate_record, not_
 from engine.privacy.decision import Decision, decide, rule_words, se_at
 from engine.privacy.measure import score_draw
 from engine.privacy.release import LatentMap, identity
+from engine.privacy.rounds import Rounds
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 
@@ -94,18 +95,23 @@ class _Driver:
     def __init__(self, X_model, X_dist, family, to_dist, config, rng, progress, cancel, pool):
         self.X_model, self.X_dist, self.family, self.to_dist = X_model, X_dist, family, to_dist
         self.config, self.rng, self.progress, self.cancel, self.pool = (
-            config, rng, progress, cancel, pool,
-        )  # fmt: skip
+            config,
+            rng,
+            progress,
+            cancel,
+            pool,
+        )
         self.t0 = time.perf_counter()
         self.grid = sorted({float(w) for w in config.grid})
         self.attacks = tuple(
             a for a in config.select_on if a != "released" or config.released_columns > 0
         ) or ("distance",)
-        self.round_rows: list[list[tuple[np.ndarray, np.ndarray]]] = []
-        self.base: list[list[Split]] = []  # each round's splits as first made (density refs)
+        self.rounds = Rounds(X_model, X_dist, family, config, rng)  # shared by every candidate
         self.ranked: list = []
         per_round = config.split_count
-        self.min_reps = config.repeats or max(1 if per_round >= 2 else 2, -(-MIN_REPEATS // per_round))
+        self.min_reps = config.repeats or max(
+            1 if per_round >= 2 else 2, -(-MIN_REPEATS // per_round)
+        )
         self.max_reps = config.repeats or max(self.min_reps, MAX_REPEATS // per_round)
         self.done, self.planned = 0, per_round * (len(self.grid) + config.refine_points)
         self.over_budget = False
@@ -136,9 +142,14 @@ class _Driver:
         if d.w is None and groups:
             from engine.privacy.drivers import column_drivers
 
-            drivers = column_drivers(book.splits, self.X_dist, groups, w0, self.to_dist, config, self.rng)
+            drivers = column_drivers(
+                book.splits, self.X_dist, groups, w0, self.to_dist, config, self.rng
+            )
         advise = d.w is None and book.floor and self.advise
-        rows_advice, checker = self._rows_advice(book, d) if advise else None, self._checker(book, d)
+        rows_advice, checker = (
+            self._rows_advice(book, d) if advise else None,
+            self._checker(book, d),
+        )
         self.progress(1.0, "audit: done")
         cand_records = [
             candidate_record(c, i, b.curves(self.attacks, [w0]), dd, config)
@@ -189,9 +200,16 @@ class _Driver:
         floor = FloorOnly(self.family, book.label)
         sub = replace(self.config, grid=(w0,), refine=False, time_budget_s=None)
         driver = _Driver(
-            self.X_model[half], self.X_dist[half], floor, self.to_dist, sub, self.rng,
-            no_progress, self.cancel, self.pool,
-        )  # fmt: skip
+            self.X_model[half],
+            self.X_dist[half],
+            floor,
+            self.to_dist,
+            sub,
+            self.rng,
+            no_progress,
+            self.cancel,
+            self.pool,
+        )
         driver.advise = False
         res = driver.run(None)
         p = res.curve[0]
@@ -211,9 +229,7 @@ class _Driver:
         rows = self.X_dist[:, k:] if self.config.released_columns else self.X_dist
         fit, se = book.curves((attack,))[attack].at(d.w)
         gap = self.config.release_gap if attack == "released" and d.w > self.grid[0] else 0.0
-        return checker_statement(
-            rows, d.w, fit + gap, se, self.rng, limit=self.config.threshold
-        )
+        return checker_statement(rows, d.w, fit + gap, se, self.rng, limit=self.config.threshold)
 
     def _settle_w0(self, book: Book) -> Decision:
         """The candidate's decision at the smallest w, with more rounds where one cannot tell:
@@ -222,8 +238,10 @@ class _Driver:
         w0, limit = self.grid[0], self.config.threshold
         self._measure(book, [w0], range(len(book.splits)), book.reps)
         d = self._decide(book, [w0])
-        most = max(self.config.floor_rounds, self.config.max_rounds) if book.floor else (
-            self.config.max_rounds
+        most = (
+            max(self.config.floor_rounds, self.config.max_rounds)
+            if book.floor
+            else (self.config.max_rounds)
         )
 
         def unsure(d: Decision) -> bool:
@@ -304,44 +322,25 @@ class _Driver:
     def _decide(self, book: Book, ws: Sequence[float]) -> Decision:
         c = self.config
         return decide(
-            book.curves(self.attacks, ws), c.threshold, gap=c.release_gap, z=c.z,
+            book.curves(self.attacks, ws),
+            c.threshold,
+            gap=c.release_gap,
+            z=c.z,
             floor=book.floor,
-        )  # fmt: skip
+        )
 
     # ------------------------------------------------------------------ splits and models
-    def _rows(self, r: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Round ``r``'s (train, holdout) rows, drawn once and shared by every candidate."""
-        while len(self.round_rows) <= r:
-            n = len(self.X_model)
-            if self.config.crossfit:
-                rows = fold_rows(n, self.config.split_count, self.rng.permutation(n))
-            else:
-                rows = [
-                    split_rows(n, self.config, self.rng.permutation(n))
-                    for _ in range(self.config.split_count)
-                ]
-            self.round_rows.append(rows)
-        return self.round_rows[r]
-
-    def _maps(self, label: str, rows: list[tuple[np.ndarray, np.ndarray]]) -> list[LatentMap]:
-        """The candidate's map trained on each split's members (several at once where the
-        family can: one batched network, :mod:`engine.flows.ensemble`)."""
-        tables = [self.X_model[train] for train, _ in rows]
-        if len(tables) >= 2 and hasattr(self.family, "fit_many"):
-            return list(self.family.fit_many(label, tables))
-        return [self.family.fit(label, t) for t in tables]
-
     def _book(self, rank: int) -> Book:
         """Candidate ``rank``'s book on round 0's splits (rank 0: the family ranked on the
         first split's members, the first candidate's maps on the rest)."""
-        rows = self._rows(0)
+        rows = self.rounds.rows(0)
         if rank == 0:
             self.cancel.raise_if_cancelled()
             self.progress(0.0, "audit: ranking the models on the first split")
             self.ranked = list(self.family.rank(self.X_model[rows[0][0]]))
         cand, first_map = self.ranked[rank]
         book = Book(cand.label, bool(cand.floor), reps=self.min_reps)
-        maps = [first_map] + self._maps(cand.label, rows[1:])
+        maps = [first_map] + self.rounds.maps(cand.label, rows[1:])
         self._attach(book, 0, maps)
         return book
 
@@ -349,31 +348,15 @@ class _Driver:
         """Fresh splits (folds) for ``book`` and its measurements at ``ws``."""
         self.cancel.raise_if_cancelled()
         r = book.round_count
-        rows = self._rows(r)
+        rows = self.rounds.rows(r)
         self.planned += len(rows) * len(ws)
-        self._attach(book, r, self._maps(book.label, rows))
+        self._attach(book, r, self.rounds.maps(book.label, rows))
         self._measure(book, ws, [i for i, rr in enumerate(book.rounds) if rr == r], book.reps)
 
     def _attach(self, book: Book, r: int, maps: list[LatentMap]) -> None:
-        """Round ``r``'s splits with ``maps``: the round's first splits are made once (their
-        density references and seeds), later candidates reuse them with their own maps."""
-        rows = self._rows(r)
-        if len(self.base) <= r:
-            made = [
-                make_split(self.X_model, self.X_dist, lambda _x, m=m: m, self.config, self.rng,
-                           rows=rw)
-                for rw, m in zip(rows, maps, strict=True)
-            ]  # fmt: skip
-            self.base.append(made)
-            splits = made
-        else:
-            splits = [self._refit(s, m) for s, m in zip(self.base[r], maps, strict=True)]
+        splits = self.rounds.splits(r, maps)
         book.splits.extend(splits)
         book.rounds.extend([r] * len(splits))
-
-    def _refit(self, split: Split, lmap: LatentMap) -> Split:
-        latent = np.asarray(lmap.to_latent(self.X_model[split.train]), dtype=np.float64)
-        return replace(split, lmap=lmap, latent=np.tile(latent, (self.config.copies, 1)))
 
     # ------------------------------------------------------------------ measuring
     def _measure(self, book: Book, ws: Sequence[float], splits, reps: int) -> bool:
@@ -381,14 +364,19 @@ class _Driver:
         any_new = False
         for s in splits:
             todo = [
-                (float(w), r) for w in ws for r in range(reps) if (s, r, float(w)) not in book.scores
+                (float(w), r)
+                for w in ws
+                for r in range(reps)
+                if (s, r, float(w)) not in book.scores
             ]
             if not todo:
                 continue
             any_new = True
             split = book.splits[s]
             per_pass = max(1, book_module.BATCH_ROWS // max(1, len(split.latent)))
-            draws = decoded(split, todo, per_pass, self.pool, self.to_dist, self.config, self.cancel)
+            draws = decoded(
+                split, todo, per_pass, self.pool, self.to_dist, self.config, self.cancel
+            )
             for (w, r), draw in zip(todo, draws, strict=True):
                 self.cancel.raise_if_cancelled()
                 book.scores[(s, r, w)] = score_draw(split, draw(), self.X_dist, self.config)
@@ -397,4 +385,3 @@ class _Driver:
                     fraction = min(self.done / max(self.planned, 1), 0.99)
                     report_point(book, s, w, fraction, self.progress)
         return any_new
-

@@ -138,11 +138,26 @@ def draw_privacy_curve(
             tops.append(top)
             lows.append(min(_finite(dens)) - 0.02)
     else:
-        ax.text(0.5, 0.3, "waiting for the audit", ha="center", va="center",
-                transform=ax.transAxes, fontsize=8, color="grey")  # fmt: skip
+        ax.text(
+            0.5,
+            0.3,
+            "waiting for the audit",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+            fontsize=8,
+            color="grey",
+        )
     if pending:
-        ax.plot(sorted(pending), [0.5] * len(pending), "o", mfc="none", color="grey", ms=6,
-                label="w being attacked")  # fmt: skip
+        ax.plot(
+            sorted(pending),
+            [0.5] * len(pending),
+            "o",
+            mfc="none",
+            color="grey",
+            ms=6,
+            label="w being attacked",
+        )
     if chosen_w is not None:
         ax.axvline(chosen_w, color=CHOSEN, lw=1.2, label=f"{chosen_label} = {chosen_w:.2f}")
     if candidate_w is not None and (chosen_w is None or abs(candidate_w - chosen_w) > 1e-9):
@@ -182,9 +197,15 @@ def deciding_attack(curve: Any, points: Sequence[Any], w: float | None) -> str:
 
 
 def _draw_fitted(
-    ax: Any, curve: Any, points: list[Any], limit: float, chosen_w: float | None,
-    chosen_label: str, candidate_w: float | None, compact: bool,
-) -> None:  # fmt: skip
+    ax: Any,
+    curve: Any,
+    points: list[Any],
+    limit: float,
+    chosen_w: float | None,
+    chosen_label: str,
+    candidate_w: float | None,
+    compact: bool,
+) -> None:
     """The finished audit's drawing (module docstring)."""
     z = float(getattr(curve, "z", 1.6449) or 1.6449)
     pts = sorted(points, key=lambda p: _field(p, "w"))
@@ -202,8 +223,15 @@ def _draw_fitted(
         if attack == deciding:
             ups = [_field(p, upper) for p in pts]
             downs = [f - z * _field(p, se) for f, p in zip(fits, pts, strict=True)]
-            ax.fill_between(ws, downs, ups, color=colour, alpha=0.22, lw=0,
-                            label=f"{WORDS[attack]}: 95 % band (decides)")  # fmt: skip
+            ax.fill_between(
+                ws,
+                downs,
+                ups,
+                color=colour,
+                alpha=0.22,
+                lw=0,
+                label=f"{WORDS[attack]}: 95 % band (decides)",
+            )
             ax.plot(ws, fits, "-", color=colour, lw=1.6, label=f"{WORDS[attack]}: fitted curve")
             tops.append(max(_finite(ups), default=0.0))
             lows.append(min(_finite(downs), default=0.47))
@@ -216,8 +244,14 @@ def _draw_fitted(
         at = min(pts, key=lambda p: abs(_field(p, "w") - chosen_w))
         top = _field(at, FIELDS[deciding][3])
         if math.isfinite(top):
-            ax.plot([_field(at, "w")], [top], "v", color=CHOSEN, ms=6,
-                    label=f"band's top there: {top:.3f}")  # fmt: skip
+            ax.plot(
+                [_field(at, "w")],
+                [top],
+                "v",
+                color=CHOSEN,
+                ms=6,
+                label=f"band's top there: {top:.3f}",
+            )
     if candidate_w is not None and (chosen_w is None or abs(candidate_w - chosen_w) > 1e-9):
         ax.axvline(
             candidate_w, color=CANDIDATE, lw=1.2, ls="-.", label=f"your w = {candidate_w:.2f}"
@@ -236,5 +270,6 @@ def _zero(values: Sequence[float]) -> list[float]:
 def _bars(
     ax: Any, w: list[float], auc: list[float], se: list[float], color: str, marker: str, label: str
 ) -> None:
-    ax.errorbar(w, auc, yerr=_zero(se), color=color, marker=marker, ms=3, capsize=2, lw=1.2,
-                label=label)  # fmt: skip
+    ax.errorbar(
+        w, auc, yerr=_zero(se), color=color, marker=marker, ms=3, capsize=2, lw=1.2, label=label
+    )

@@ -89,7 +89,9 @@ def audit_precision_sentences(
         )
     binding = audit.binding(w)
     if binding is not None:
-        where = "At the released w" if w is not None else "At the smallest w, which failed the limit"
+        where = (
+            "At the released w" if w is not None else "At the smallest w, which failed the limit"
+        )
         out.append(
             f"{where} (w = {binding.w:.2f}) the deciding attack was the "
             f"{text(binding.quote(audit.threshold))}; the other attacks' bounds were lower."
@@ -172,10 +174,14 @@ def how_the_audit_ran(result: RunResult, audit: AuditResult, sheet: dict[str, An
     ]
     w0_splits = getattr(audit, "smallest_w_splits", 0) or 0
     if w0_splits > (audit.splits or 0):  # a refusal confirmed on more rounds
-        out.append(paragraph(
-            f"The copula did not meet the limit at w = 0 on the first round, so that point was "
-            f"measured again over {text(w0_splits)} models (a copula fitted for each) before "
-            "deciding; the figures at w = 0 are over all of them.", sheet))  # fmt: skip
+        out.append(
+            paragraph(
+                f"The copula did not meet the limit at w = 0 on the first round, so that point was "
+                f"measured again over {text(w0_splits)} models (a copula fitted for each) before "
+                "deciding; the figures at w = 0 are over all of them.",
+                sheet,
+            )
+        )
     refused_by_rule = result.released is None and getattr(result.release, "disclosure", None)
     chosen_by = (
         "the disclosure rule" if refused_by_rule else str(getattr(result.release, "chosen_by", ""))
