@@ -2,8 +2,9 @@
 
 Identifiers are dropped before anything is modelled (METHOD.md section 2: direct identifiers are
 never modelled). Dates are recognised here too; :mod:`engine.columns.kinds` synthesizes them as
-days from a secret reference (:mod:`engine.columns.dates`) and drops exact dates of birth. A column is an identifier when its values look like e-mail addresses or phone numbers,
-or when it is (almost) different in every row and has an ID-like name (whole tokens such as
+days from a secret reference (:mod:`engine.columns.dates`) and drops exact dates of birth. A
+column is an identifier when its values look like e-mail addresses or phone numbers (a range of
+years such as ``1988-1993`` or of numbers such as ``10-19`` is not a phone number), or when it is (almost) different in every row and has an ID-like name (whole tokens such as
 ``id``, ``mrn``, ``subject_no``), text values, consecutive row numbers, or long numeric codes; a
 measurement name (age, weight, days, ...) protects a numeric column from the last rule, since a
 real covariate dropped by mistake would ruin the release. Split from :mod:`engine.columns.kinds`
@@ -77,6 +78,8 @@ MIN_ID_ROWS = 20
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _PHONE = re.compile(r"^\+?[\d\s\-().]{7,}$")
+_NUM = r"(\d{1,4})(?:\.\d+)?"
+_RANGE = re.compile(rf"^[\[(]?\s*{_NUM}\s*[-\u2013]\s*{_NUM}\s*[\])]?$")
 _DATE = re.compile(
     r"^(\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?|\d{1,2}[/.]\d{1,2}[/.]\d{2,4})$"
 )
@@ -202,13 +205,38 @@ def _date_objects(present: pd.Series) -> bool:
 
 
 def _looks_phone(present: pd.Series) -> bool:
-    """Text like ``+44 20 7946 0958`` or ``(555) 123-4567``: 7+ digits with separators."""
+    """Text like ``+44 20 7946 0958`` or ``(555) 123-4567``: 7+ digits with separators; a
+    column whose values are mostly ranges such as ``1988-1993`` (see :func:`_is_range`) is a
+    category of ranges, not phone numbers."""
     if not _looks(present, _PHONE):
         return False
     text = present.astype(str).str.strip()
+    if text.map(_is_range).astype(bool).mean() >= 0.8:
+        return False
     digits = text.str.count(r"\d")
     separated = text.str.contains(r"[\s\-()+.]")
     return bool(((digits >= 7) & separated).mean() >= 0.8)
+
+
+def _is_range(value: str) -> bool:
+    """Whether a value is a range of two numbers joined by a dash, lower end first: two years
+    1800-2100 (``1988-1993``) or two numbers with as many digits (``10-19``, ``1000-1999``).
+
+    A local phone number splits its digits unevenly (``555-1234``) and a column of them is not
+    ordered low-high in every row, so such values stay phone-like.
+
+    Example:
+        >>> [_is_range(v) for v in ("1988-1993", "10-19", "555-1234", "2001-1999")]
+        [True, True, False, False]
+    """
+    m = _RANGE.match(value)
+    if m is None:
+        return False
+    a, b = m.group(1), m.group(2)
+    if int(a) >= int(b):
+        return False
+    years = all(1800 <= int(x) <= 2100 and len(x) == 4 for x in (a, b))
+    return years or len(a) == len(b)
 
 
 def _row_number(present: pd.Series) -> bool:
