@@ -4,8 +4,9 @@ Identifiers are dropped before anything is modelled (METHOD.md section 2: direct
 never modelled). Dates are recognised here too; :mod:`engine.columns.kinds` synthesizes them as
 days from a secret reference (:mod:`engine.columns.dates`) and drops exact dates of birth. A
 column is an identifier when its values look like e-mail addresses or phone numbers (a range of
-years such as ``1988-1993`` or of numbers such as ``10-19`` is not a phone number), or when it is (almost) different in every row and has an ID-like name (whole tokens such as
-``id``, ``mrn``, ``subject_no``), text values, consecutive row numbers, or long numeric codes; a
+years such as ``1988-1993`` or of numbers such as ``10-19`` is not a phone number), or when it
+is (almost) different in every row and has an ID-like name (whole tokens such as ``id``,
+``mrn``, ``subject_no``), text values, consecutive row numbers, or long numeric codes; a
 measurement name (age, weight, days, ...) protects a numeric column from the last rule, since a
 real covariate dropped by mistake would ruin the release. Split from :mod:`engine.columns.kinds`
 because these rules protect privacy and are tuned on their own.
@@ -177,7 +178,8 @@ def all_text(present: pd.Series) -> bool:
     distinct values are text exactly when every value is; a numeric column holds none.
 
     Example:
-        >>> all_text(pd.Series(["a", "b", "a"])), all_text(pd.Series([1, 2])), all_text(pd.Series(["a", 1]))
+        >>> s = pd.Series
+        >>> all_text(s(["a", "b", "a"])), all_text(s([1, 2])), all_text(s(["a", 1]))
         (True, False, False)
     """
     if len(present) == 0:
