@@ -16,8 +16,23 @@ a text cell or column name starting with ``=``, ``+``, ``-``, ``@``, tab, CR, LF
 leading ``'``; numeric columns are never touched. Characters that XML (Excel) and most CSV
 readers cannot carry (NUL and the other C0 controls except tab, CR and LF) become U+FFFD.
 
-Formats: ``csv`` (UTF-8 with a byte-order mark), ``xlsx`` (openpyxl, every text cell typed as a
-string), ``parquet`` (pyarrow), ``sav`` (SPSS) and ``dta`` (Stata) via pyreadstat with labels.
+Formats: ``csv`` (UTF-8; a byte-order mark only when some text is not ASCII, see below),
+``xlsx`` (openpyxl, every text cell typed as a string), ``parquet`` (pyarrow), ``sav`` (SPSS) and
+``dta`` (Stata) via pyreadstat with labels.
+
+The byte-order mark, decided by who reads ``synthetic.csv`` (issue 44):
+
+* R's ``read.csv`` (and Python's :mod:`csv` with ``encoding="utf-8"``) keep the mark as part of
+  the first header (``X.U.FEFF.age``, ``\\ufeffage``); ``readr::read_csv``,
+  ``data.table::fread`` and pandas drop it; Stata's ``import delimited`` reads UTF-8 (Stata 14
+  and later) and needs no mark.
+* Excel, opening a CSV by double-click, reads it in the computer's code page (cp1252 in Western
+  Europe) unless the file starts with the mark: "München" then shows as "MÃ¼nchen".
+* ASCII is the same bytes in UTF-8 and in every such code page, so a table whose headers and text
+  are all ASCII is written without the mark and every reader above gets ``age``. A table with
+  non-ASCII text gets the mark, so Excel shows it right; R users then read it with
+  ``read.csv(file, fileEncoding = "UTF-8-BOM")`` or ``readr::read_csv(file)``, Python users with
+  ``encoding="utf-8-sig"``. ``README.txt`` says so in words.
 
 References:
     OWASP ASVS 4.0.3 V1.2.10 (injection into CSV / spreadsheet output);
@@ -66,7 +81,9 @@ __all__ = [
     "Content",
     "PathLike",
     "atomic_path",
+    "all_ascii",
     "atomic_write_bytes",
+    "csv_encoding",
     "escape_formula",
     "escape_frame",
     "recipient_readme_bytes",
@@ -158,13 +175,52 @@ def _spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------- spreadsheets
 
 
-def _write_csv(frame: pd.DataFrame, tmp: Path, column_meta: Mapping[str, Any]) -> None:
-    """UTF-8 CSV with a byte-order mark (RFC 4180 line ends, so CR and LF in a cell are quoted).
+def _is_ascii(value: Any) -> bool:
+    """False only for text with a character outside ASCII."""
+    return not isinstance(value, str) or value.isascii()
 
-    The mark tells Excel the file is UTF-8; without it Excel reads the locale's code page
-    (cp1252) and shows "Ã©" for "é".
+
+def all_ascii(frame: pd.DataFrame) -> bool:
+    """True when every column name and every text cell of ``frame`` is ASCII.
+
+    Example:
+        >>> all_ascii(pd.DataFrame({"age": [1], "city": ["Leeds"]}))
+        True
+        >>> all_ascii(pd.DataFrame({"city": ["Zürich"]}))
+        False
     """
-    _spreadsheet_safe(frame).to_csv(tmp, index=False, encoding="utf-8-sig", lineterminator="\r\n")
+    if not all(_is_ascii(str(c)) for c in frame.columns):
+        return False
+    for i in range(frame.shape[1]):
+        column = frame.iloc[:, i]
+        if not is_text(column):
+            continue
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            values: Any = column.cat.categories
+        else:
+            values = column.dropna().unique()
+        if not all(_is_ascii(v) for v in values):
+            return False
+    return True
+
+
+def csv_encoding(frame: pd.DataFrame) -> str:
+    """``"utf-8"`` for an all-ASCII table, else ``"utf-8-sig"`` (a byte-order mark for Excel).
+
+    See the module docstring for who reads the file and why.
+
+    Example:
+        >>> csv_encoding(pd.DataFrame({"age": [1]})), csv_encoding(pd.DataFrame({"Größe": [1]}))
+        ('utf-8', 'utf-8-sig')
+    """
+    return "utf-8" if all_ascii(frame) else "utf-8-sig"
+
+
+def _write_csv(frame: pd.DataFrame, tmp: Path, column_meta: Mapping[str, Any]) -> None:
+    """UTF-8 CSV, RFC 4180 line ends (so CR and LF in a cell are quoted); a byte-order mark only
+    when some text is not ASCII (:func:`csv_encoding`)."""
+    safe = _spreadsheet_safe(frame)
+    safe.to_csv(tmp, index=False, encoding=csv_encoding(safe), lineterminator="\r\n")
 
 
 def _excel_values(series: pd.Series, name: str) -> list[Any]:
@@ -237,8 +293,8 @@ def table_writer(
         >>> import tempfile
         >>> p = Path(tempfile.mkdtemp()) / "t.csv"
         >>> table_writer(pd.DataFrame({"a": [1]}), "csv")(p)
-        >>> p.read_bytes()[:3].hex()  # the UTF-8 byte-order mark
-        'efbbbf'
+        >>> p.read_bytes()  # ASCII only: no byte-order mark
+        b'a\\r\\n1\\r\\n'
     """
     name = format_name(fmt)
     data = frame.copy(deep=False)
@@ -264,7 +320,7 @@ def write_table(
     ``column_meta`` maps a column name to an object or dict with ``variable_label`` and
     ``value_labels`` ({code: label}); SPSS and Stata get them as labels, Parquet as schema
     metadata. Text columns whose values are all labels are written as labelled codes. CSV is
-    UTF-8 with a byte-order mark, so Excel shows non-ASCII labels correctly.
+    UTF-8, with a byte-order mark only when some text is not ASCII (so Excel shows it right).
 
     References:
         OWASP ASVS V1.2.10 and OWASP "CSV Injection" (CSV and Excel cells are escaped).
@@ -273,7 +329,7 @@ def write_table(
         >>> import tempfile
         >>> p = Path(tempfile.mkdtemp()) / "synthetic.csv"
         >>> _ = write_table(pd.DataFrame({"a": ["=1", "x"], "b": [-1, 2]}), p, "csv")
-        >>> p.read_text(encoding="utf-8-sig").splitlines()
+        >>> p.read_text(encoding="utf-8").splitlines()
         ['a,b', "'=1,-1", 'x,2']
     """
     target = Path(path)
