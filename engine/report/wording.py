@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from engine.disclosure import copies_sentence
 from engine.report.data import decimals, finite, percent, plain, safe_count
 from engine.report.layout import text
@@ -178,18 +180,26 @@ def closer_sentence(closer_probability: Any) -> str:
 def rank_sentence(median_rank: Any, exact: Any = True) -> str:
     """Eq. 26 in plain words (a median over all rows, so not a small-group statistic).
 
+    People are whole: a median between two ranks (205.5 over an even number of rows) is said as
+    "about 206" people, rounded half up; the median itself stays exact in the brackets.
+
     Example:
         >>> rank_sentence(31.0).startswith("For the typical person, 31 other real people")
+        True
+        >>> rank_sentence(205.5).startswith("For the typical person, about 206 other real people")
         True
     """
     if median_rank is None:
         return "The median rank was not computed."
     r = float(median_rank)
-    shown = f"{r:.0f}" if r == int(r) else f"{r:.1f}"
+    whole = int(np.floor(r + 0.5))
+    stat = f"{r:.0f}" if r == int(r) else f"{r:.1f}"
+    count = f"{whole}" if r == whole else f"about {whole}"
+    people = "other real person lies" if whole == 1 else "other real people lie"
     tail = "" if exact in (True, None) else " (estimated from a random sample of records)"
     return (
-        f"For the typical person, {shown} other real people lie closer to their record than their "
-        f"own synthetic row (median rank {shown}{tail}), so by distance alone the synthetic row "
+        f"For the typical person, {count} {people} closer to their record than their "
+        f"own synthetic row (median rank {stat}{tail}), so by distance alone the synthetic row "
         "points at a crowd, not at one person."
     )
 
