@@ -42,7 +42,7 @@ _PUBLIC = {
     "read_table": "engine.files.read",
     "infer_schema": "engine.columns.schema",
     "recognise_survival_roles": "engine.columns.schema",
-    "event_labels": "engine.columns.roles",
+    "event_labels": "engine.columns.events",
     "atomic_write_bytes": "engine.files.write",
     "suggest_keys": "engine.columns.keys",
     "suggest_rules": "engine.pipeline.rules_step",
@@ -114,8 +114,8 @@ __all__ = [
 
 
 if TYPE_CHECKING:
+    from engine.columns.events import event_labels
     from engine.columns.keys import suggest_keys
-    from engine.columns.roles import event_labels
     from engine.columns.schema import infer_schema, recognise_survival_roles
     from engine.errors import Cancelled, InputError, LatentSynthError, PrivacyRefused, TooFewRows
     from engine.files.read import read_table

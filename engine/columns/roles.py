@@ -27,7 +27,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.columns.kinds import NEGATIVE_FIRST, ColumnSpec, binary_labels
+from engine.columns.events import (
+    CLOSE_ENDS,
+    end_of_follow_up,
+    event_coding,
+    named_event_score,
+    value_labels,
+)
+from engine.columns.kinds import NEGATIVE_FIRST, ColumnSpec
 from engine.columns.survival_names import event_word_order
 from engine.errors import InputError
 from engine.files.names import is_id_like_name, name_tokens
@@ -97,21 +104,22 @@ def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
     )
 
     columns = [str(c) for c in frame.columns]
-    codings = {c: _event_coding(frame[c]) for c in columns}
+    codings = {c: event_coding(frame[c]) for c in columns}
     events = [c for c in columns if codings[c] is not None]
     times = [
         c for c in columns if c not in events and not is_id_like_name(c) and _time_values(frame[c])
     ]
     t_rank = sorted(times, key=lambda c: (-time_score(c), _not_time_like(c)))
-    e_rank = sorted(events, key=lambda c: -event_score(c))
     notes: list[str] = []
-    if not t_rank or not e_rank:
+    if not t_rank or not events:
         return RecognisedRoles(None, None, (), time_candidates=tuple(t_rank))
+    ends = {e: end_of_follow_up(frame[t_rank[0]], frame[e]) for e in events}
+    e_rank = sorted(events, key=lambda c: (-named_event_score(c), -ends[c]))
     t_best, e_best = t_rank[0], e_rank[0]
     paired = [(t, e) for t in t_rank for e in e_rank if shared_stem(t, e)]
     if paired and time_score(paired[0][0]) >= 2 and event_score(paired[0][1]) >= 1:
         t_best, e_best = paired[0]
-    ts, es = time_score(t_best), event_score(e_best)
+    ts, es = time_score(t_best), named_event_score(e_best)
     value = 2 if codings[e_best] == "1/2" else None
     reversed_ = censoring_reversed(e_best)
     if reversed_:
@@ -122,7 +130,14 @@ def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
         for t in t_rank
         if (time_score(t), _not_time_like(t)) == key_t and t != t_best and not paired
     ]
-    ties_e = [e for e in e_rank if event_score(e) == es and e != e_best and not paired]
+    ties_e = [
+        e
+        for e in e_rank
+        if named_event_score(e) == es
+        and e != e_best
+        and not paired
+        and abs(ends[e] - ends[e_best]) < CLOSE_ENDS
+    ]
     named = tuple(t for t in t_rank if time_score(t) >= 2)  # when any is named like a time
     t_cands, e_cands = named or tuple(t_rank), tuple(e_rank)
     why = None
@@ -187,22 +202,6 @@ def _time_values(s: pd.Series) -> bool:
     return bool(v.size and np.all(v >= 0) and np.unique(v).size > 2)
 
 
-def _event_coding(s: pd.Series) -> str | None:
-    """'0/1', '1/2', 'labels' (a recognised pair such as alive/dead), or None."""
-    values = list(s.dropna().unique())
-    if pd.api.types.is_bool_dtype(s):
-        return "0/1"
-    if pd.api.types.is_numeric_dtype(s):
-        codes = {float(v) for v in values}
-        if codes <= {0.0, 1.0} and codes:
-            return "0/1"
-        return "1/2" if codes == {1.0, 2.0} else None
-    pair = frozenset(str(v).strip().lower() for v in values)
-    if len(values) == 2 and (pair in NEGATIVE_FIRST or event_word_order(values) is not None):
-        return "labels"
-    return None
-
-
 def role_spec(
     s: pd.Series,
     source: str,
@@ -265,7 +264,7 @@ def _event_spec(s: pd.Series, source: str, name: str, event_value: Any = None) -
             f"event indicator (chosen as the event column; '{labels[1]}' means the event happened)"
         )
     elif pd.api.types.is_bool_dtype(s) or ok_numeric or ok_pair or one_two:
-        labels = _event_labels(s, values)
+        labels = value_labels(s, values)
         reason = (
             f"event indicator (chosen as the event column; '{labels[1]}' means the event happened)"
         )
@@ -316,48 +315,3 @@ def _chosen_labels(
         return (not chosen[0], chosen[0])
     cast = int if s.dtype.kind in "iu" else float
     return (cast(1 - float(chosen[0])) if float(chosen[0]) in (0.0, 1.0) else None, chosen[0])
-
-
-def _event_labels(s: pd.Series, values: list[Any]) -> tuple[Any, ...]:
-    """Two labels, absent first; a one-valued 0/1 column still gets both labels."""
-    if pd.api.types.is_bool_dtype(s):
-        return (False, True)
-    if pd.api.types.is_numeric_dtype(s):
-        cast = int if s.dtype.kind in "iu" else float
-        if {float(v) for v in values} == {1.0, 2.0}:
-            return (cast(1), cast(2))
-        return (cast(0), cast(1))
-    return event_word_order(values) or binary_labels(values)
-
-
-def event_labels(s: pd.Series) -> tuple[Any, ...]:
-    """The two labels of an event column as the engine reads it, the event second (1, True,
-    2 of R's 1/2, dead after alive, a word that says the event).
-
-    Example:
-        >>> event_labels(pd.Series(["Deceased", "Living", "Living"]))
-        ('Living', 'Deceased')
-    """
-    return _event_labels(s, list(s.dropna().unique()))
-
-
-def event_codes(values: pd.Series, labels: tuple[Any, ...] | None) -> pd.Series:
-    """An event column as 0/1 floats (1 = the event happened) from its labels (absent first),
-    missing values kept; a column without labels is taken as numbers.
-
-    Example:
-        >>> event_codes(pd.Series([1, 2, 2]), (1, 2)).tolist()
-        [0.0, 1.0, 1.0]
-        >>> event_codes(pd.Series(["alive", "dead"]), ("alive", "dead")).tolist()
-        [0.0, 1.0]
-    """
-    if labels is None or len(labels) != 2:
-        return pd.to_numeric(values, errors="coerce").astype(float)
-    absent, present = labels
-    out = pd.Series(np.nan, index=values.index, dtype=float)
-    out[values == present] = 1.0
-    out[values == absent] = 0.0
-    text = values.astype(str).str.strip().str.lower()
-    out[out.isna() & (text == str(present).strip().lower())] = 1.0
-    out[out.isna() & (text == str(absent).strip().lower())] = 0.0
-    return out

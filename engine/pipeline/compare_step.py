@@ -48,7 +48,7 @@ def model_spec(prep: Prepared) -> ModelSpec | None:
 def as_event_codes(prep: Prepared, frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with its event column as 0/1 (1 = the event happened) for the models: a
     column coded alive/dead, True/False or 1/2 (R's coding) is read by its labels."""
-    from engine.columns.roles import event_codes
+    from engine.columns.events import event_codes
 
     event = prep.schema.event
     if event is None or event not in frame:

@@ -244,7 +244,7 @@ def _check_events(
 ) -> list[str]:
     """The column must be coded 0/1 (an event column: by its labels, the event second) and hold
     at least :data:`MIN_EVENTS` ones and zeros."""
-    from engine.columns.roles import event_codes
+    from engine.columns.events import event_codes
 
     values = event_codes(real[column], labels)
     if values.isna().any() or not values.isin([0.0, 1.0]).all():
