@@ -318,12 +318,32 @@ class TrainPage(Page):
         self.bar.setValue(0)
 
 
+def model_words(model: Any) -> str:
+    """The fitted model in plain words (issue 44: a copula is "fitted", it has no epochs).
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> model_words(NS(flows=0, hidden=0, layers=0, whitened=True))
+        'the Gaussian copula of the columns was fitted'
+        >>> model_words(NS(flows=3, hidden=32, layers=1, whitened=True))
+        'a flow model (3 flows of 32 hidden units) was trained'
+    """
+    if model is None:
+        return ""
+    if not model.flows:
+        what = "Gaussian copula" if getattr(model, "whitened", True) else "independent normal model"
+        return f"the {what} of the columns was fitted"
+    return f"a flow model ({model.flows} flows of {model.hidden} hidden units) was trained"
+
+
 def _finished_text(result: Any) -> str:
     """The stage line once a run is done (here or kept from the one-click job)."""
+    fitted = model_words(getattr(result, "model", None))
+    fitted = f"{fitted[:1].upper()}{fitted[1:]}. " if fitted else ""
     if result.refusal is not None:
-        return "Finished: no w met the privacy limit. See the next page."
+        return f"Finished. {fitted}No w met the privacy limit. See the next page."
     return (
-        f"Finished: w = {result.release.w:.2f} chosen ({result.verdict}). "
+        f"Finished. {fitted}w = {result.release.w:.2f} chosen ({result.verdict}). "
         "Press Next to review the privacy audit."
     )
 

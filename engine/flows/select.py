@@ -157,8 +157,7 @@ def select_flow(
     seed = secrets.randbits(31) if seed is None else int(seed)
     kw: dict[str, Any] = {"device": device, "seed": seed, "cancel": cancel}
     if architecture is not None:
-        arch = architecture
-        return train_flow(X, arch, progress=labelled(progress, f"{arch.label()}: "), **kw)
+        return train_flow(X, architecture, progress=_prefixed(progress, architecture), **kw)
     if budget == "fast":
         if len(X) > FAST_SEARCH_UP_TO:
             return train_flow(X, FlowConfig(), progress=progress, **kw)
@@ -172,7 +171,13 @@ def select_flow(
     best = _best_of(sub, short, 0.0, 0.4, progress, kw)
     chosen = replace(best.config, max_epochs=FlowConfig.max_epochs, patience=FlowConfig.patience)
     inner = sub_progress(progress, 0.4, 1.0)
-    return train_flow(X, chosen, progress=labelled(inner, f"{chosen.label()}: "), **kw)
+    return train_flow(X, chosen, progress=_prefixed(inner, chosen), **kw)
+
+
+def _prefixed(progress: ProgressFn, config: FlowConfig) -> ProgressFn:
+    """``progress`` with the flow's architecture before each text; a copula's own lines name it
+    already ("fitting the Gaussian copula: done")."""
+    return progress if config.flows == 0 else labelled(progress, f"{config.label()}: ")
 
 
 def fast_candidates(n_rows: int, n_cols: int = 0) -> list[FlowConfig]:

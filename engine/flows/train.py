@@ -169,7 +169,9 @@ def _fit(
 ) -> tuple[list[tuple[int, float, float]], float]:
     """The epoch loop; leaves the best weights in ``model``. Returns (history, seconds)."""
     gen, opt = torch.Generator().manual_seed(seed), _make_optimizer(model, config)
-    sched = PlateauSchedule(opt, factor=0.5, patience=max(1, config.patience // 3), min_lr=config.min_lr)
+    sched = PlateauSchedule(
+        opt, factor=0.5, patience=max(1, config.patience // 3), min_lr=config.min_lr
+    )
     batch = config.effective_batch(len(Xtr))
     noise = _noise_stats(config, Xtr)
     average = copy.deepcopy(model)
@@ -215,6 +217,30 @@ def _fit(
     return history, time.perf_counter() - start
 
 
+def _stage(config: FlowConfig) -> str:
+    """What is being done, for the progress lines: a flow is trained, a copula fitted."""
+    if config.flows == 0:
+        what = "Gaussian copula" if config.whiten else "independent normal model"
+        return f"fitting the {what}"
+    return "training flow"
+
+
+def done_text(config: FlowConfig, epochs: int, val_loss: float) -> str:
+    """The progress line once a model is fitted: what was fitted, in plain words (issue 44: a
+    copula is fitted, not trained, so no "training flow: done after 0 epochs").
+
+    Example:
+        >>> done_text(FlowConfig(flows=0, whiten=True), 0, 8.41)
+        'fitting the Gaussian copula: done, validation loss 8.41'
+        >>> done_text(FlowConfig(flows=3, hidden=32), 41, 8.12)
+        'training flow: done after 41 epochs, validation loss 8.12'
+    """
+    if config.flows == 0:
+        return f"{_stage(config)}: done, validation loss {val_loss:.2f}"
+    unit = "epoch" if epochs == 1 else "epochs"
+    return f"training flow: done after {epochs} {unit}, validation loss {val_loss:.2f}"
+
+
 def train_flow(
     X: np.ndarray,
     config: FlowConfig = FlowConfig(),  # noqa: B008 (frozen)
@@ -247,7 +273,7 @@ def train_flow(
     seed = secrets.randbits(31) if seed is None else int(seed)
     notes = [choice.note] if choice.note else []
     if choice.note:
-        progress(0.0, f"training flow: {choice.note}")
+        progress(0.0, f"{_stage(config)}: {choice.note}")
     try:
         flow = _train_on(X, config, choice.device, seed, seeded, progress, cancel)
     except Exception as err:
@@ -255,7 +281,7 @@ def train_flow(
             raise
         torch.cuda.empty_cache()
         notes.append("the GPU ran out of memory, so the flow was trained on the CPU")
-        progress(0.0, f"training flow: {notes[-1]}; starting again")
+        progress(0.0, f"{_stage(config)}: {notes[-1]}; starting again")
         flow = _train_on(X, config, "cpu", seed, seeded, progress, cancel)
     flow.device_note = "; ".join(notes) or None
     return flow
@@ -299,7 +325,7 @@ def _train_on(
             if config.whiten:
                 model.set_whitening(*(t.to(dev) for t in whitening(X)))
     final = float(rows.mean()) if len(rows) else math.nan
-    progress(1.0, f"training flow: done after {len(history)} epochs, validation loss {final:.2f}")
+    progress(1.0, done_text(config, len(history), final))
     return TrainedFlow(
         model=model.eval(),
         config=config,
