@@ -34,8 +34,9 @@ scale, so the audit's distance space is unchanged by the map.
 
 Decoding never crashes: NaN / inf values are clipped to the bounds (NaN -> the column's mean)
 and counted in ``clip_counts`` and, separately, in ``non_finite``; a release first redraws such
-rows (:func:`redraw_non_finite`). A synthetic value cannot leave the bounds (``F`` ends there);
-``clip_counts`` therefore counts only non-finite values.
+rows (:func:`redraw_non_finite`). A synthetic value cannot leave the bounds (``F`` ends there;
+a score drawn beyond a bound is placed inside it, :meth:`NormalScores.squeeze`); ``clip_counts``
+counts those scores and the non-finite values.
 
 References: METHOD.md section 2 (main paper section 4.2; DP-NF paper section 3.3).
 
@@ -52,7 +53,7 @@ Example:
     >>> default = TableEncoder(infer_schema(df)).fit(df)  # default bounds: 10th extremes
     >>> back = default.inverse_transform(default.transform(df, np.random.default_rng(0)))
     >>> float(back.frame["age"].min()), float(back.frame["age"].max()), back.clip_counts["age"]
-    (44.6, 65.4, 18)
+    (44.8, 65.3, 18)
 """
 
 from __future__ import annotations

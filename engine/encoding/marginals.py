@@ -17,7 +17,19 @@ How ``F`` is built (and why it does not leak individual values):
   10th smallest and 10th largest value, :func:`engine.disclosure.safe_bounds`, or the user's
   clinical range), so synthetic values stay inside the range and the real minimum and maximum
   are never shown. The share of real rows beyond a bound stays in ``F`` (a real value there is
-  drawn inside that share and decodes to the bound: the release's clip, counted as before);
+  drawn inside that share); a score drawn there is counted as before (the release's "clipped"
+  count) but no longer decoded *at* the bound: see the soft top-coding below;
+* soft top-coding (issue 44): the shares from ``spread_hi`` to 1 (the share beyond the upper
+  bound and at least twice as much just inside it, at least 20 real rows' worth) are squeezed
+  linearly onto ``spread_hi .. F(upper)`` before ``F^-1`` (likewise at the lower end). Why:
+  decoding every draw beyond the bound *at* the bound piled them there (the share of the 9 real
+  rows beyond a default bound, and any overshoot of the model, on one value: positive nodes at
+  20 on a breast-cancer table). The squeeze is monotone (ranks, and so regression slopes, are kept as
+  far as the rule allows), needs no random draws (a seeded run stays byte-identical), never
+  gives a value beyond the bound and never reads a real value beyond it (``F`` has no knot
+  there); inside the region every value keeps the shape of the real tail just inside the bound
+  with its frequency raised by the same factor, at most 1.5 with the default bounds (20 real
+  rows inside for 9 beyond: 29 / 20), instead of one value holding all the tail;
 * between knots ``F`` is linear on an ``asinh`` axis centred at the median and scaled by the
   IQR: linear near the centre, logarithmic in long tails (values near 1e200 still get even
   normal scores);
@@ -49,12 +61,14 @@ Example:
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.special import ndtr, ndtri
 
 MIN_BIN = 10  # rows behind every knot
+SPREAD = 2.0  # the soft top-coding's region inside a bound holds >= 2x the share beyond it
+SPREAD_ROWS = 2 * MIN_BIN  # ... and at least 20 real rows
 MAX_KNOTS = 200
 P_FLOOR = 1e-6  # shares kept inside (P_FLOOR, 1 - P_FLOOR): finite normal scores
 
@@ -73,6 +87,10 @@ class NormalScores:
     p_floor: float = P_FLOOR  # shares are kept in (p_floor, 1 - p_floor): finite scores
     center: float = 0.0  # interpolation runs on asinh((x - center) / scale): heavy tails
     scale: float = 1.0  # between two knots are spread as on a log scale, not piled at one end
+    # soft top-coding: shares below spread_lo / above spread_hi are squeezed inside the bounds
+    # (:meth:`squeeze`); 0 and 1: none, every draw beyond a bound decodes at it (a hard clip)
+    spread_lo: float = 0.0
+    spread_hi: float = 1.0
 
     def _axis(self, x: np.ndarray) -> np.ndarray:
         return x if self.discrete else np.arcsinh((x - self.center) / self.scale)
@@ -110,10 +128,15 @@ class NormalScores:
         ps = np.concatenate([[float(np.mean(v < lo))], ps, [1.0 - float(np.mean(v > hi))]])
         q1, med, q3 = np.percentile(v, [25, 50, 75])
         scale = float(q3 - q1) / 1.349 or float(np.std(v)) or 1.0
-        return cls(
-            *_monotone(xs, ps), discrete=discrete, center=float(med),
-            scale=scale,
-        )  # fmt: skip
+        xs, ps = _monotone(xs, ps)
+        spread_lo, spread_hi = spread_starts(float(ps[0]), float(ps[-1]), v.size)
+        tails = {"spread_lo": spread_lo, "spread_hi": spread_hi}
+        return cls(xs, ps, discrete=discrete, center=float(med), scale=scale, **tails)
+
+    def hard_clipped(self) -> NormalScores:
+        """The same map with every draw beyond a bound decoded at the bound (the release before
+        issue 44; for benchmarks and tests that compare the two)."""
+        return replace(self, spread_lo=0.0, spread_hi=1.0)
 
     # -------------------------------------------------------------------- maps
     def forward(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -166,7 +189,8 @@ class NormalScores:
         return ndtri(self.p_floor + (1.0 - 2.0 * self.p_floor) * p)
 
     def beyond(self, scores: np.ndarray) -> np.ndarray:
-        """True where a score lies beyond the fitted range (its value is clipped to a bound)."""
+        """True where a score lies beyond the fitted range (its value is placed inside the bound
+        by the soft top-coding; the release counts these as clipped)."""
         return self.decode(scores)[1]
 
     def inverse(self, scores: np.ndarray) -> np.ndarray:
@@ -179,7 +203,7 @@ class NormalScores:
         y = np.asarray(scores, dtype="float64")
         share = (ndtr(y) - self.p_floor) / (1.0 - 2.0 * self.p_floor)
         tail = np.isfinite(y) & ((share < self.ps[0] - 1e-12) | (share > self.ps[-1] + 1e-12))
-        p = np.clip(share, 0.0, 1.0)
+        p = self.squeeze(np.clip(share, 0.0, 1.0))
         x = np.interp(p, self.ps, self._axis(self.xs))
         if not self.discrete:
             x = np.clip(self.center + self.scale * np.sinh(x), self.xs[0], self.xs[-1])
@@ -187,6 +211,40 @@ class NormalScores:
         if self.discrete:
             x = np.minimum(np.floor(x), np.floor(np.nextafter(self.xs[-1], -np.inf)))
         return np.where(np.isnan(y), np.nan, x), tail
+
+    def squeeze(self, p: np.ndarray) -> np.ndarray:
+        """Shares in [0, 1] onto [F(lower), F(upper)] (the soft top-coding): linear from
+        ``spread_hi`` to 1 onto ``spread_hi`` to ``F(upper)``, likewise at the lower end, the
+        identity in between; monotone, so ranks are kept.
+
+        Example:
+            >>> m = NormalScores(np.array([0.0, 10.0]), np.array([0.1, 0.9]), spread_lo=0.3,
+            ...                  spread_hi=0.7)
+            >>> m.squeeze(np.array([0.0, 0.5, 0.7, 0.85, 1.0])).round(3).tolist()
+            [0.1, 0.5, 0.7, 0.8, 0.9]
+        """
+        lo, hi, p0, p1 = self.spread_lo, self.spread_hi, float(self.ps[0]), float(self.ps[-1])
+        if hi < 1.0:
+            p = np.where(p > hi, hi + (p - hi) * ((p1 - hi) / (1.0 - hi)), p)
+        if lo > 0.0:
+            p = np.where(p < lo, lo - (lo - p) * ((lo - p0) / lo), p)
+        return p
+
+
+def spread_starts(p0: float, p1: float, n: int) -> tuple[float, float]:
+    """Where the soft top-coding begins, as shares: ``F(lower)`` plus the larger of twice the
+    share below the lower bound and ``SPREAD_ROWS`` real rows (likewise below ``F(upper)``), never
+    past the middle of the range. 0 (1) when no real row lies beyond the bound: nothing to
+    squeeze.
+
+    Example:
+        >>> [round(x, 4) for x in spread_starts(9 / 1000, 1 - 9 / 1000, 1000)]
+        [0.029, 0.971]
+    """
+    mid = (p0 + p1) / 2.0
+    lo = min(p0 + max(SPREAD * p0, SPREAD_ROWS / n), mid) if p0 > 0.0 else 0.0
+    hi = max(p1 - max(SPREAD * (1.0 - p1), SPREAD_ROWS / n), mid) if p1 < 1.0 else 1.0
+    return lo, hi
 
 
 def _knots(

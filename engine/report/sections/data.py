@@ -16,9 +16,11 @@ if TYPE_CHECKING:
     from engine.pipeline.results import RunResult
 
 CLIPPING = (
-    "A synthetic value outside a column's allowed range (from its 10th smallest to "
+    "A synthetic value drawn outside a column's allowed range (from its 10th smallest to "
     "its 10th largest real value unless given, so no real extreme held by fewer than "
-    "10 people is reproduced) is set to the nearest bound. Counts of synthetic values "
+    "10 people is reproduced) is moved inside it: such values and those just inside the "
+    "bound are spread together, in their order, over the values just inside the bound, "
+    "so none lies beyond it and none piles up at it. Counts of synthetic values moved "
     "per column:"
 )
 DEFAULT_DROP_REASON = (
@@ -48,12 +50,12 @@ def data_page(result: RunResult, sheet: dict[str, Any], width: float) -> list[An
     out += [
         paragraph("Rows", sheet, "h2"),
         table(row_rows(result), [0.6 * width, 0.4 * width], header=False),
-        paragraph("Values clipped to the allowed range", sheet, "h2"),
+        paragraph("Values moved inside the allowed range", sheet, "h2"),
     ]
     release = result.released
     clipped = release.clipped if release is not None else {}
     if clipped:
-        rows = [["column", "values clipped"]] + [
+        rows = [["column", "values moved inside"]] + [
             [text(k), safe_count(v)] for k, v in sorted(clipped.items())
         ]
         out += [paragraph(CLIPPING, sheet), table(rows, [0.4 * width, 0.25 * width])]
