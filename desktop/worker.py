@@ -223,6 +223,12 @@ class TimeLeft:
     demo cohort 1,250 against 370 s per unit), so a rate of training alone promised about a
     fifth of the real time (benchmarks/bench_time_left.py).
 
+    What is shown (:meth:`text`) never rises faster than the clock (issue 44: "1:00", "1:26",
+    "2:44" within 21 s on a 7,874-row table): the estimate may exceed the last one shown, scaled
+    to the work still left, by no more than the seconds that have passed since it was shown. A
+    stalled stage still makes it grow, a second a second at most; a lower estimate is shown at
+    once. :meth:`seconds` with no estimate shown yet is the measured rate alone.
+
     Example:
         >>> est = TimeLeft(min_epochs=1)
         >>> est.update(0.10, now=5.0); est.seconds(now=5.0) is None
@@ -242,6 +248,7 @@ class TimeLeft:
         self.fraction = 0.0
         self._anchor: tuple[float, float] | None = None  # (time, fraction) after the first epochs
         self._last = 0.0
+        self._shown: tuple[float, float, float] | None = None  # (time, fraction, seconds) shown
 
     def epoch(self, now: float | None = None) -> None:
         """Count one finished epoch (an EpochDone partial result arrived)."""
@@ -261,7 +268,7 @@ class TimeLeft:
             self._anchor = (now, self.fraction)
 
     def seconds(self, now: float | None = None) -> float | None:
-        """Estimated seconds left (None: not measured yet)."""
+        """Estimated seconds left (None: not measured yet), at most :meth:`ceiling`."""
         now = time.monotonic() if now is None else now
         if self._anchor is None:
             return None
@@ -269,8 +276,32 @@ class TimeLeft:
         moved = self.fraction - f0
         if moved <= 0 or self._last - t0 < 0.5:
             return None
-        return max((1.0 - self.fraction) * (max(now, self._last) - t0) / moved, 0.0)
+        rate = max((1.0 - self.fraction) * (max(now, self._last) - t0) / moved, 0.0)
+        ceiling = self.ceiling(now)
+        return rate if ceiling is None else min(rate, ceiling)
+
+    def ceiling(self, now: float) -> float | None:
+        """The most the estimate may say at ``now``: the last one shown, scaled to the work
+        still left, plus the seconds since it was shown (None: nothing shown yet).
+
+        Example:
+            >>> est = TimeLeft(min_epochs=0)
+            >>> est._shown = (10.0, 0.5, 60.0)  # "about 1:00" shown at 10 s, half done
+            >>> est.fraction = 0.5; est.ceiling(now=31.0)  # 21 s later, no progress
+            81.0
+            >>> est.fraction = 0.75; est.ceiling(now=31.0)  # half the rest done meanwhile
+            51.0
+        """
+        if self._shown is None:
+            return None
+        t, f, shown = self._shown
+        left = (1.0 - self.fraction) / (1.0 - f) if f < 1.0 else 0.0
+        return shown * left + max(now - t, 0.0)
 
     def text(self, now: float | None = None) -> str:
-        """The estimate in plain words."""
-        return left_text(self.seconds(now))
+        """The estimate in plain words; what it says becomes the reference of the next one."""
+        now = time.monotonic() if now is None else now
+        left = self.seconds(now)
+        if left is not None:
+            self._shown = (now, self.fraction, left)
+        return left_text(left)

@@ -339,11 +339,11 @@ def model_words(model: Any) -> str:
 def _finished_text(result: Any) -> str:
     """The stage line once a run is done (here or kept from the one-click job)."""
     fitted = model_words(getattr(result, "model", None))
-    fitted = f"{fitted[:1].upper()}{fitted[1:]}. " if fitted else ""
+    fitted = f"{fitted}; " if fitted else ""
     if result.refusal is not None:
-        return f"Finished. {fitted}No w met the privacy limit. See the next page."
+        return f"Finished: {fitted}no w met the privacy limit. See the next page."
     return (
-        f"Finished. {fitted}w = {result.release.w:.2f} chosen ({result.verdict}). "
+        f"Finished: {fitted}w = {result.release.w:.2f} chosen ({result.verdict}). "
         "Press Next to review the privacy audit."
     )
 

@@ -111,19 +111,63 @@ def decoded(
     return [getter(i) for i in range(len(todo))]
 
 
-def report_point(book: Book, s: int, w: float, fraction: float, progress: ProgressFn) -> None:
+@dataclass
+class Meter:
+    """The audit's progress as a user watches it (issue 44: the round counter went backwards
+    and the bar stood still when rounds were added, so the time left jumped up).
+
+    ``planned`` points may grow (:meth:`add`: a round added); the part of the bar not yet
+    covered is then spread over the points still to do, so the fraction never steps back.
+    The round shown is the highest round started so far, "of up to" the most the audit may
+    use, so it never goes backwards either (the splits of a round are measured w by w, and a
+    later candidate starts again on the first round's splits).
+
+    Example:
+        >>> m = Meter(planned=4, most_rounds=3)
+        >>> [round(m.step(), 3) for _ in range(2)]
+        [0.247, 0.495]
+        >>> m.add(4); round(m.step(), 3)  # four more points: the rest is spread, never back
+        0.578
+        >>> m.round_words(1), m.round_words(0)
+        ('round 2 of up to 3', 'round 2 of up to 3')
+    """
+
+    planned: int
+    most_rounds: int = 1
+    done: int = 0
+    fraction: float = 0.0
+    round_seen: int = 1
+    top: float = 0.99  # the audit's last step ("done") takes the bar to 1
+
+    def add(self, points: int) -> None:
+        """``points`` more measurements planned (a round added, another candidate)."""
+        self.planned += max(int(points), 0)
+
+    def step(self) -> float:
+        """One point measured: the new fraction (never lower than the last)."""
+        if self.done >= self.planned:  # more than planned: a point's worth more of work
+            self.planned = self.done + 1
+        self.fraction += (self.top - self.fraction) / (self.planned - self.done)
+        self.done += 1
+        return self.fraction
+
+    def round_words(self, r: int) -> str:
+        """ "round N of up to M" for a point on round ``r`` (0-based); "" with one round."""
+        self.round_seen = max(self.round_seen, r + 1)
+        most = max(self.most_rounds, self.round_seen)
+        return f"round {self.round_seen} of up to {most}" if most > 1 else ""
+
+
+def report_point(book: Book, s: int, w: float, meter: Meter, progress: ProgressFn) -> None:
     """One (split, w) done: the progress line and the partial result (every measurement
     at w so far: mean and SE of each attack)."""
     at = [sc for (_, _, ww), sc in book.scores.items() if ww == w]
     dist = [sc.distance for sc in at]
     dens = [sc.density for sc in at]
     se = _se(dist), _se(dens)
-    r = book.rounds[s]
-    where = f"split {s + 1}" + (f", round {r + 1}" if r else "")
-    text = (
-        f"audit: w = {w:g} ({book.label}, {where}), AUC {np.mean(dist):.3f}, "
-        f"density AUC {np.mean(dens):.3f}"
-    )
+    fraction = meter.step()
+    where = ", ".join(x for x in (book.label, meter.round_words(book.rounds[s])) if x)
+    text = f"audit: w = {w:g} ({where}), AUC {np.mean(dist):.3f}, density AUC {np.mean(dens):.3f}"
     partial = AuditPointDone(
         w,
         s + 1,

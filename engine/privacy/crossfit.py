@@ -59,7 +59,7 @@ from engine.privacy.audit_result import (
     AuditResult,
     validate_audit_inputs,
 )
-from engine.privacy.book import Book, curve_points, decoded, report_point
+from engine.privacy.book import Book, Meter, curve_points, decoded, report_point
 from engine.privacy.candidates import FloorOnly, because, candidate_record, not_audited
 from engine.privacy.decision import Decision, decide, rule_words, se_at
 from engine.privacy.measure import score_draw
@@ -113,7 +113,10 @@ class _Driver:
             1 if per_round >= 2 else 2, -(-MIN_REPEATS // per_round)
         )
         self.max_reps = config.repeats or max(self.min_reps, MAX_REPEATS // per_round)
-        self.done, self.planned = 0, per_round * (len(self.grid) + config.refine_points)
+        self.meter = Meter(
+            per_round * (len(self.grid) + config.refine_points),
+            max(config.max_rounds, config.floor_rounds),
+        )
         self.over_budget = False
         self.advise = True  # at a refusal, measure whether more rows would help
 
@@ -349,7 +352,7 @@ class _Driver:
         self.cancel.raise_if_cancelled()
         r = book.round_count
         rows = self.rounds.rows(r)
-        self.planned += len(rows) * len(ws)
+        self.meter.add(len(rows) * len(ws))
         self._attach(book, r, self.rounds.maps(book.label, rows))
         self._measure(book, ws, [i for i, rr in enumerate(book.rounds) if rr == r], book.reps)
 
@@ -381,7 +384,5 @@ class _Driver:
                 self.cancel.raise_if_cancelled()
                 book.scores[(s, r, w)] = score_draw(split, draw(), self.X_dist, self.config)
                 if r == reps - 1 or (s, r + 1, w) in book.scores:
-                    self.done += 1
-                    fraction = min(self.done / max(self.planned, 1), 0.99)
-                    report_point(book, s, w, fraction, self.progress)
+                    report_point(book, s, w, self.meter, self.progress)
         return any_new
