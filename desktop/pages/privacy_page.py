@@ -10,6 +10,7 @@ keeping the audit the user reviewed).
 from __future__ import annotations
 
 import math
+from html import escape
 from typing import Any
 
 from desktop.oneclick import refusal_advice
@@ -374,37 +375,25 @@ def summary_html(result: Any) -> str:
     return "<br>".join(lines + disclosure_lines(result))
 
 
-def _share(value: float, rows: int) -> str:
-    """A percentage of real patients, or "fewer than 10 patients" where it stands for so few."""
-    return "fewer than 10 patients" if value / 100.0 * rows < 10 - 1e-9 else f"{value:.0f} %"
-
-
 def disclosure_lines(result: Any, most: int = 3) -> list[str]:
-    """Identity and attribute disclosure (issue 29) in the summary's words: what knowing the key
-    columns gives from the synthetic file and from a fresh sample of real patients, per target
-    (the first ``most``; all of them in the report), and what the disclosure rule did."""
+    """Identity and attribute disclosure (issues 29, 44) in the engine's words: the columns,
+    each target's attack beside the baseline (the first ``most``), the margin and the rule."""
     found = getattr(result.release, "disclosure", None)
     if found is None:
         return []
-    keys = list(found.keys)
-    known = keys[0] if len(keys) == 1 else ", ".join(keys[:-1]) + " and " + keys[-1]
-    m = found.half_rows
-    lines = [f"<b>Knowing {known}</b> (the key columns):"]
+    lines = [f"<b>Disclosure check.</b> {escape(found.coverage_words())}"]
     for t in found.targets[:most]:
         flag = "" if t.holds else " <span style='color:#a00'>(more than allowed)</span>"
-        lines.append(
-            f"the synthetic file gives the right {t.target} for {_share(t.disco_release, m)} "
-            f"of real patients; a fresh sample of real patients gives {_share(t.disco_fresh, m)}"
-            f"{flag}."
-        )
-    if len(found.targets) > most:
-        lines.append(f"({len(found.targets) - most} more columns in the report.)")
+        lines.append(f"{escape(found.guess_words(t))}{flag}.")
+    extra = len(found.targets) - most
+    more = f" ({extra} more in the report.)" if extra > 0 else ""
+    lines.append(escape(found.margin_words()) + more)
     chosen = str(getattr(result.release, "chosen_by", ""))
     if result.released is None:
         lines.append(
-            "<span style='color:#a00'>The synthetic file would disclose more than a fresh "
-            "sample of real patients even at w = 0. Coarsen a key column (for example age in "
-            "5-year bands) or leave it out.</span>"
+            "<span style='color:#a00'>The synthetic file would disclose more than a fresh sample "
+            "of real patients even at w = 0. Coarsen a key column (for example age in 5-year "
+            "bands) or leave it out.</span>"
         )
     elif chosen.startswith("the disclosure rule"):
         lines.append(f"w was lowered by {chosen}.")

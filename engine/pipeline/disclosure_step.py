@@ -67,6 +67,7 @@ def measure_release(
     """The measures on a released file in record order (the index of the real rows)."""
     from engine.columns.keys import keys_and_targets
     from engine.privacy.disclosure_check import measure_disclosure
+    from engine.privacy.disclosure_words import left_out_columns
 
     cfg = prep.config
     if synthetic is None:
@@ -84,6 +85,8 @@ def measure_release(
     found = measure_disclosure(
         real, synthetic, keys, targets, rng=rng, numeric=numeric, margin_cap=cfg.disclosure_margin
     )
+    chosen = cfg.disclosure_targets is not None
+    found = replace(found, left_out=left_out_columns(prep.schema.columns, keys, targets, chosen))
     if cfg.copies > 1:  # the rule is checked on the first copy; each copy is drawn the same way
         found = replace(
             found, notes=(*found.notes, f"measured on the first of {cfg.copies} copies")
@@ -198,17 +201,19 @@ def refusal_words(found: DisclosureResult, w: float) -> str:
         ...     InferenceRisk.of(Rate(0.7, 0.05), Rate(0.5, 0.05)), 15.0)
         >>> d = DisclosureResult(("age", "sex"), {}, 10.0, 2.0, 1.0, 1.0, 0.2, (t,), 3.0, 800,
         ...     400, 5)
-        >>> refusal_words(d, 0.0)[:117]
-        'knowing age and sex, the synthetic file at w = 0.00 gives the right cvd for 52 % of real patients against 20 % from a'
+        >>> refusal_words(d, 0.0)[:88]
+        'knowing age and sex, the synthetic file at w = 0.00 lets an attacker guess cvd right for'
     """
     keys = _and(found.keys)
     failing = [t for t in found.targets if not t.holds]
     if failing:
         t = max(failing, key=lambda t: t.disco_release - t.disco_fresh)
         what = (
-            f"knowing {keys}, the synthetic file at w = {w:.2f} gives the right {t.target} for "
-            f"{t.disco_release:.0f} % of real patients against {t.disco_fresh:.0f} % from a "
-            f"fresh sample of real patients (allowed: {t.margin:.0f} points more)"
+            f"knowing {keys}, the synthetic file at w = {w:.2f} lets an attacker guess {t.target} "
+            f"right for {t.disco_release:.0f} % of real patients by taking it from the synthetic "
+            f"records that match them, against {t.disco_fresh:.0f} % with a fresh sample of real "
+            f"patients in the file's place (the baseline; allowed: at most {t.margin:.0f} points "
+            "more)"
         )
     else:
         what = (

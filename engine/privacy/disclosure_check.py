@@ -14,8 +14,9 @@ and B swapped and over :data:`HALVINGS` = 5 random halvings, and the ten pairs a
 demo's 1,608 rows: ten comparisons of 804 rows, 0.04 s in all for 5 targets; 0.6 s on 19,296
 rows). For the inference attack B is also anonymeter's control set: real records whose rows are
 not in A's share of the release (the model saw them, so the risk measures what the per-record
-noise leaves of each record, not what the model learnt of everyone). synthpop's figures for the whole file against the whole table
-(n rows each) are reported beside, as synthpop would print them.
+noise leaves of each record, not what the model learnt of everyone). synthpop's figures for the
+whole file against the whole table (n rows each) are reported beside, as synthpop would print
+them.
 
 **The rule.** The released file may disclose no more than the fresh sample plus a margin: for
 every target, mean DiSCO(release) <= mean DiSCO(fresh) + margin, and mean repU(release) <= mean
@@ -136,6 +137,27 @@ class DisclosureResult:
     half_rows: int
     halvings: int
     notes: tuple[str, ...] = field(default=())
+    left_out: tuple[tuple[str, str], ...] = field(default=())  # (column, why), not measured
+
+    def coverage_words(self) -> str:
+        """Which columns the check covers and why the others were left out, in one sentence."""
+        from engine.privacy.disclosure_words import coverage_words
+
+        return coverage_words(self.keys, [t.target for t in self.targets], self.left_out)
+
+    def guess_words(self, t: TargetDisclosure) -> str:
+        """What one target's figures mean (the attack's success beside the baseline's)."""
+        from engine.privacy.disclosure_words import guess_words
+
+        return guess_words(self.keys, t.target, t.disco_release, t.disco_fresh, self.half_rows)
+
+    def margin_words(self) -> str:
+        """What the allowed margin is and why it is that number."""
+        from engine.privacy.disclosure_words import margin_words
+
+        margins = [t.margin for t in self.targets]
+        capped = any(t.margin < margin_for(t.disco_fresh_sd) - 1e-9 for t in self.targets)
+        return margin_words(margins, capped)
 
     @property
     def identity_holds(self) -> bool:
@@ -176,6 +198,7 @@ class DisclosureResult:
             "reference": "a random half of the real table scored as if it were the synthetic file, "
             "against the other half (both directions, several halvings)",
             "notes": list(self.notes),
+            "columns_left_out": [{"name": c, "why": why} for c, why in self.left_out],
         }
 
 

@@ -1,6 +1,8 @@
-"""Section 2b, identity and attribute disclosure (after the membership audit): what someone who knows a patient's age, sex and
-the like learns from the synthetic file, beside what a fresh sample of real patients would
-tell them, and the rule that joins the two to the choice of w (issue 29).
+"""Section 2b, identity and attribute disclosure (after the membership audit): what someone
+who knows a patient's age, sex and the like learns from the synthetic file, beside what a fresh
+sample of real patients would tell them, and the rule that joins the two to the choice of w
+(issue 29). Which columns the check covers, what its margin is and what its figures mean are
+said in the engine's words (:mod:`engine.privacy.disclosure_words`, issue 44).
 
 The page lays out :class:`engine.privacy.disclosure_check.DisclosureResult` (read by attribute:
 the report does not import ``privacy``): one sentence and one table row per target, the
@@ -84,20 +86,23 @@ def disclosure_section(result: RunResult, sheet: dict[str, Any], width: float) -
     out: list[Any] = [
         paragraph(HEADING, sheet, "h1"),
         paragraph(QUESTION.format(keys=keys), sheet),
+        paragraph(text(found.coverage_words()), sheet),
         paragraph(_verdict(result, found), sheet),
+        paragraph(text(found.margin_words()), sheet),
         paragraph("What the synthetic file tells about each column", sheet, "h2"),
     ]
-    out += [paragraph(_target_sentence(keys, t, m), sheet) for t in found.targets]
+    out += [paragraph(_target_sentence(found, t), sheet) for t in found.targets]
     out.append(_target_table(found, width))
     out.append(
         paragraph(
-            "Right value: the share of real patients whose combination of "
-            f"{keys} appears in the file with one value only of the column, and that value is "
-            "theirs (synthpop's DiSCO; in the real table itself: DiO). Nearest record: the share "
-            "guessed right by taking the value of the record closest on those columns (anonymeter's "
-            "inference attack; a number counts as right within 5 %). Excess risk: how much better "
-            "that guess works on the patients whose rows the file was made from than on others, "
-            "0 = no better (95 % interval).",
+            "Guessed right: the share of real patients whose hidden value of the column is "
+            f"the one held by every record matching their {keys} (synthpop's DiSCO), with the "
+            "synthetic file and with a fresh sample of real patients in its place (the baseline; "
+            "in the real table itself: DiO). Nearest record: the share guessed right by taking "
+            "the value of the record closest on those columns (anonymeter's inference attack; a "
+            "number counts as right within 5 %). Excess risk: how much better that guess works on "
+            "the patients whose rows the file was made from than on others, 0 = no better (95 % "
+            "interval).",
             sheet,
             "caption",
         )
@@ -129,13 +134,13 @@ def _no_keys(result: RunResult, sheet: dict[str, Any]) -> list[Any]:
 def _verdict(result: RunResult, found: DisclosureResult) -> str:
     """Whether the rule held, lowered w or refused, in words."""
     rule = (
-        "The rule: the synthetic file may disclose no more than a fresh sample of real patients, "
-        "plus a margin for the chance difference between two such samples (3 points, or 5 times "
-        "the spread between fresh samples where that is larger)"
+        "The rule: guessing a patient's hidden value from the synthetic file may succeed no more "
+        "often than from a fresh sample of real patients (the baseline), plus the margin below"
     )
     chosen = str(getattr(result.release, "chosen_by", ""))
     if result.released is None:
-        return f"{rule}. It was not met even at w = 0: nothing was exported. {text(result.release.reason)}."  # type: ignore[union-attr]
+        reason = text(result.release.reason)  # type: ignore[union-attr]
+        return f"{rule}. It was not met even at w = 0: nothing was exported. {reason}."
     if chosen.startswith("the disclosure rule"):
         return f"{rule}. It decided the released w: {text(chosen[len('the disclosure rule: ') :])}."
     if not found.holds:
@@ -143,21 +148,22 @@ def _verdict(result: RunResult, found: DisclosureResult) -> str:
     return f"{rule}. It holds for the released file (w = {result.release.w:.2f})."
 
 
-def _target_sentence(keys: str, t: TargetDisclosure, m: int) -> str:
-    verb = "gives" if t.holds else "gives <b>more than allowed</b>:"
-    fresh = percent(t.disco_fresh, m).replace("patients", "")
-    return (
-        f"Knowing {keys}, the synthetic file {verb} the right {text(t.target)} for "
-        f"{of_patients(t.disco_release, m)}; a fresh sample of real patients gives {fresh.strip()}."
+def _target_sentence(found: DisclosureResult, t: TargetDisclosure) -> str:
+    """The attack's success on one target beside the baseline's, and whether it is allowed."""
+    held = (
+        f"within the allowed {t.margin:.0f} points"
+        if t.holds
+        else f"<b>more than allowed</b> ({t.margin:.0f} points)"
     )
+    return f"{text(found.guess_words(t))}: {held}."
 
 
 def _target_table(found: DisclosureResult, width: float) -> Any:
     m, n = found.half_rows, found.rows
     rows = [
         [
-            "column", "real table alone", "right value: synthetic", "right value: fresh sample",
-            "allowed above fresh", "nearest record: synthetic / fresh", "excess risk (95 %)",
+            "column", "real table alone", "guessed right: synthetic", "guessed right: baseline",
+            "allowed above baseline", "nearest record: synthetic / fresh", "excess risk (95 %)",
         ]
     ]  # fmt: skip
     for t in found.targets:
@@ -182,10 +188,11 @@ def _identity(keys: str, found: DisclosureResult) -> str:
     held = "" if found.identity_holds else " This is <b>more than allowed</b>."
     return (
         f"Knowing {keys}, {of_patients(found.uio, n)} are the only one with their combination in "
-        f"the real table (synthpop's UiO). In the synthetic file, {of_patients(found.repu_release, m)} "
-        f"are unique in both the real table and the synthetic file with the same combination "
-        f"(repU); a fresh sample of real patients gives {percent(found.repu_fresh, m)}.{held} Over "
-        f"the whole synthetic file against the whole table, as synthpop prints it: repU "
+        f"the real table (synthpop's UiO). In the synthetic file, "
+        f"{of_patients(found.repu_release, m)} are unique in both the real table and the "
+        f"synthetic file with the same combination (repU); a fresh sample of real patients "
+        f"gives {percent(found.repu_fresh, m)}.{held} Over the whole synthetic file against the "
+        f"whole table, as synthpop prints it: repU "
         f"{percent(found.repu_whole, n)}."
     )
 
