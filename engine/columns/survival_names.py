@@ -47,6 +47,24 @@ efs, ttp, dfs, pfs, os,   the standard trial end points (event-free survival, ti
 tte                       progression, disease-free, progression-free, overall survival,
                           time to event) as used in cBioPortal and trial reports
 vital_status              cBioPortal / TCGA clinical files, SEER                          event
+OS, OS.time; DSS,         TCGA Pan-Cancer Clinical Data Resource (Liu et al. 2018, Cell   both
+DSS.time; DFI, DFI.time;  173:400), as UCSC Xena serves it: times in days, each end point
+PFI, PFI.time             a 0/1 column named like it (1 = the event)
+PFStime, PFSevent;        Genentech phase1b: TTEdata                                      both
+OStime, OSevent
+tt_pfs, ev_pfs            bonsaiforest: simul_pfs (ev_pfs 1 = event)                      both
+tdeath, cdeath;           winRatioAnalysis: dat (cdeath 1 = death, cprog progression)     both
+tprogression, cprog
+srv, srvstat; rel,        mstate: EBMT year of relapse (relstat 1 = relapsed)             both
+relstat
+t.rfs, e.rfs; t.dmfs,     Bioconductor breastCancerVDX / genefu (relapse-free, distant    both
+e.dmfs; t.os, e.os        metastasis-free and overall survival)
+progressed, relapsed,     the indicators above in the past tense, as headers say them:    event
+recurred                  mstate relstat "1 = relapsed", nsm3data hodgkins relapse
+                          "whether the patient relapsed", cBioPortal DFS_STATUS
+                          "1:Recurred/Progressed"
+CNSR                      CDISC ADaM ADTTE (with AVAL; CNSR 1 = censored), e.g. PHUSE     event
+                          Wonderful Wednesdays 2020-04-08: a censoring name, 1 = censored
 ========================  =============================================================  ======
 
 R's ``Surv(time, event)`` documents the event as 0/1, TRUE/FALSE or 1/2 (2 = event); SAS names
@@ -54,8 +72,8 @@ the censoring value in parentheses (``Time*Status(0)``); Stata's ``stset ..., fa
 takes any non-zero value as the event. A column named like a censoring indicator (``cens``,
 ``censor``) means 1 = event in most public tables above (gbsg2, ACTG175, aids, uis, hmohiv,
 lymphoma) but 1 = censored in SAS's examples (VALung): such a name is never used silently; it is
-asked about, with "1 means the event happened" preselected (``censored``, ``is_censored``: "1
-means censored" preselected).
+asked about, with "1 means the event happened" preselected (``censored``, ``is_censored`` and
+CDISC's ``CNSR``: "1 means censored" preselected).
 
 References: R survival package reference manual (``Surv``, datasets); SAS/STAT User's Guide,
 PROC PHREG and PROC LIFETEST examples; Stata manual ``[ST] stset``; Hosmer, Lemeshow & May (2008)
@@ -66,6 +84,8 @@ Example:
     (3, 3, 0)
     >>> event_score("DEATH_EVENT"), event_score("fustat"), event_score("cens"), event_score("sbp")
     (3, 3, 1, 0)
+    >>> time_score("OS.time"), time_score("PFI.time"), event_score("OS"), event_score("relapsed")
+    (3, 3, 3, 3)
 """
 
 from __future__ import annotations
@@ -103,9 +123,21 @@ EVENT_WHOLE = frozenset(
 EVENT_TOKENS = frozenset({"event", "status", "death", "dead", "died", "deceased", "relapse",
                           "recurrence", "recur", "progression", "fail", "failure", "stat",
                           "mortality", "vital"})  # fmt: skip
+# The relapse, progression and TCGA forms (issue 44; the table's last rows): times, events and
+# the end points a time may be joined to. A 0/1 column can never be a time (it has two values),
+# so a name such as ``OS`` is an event when its column is 0/1 and a time when it holds days.
+TIME_ADDED = frozenset(
+    "dfi pfi srv rel ostime pfstime tt_pfs tdeath tprogression t.rfs t.dmfs t.os".split()
+)
+EVENT_ADDED = frozenset(
+    "os dss dfi pfi osevent pfsevent ev_pfs cdeath cprog srvstat relstat e.rfs e.dmfs e.os "
+    "progressed relapsed recurred".split()
+)
+EVENT_TOKENS_ADDED = frozenset({"progressed", "relapsed", "recurred"})
+END_POINTS_ADDED = frozenset({"dfi", "pfi", "dmfs"})
 # Censoring-looking names: the direction of the coding is asked about, never assumed.
 CENSOR_EVENT_LIKELY = frozenset({"cens", "censor", "censoring_indicator"})
-CENSOR_REVERSED_LIKELY = ("censored", "is_censored", "iscensored", "censoring")
+CENSOR_REVERSED_LIKELY = ("censored", "is_censored", "iscensored", "censoring", "cnsr")
 
 
 # Words a status column uses for "the event happened" and for "not (yet)": cBioPortal's
@@ -149,9 +181,9 @@ def time_score(name: str) -> int:
     unit joined to an end point (``pfs_months``, ``OS_MONTHS``, ``time_to_relapse``), 2 a time
     unit or ``*_time`` alone (``weeks``, ``t_obs_time``), 0 nothing."""
     low, tokens = _low(name), name_tokens(name)
-    if low in TIME_WHOLE or low.startswith(TIME_PREFIXES):
+    if low in TIME_WHOLE or low in TIME_ADDED or low.startswith(TIME_PREFIXES):
         return 3
-    if set(tokens) & TIME_UNITS and set(tokens) & END_POINTS:
+    if set(tokens) & TIME_UNITS and set(tokens) & (END_POINTS | END_POINTS_ADDED):
         return 3
     if tokens and (tokens[-1] in TIME_UNITS or tokens[0] == "time"):
         return 2
@@ -167,9 +199,9 @@ def event_score(name: str) -> int:
     low, tokens = _low(name), name_tokens(name)
     if low in CENSOR_EVENT_LIKELY or low.startswith(CENSOR_REVERSED_LIKELY) or "censor" in low:
         return 1
-    if low in EVENT_WHOLE:
+    if low in EVENT_WHOLE or low in EVENT_ADDED:
         return 3
-    if tokens and (set(tokens) & EVENT_TOKENS or tokens[0] == "event"):
+    if tokens and (set(tokens) & (EVENT_TOKENS | EVENT_TOKENS_ADDED) or tokens[0] == "event"):
         return 2
     return 0
 
