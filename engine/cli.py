@@ -264,11 +264,10 @@ def _run(ns: argparse.Namespace, progress: ProgressFn, cancel: CancelToken) -> i
     from engine.pipeline import run_pipeline
     from engine.pipeline.console import default_out_folder, print_summary, recognise_roles
 
-    if ns.time is None and ns.event is None:
-        recognise_roles(ns)
+    found = recognise_roles(ns) if ns.time is None and ns.event is None else {}
     if ns.out is None:
         ns.out = default_out_folder(ns.input)
-    config = _config_from_args(ns, ns.input)
+    config = _config_from_args(ns, ns.input, **found)
     result = run_pipeline(config, progress, cancel)
     print_summary(result, ns.out)
     if result.released is not None:

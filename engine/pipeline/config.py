@@ -64,6 +64,9 @@ class RunConfig:
     time: str | None = None
     event: str | None = None
     event_value: str | None = None  # the event column's value that means the event happened
+    # how the command line chose time and event when none was given: "recognised", or "likely,
+    # used: <why it is not certain>" (engine.pipeline.console); None when they were given
+    roles_how: str | None = None
     drop: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
     kinds: tuple[tuple[str, str], ...] = ()

@@ -16,6 +16,7 @@ import shutil
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -161,32 +162,113 @@ def default_out_folder(
     return candidate
 
 
-def recognise_roles(ns: Any) -> None:
-    """Without --time/--event: use a time/event pair recognised by name and coding, and say so."""
-    from engine.columns.schema import recognise_survival_roles
+def recognise_roles(ns: Any) -> dict[str, Any]:
+    """Without --time/--event: use the survival pair recognised by name and coding, and say so
+    in one line; the settings for the run's record (``roles_how``) are returned.
+
+    A pair the wizard would ask about (a censoring-looking event, a time not named like one,
+    two close candidates) is used too, with the likely coding, and the line says why it is not
+    certain and how to choose others; only an event that is a blind guess (the first of several
+    two-valued columns, none named like an event) is not used, and the line says so. Why not stop with exit 2 instead: the survival model
+    compared on the real and synthetic rows is a check of fidelity, not a privacy decision (the
+    audit and the release do not depend on it), so a likely pair costs nothing a line cannot
+    undo, while a headless run that stops to ask costs a second run, and a run without a pair
+    checks no model at all (issue 44). The wizard keeps asking its one question.
+    """
     from engine.files.read import read_table
 
     try:
         sheet = int(ns.sheet) if ns.sheet and ns.sheet.isdigit() else ns.sheet
         frame = read_table(ns.input, sheet=sheet, missing_codes=tuple(ns.missing)).frame
     except LatentSynthError:
-        return  # the run itself reports the problem with the file
-    roles = recognise_survival_roles(frame.drop(columns=[c for c in ns.drop if c in frame]))
-    for note in roles.notes:
-        print(f"survival columns: {note}")
-    if roles.must_ask:
-        value = "" if roles.event_value is None else f"={roles.event_value}"
-        print(
-            f"survival columns: '{roles.likely_time}' and '{roles.likely_event}' may be the "
-            f"follow-up time and the event, but {roles.question}; to compare a survival model, "
-            f"run again with --time {roles.likely_time} --event {roles.likely_event}{value}"
-        )
+        return {}  # the run itself reports the problem with the file
+    found = command_line_roles(frame.drop(columns=[c for c in ns.drop if c in frame]))
+    for line in found.lines:
+        print(line)
+    if found.time is None or found.event is None:
+        return {}
+    ns.time = found.time
+    ns.event = found.event if found.event_value is None else f"{found.event}={found.event_value}"
+    return {"roles_how": found.how}
+
+
+@dataclass(frozen=True)
+class CommandLineRoles:
+    """The survival pair a run without --time/--event uses, how it was found, and the lines
+    that say so (``how``: "recognised", or "likely, used: " and why it is not certain)."""
+
+    time: str | None
+    event: str | None
+    event_value: Any
+    how: str | None
+    lines: tuple[str, ...]
+
+
+def command_line_roles(frame: Any) -> CommandLineRoles:
+    """The pair the command line uses: a recognised one, else the likely one the wizard would
+    ask about (with its likely coding), else none.
+
+    Example:
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"pfs": [5.0, 3.0, 9.0, 4.0], "progressed": [1, 0, 1, 0]})
+        >>> r = command_line_roles(df); (r.time, r.event, r.how)
+        ('pfs', 'progressed', 'recognised')
+    """
+    from engine.columns.schema import recognise_survival_roles
+
+    roles = recognise_survival_roles(frame)
+    notes = tuple(f"survival columns: {note}" for note in roles.notes)
     if roles.time and roles.event:
-        ns.time, ns.event = roles.time, roles.event
-        print(
+        said = (
             f"recognised survival columns: time '{roles.time}', event '{roles.event}' "
             "(give --time and --event to choose others)"
         )
+        return CommandLineRoles(roles.time, roles.event, None, "recognised", (*notes, said))
+    if not roles.must_ask or roles.likely_time is None or roles.likely_event is None:
+        return CommandLineRoles(None, None, None, None, notes)
+    if _blind_guess(roles.likely_event, roles.event_candidates):
+        said = (
+            f"survival columns: no event column is named like one ('{roles.likely_event}' is "
+            f"one of several two-valued columns), so no survival model is compared; to compare "
+            f"one, run again with --time {roles.likely_time} --event COL"
+        )
+        return CommandLineRoles(None, None, None, None, (*notes, said))
+    value = _value_text(roles.event_value)
+    coded = "" if value is None else f", {value} taken as the event"
+    said = (
+        f"likely survival columns, used: time '{roles.likely_time}', event "
+        f"'{roles.likely_event}'{coded} (not certain: {roles.question}); to choose others, "
+        f"run again with --time COL --event COL, or --event COL=VALUE for the event's value"
+    )
+    return CommandLineRoles(
+        roles.likely_time,
+        roles.likely_event,
+        value,
+        f"likely, used: {roles.question}",
+        (*notes, said),
+    )
+
+
+def _blind_guess(event: str, candidates: tuple[str, ...]) -> bool:
+    """Whether the likely event is only the first of several two-valued columns none of which
+    is named like an event (``ascites`` before ``hepatomegaly``, ``TRT`` before ``SEX``): a
+    model of the time to such a column would be compared as if it were the user's, so none is.
+    """
+    from engine.columns.survival_names import event_score
+
+    unnamed = [c for c in candidates if event_score(c) == 0]
+    return event_score(event) == 0 and len(unnamed) > 1
+
+
+def _value_text(value: Any) -> str | None:
+    """An event value as the file writes it (``0``, ``2``, ``false``), None for the usual."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 # The settings engine messages name in plain words (the wizard shows them as they are), and the

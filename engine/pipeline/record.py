@@ -37,6 +37,7 @@ def build_audit_json(result: RunResult) -> dict[str, Any]:
                 "notes": list(table.notes),
             },
             "columns": prep.schema.to_dict(),
+            "roles": _roles(cfg),
             "model": {} if result.model is None else {**result.model.to_dict(), **_choice(result)},
             "audit": None
             if result.audit is None
@@ -55,6 +56,21 @@ def build_audit_json(result: RunResult) -> dict[str, Any]:
             "outputs": result.outputs,
         }
     ))  # fmt: skip
+
+
+def _roles(cfg: RunConfig) -> dict[str, Any] | None:
+    """The ``roles`` block (issue 44): the survival columns used and how they were chosen:
+    "given" (--time/--event, or the wizard's columns), "recognised" by name and coding, or
+    "likely, used: <why it was not certain>" (the command line without --time/--event); None
+    when the run has no survival pair."""
+    if cfg.time is None and cfg.event is None:
+        return None
+    return {
+        "time": cfg.time,
+        "event": cfg.event,
+        "event_value": cfg.event_value,
+        "how": cfg.roles_how or "given",
+    }
 
 
 def _disclosure(result: RunResult) -> dict[str, Any] | None:
