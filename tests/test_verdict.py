@@ -10,12 +10,8 @@ import pandas as pd
 import pytest
 
 from engine.stats.compare import CoefComparison
-from engine.stats.verdict import (
-    ColumnFlag,
-    coefficient_flag,
-    column_shifts,
-    fidelity_verdict,
-)
+from engine.stats.shifts import ColumnFlag, column_shifts
+from engine.stats.verdict import coefficient_flag, fidelity_verdict
 
 
 def _coef(name: str, z_gap: float, overlap: float) -> CoefComparison:
@@ -55,7 +51,11 @@ def test_boundaries_and_nothing_flagged_reads_same_conclusions() -> None:
 
 def test_withheld_term_is_named_without_its_numbers() -> None:
     verdict = fidelity_verdict([_coef("site=C", 3.0, 0.2)], (), withheld=("site=C",))
-    assert verdict.line == "Differences to check: the effect of site=C."
+    # the reason is said without the numbers (issue 44: "the effect of av3;" gave none)
+    assert verdict.line == (
+        "Differences to check: the effect of site=C (a group of fewer than 10 people, its "
+        "numbers withheld: it differs between the tables)."
+    )
     assert verdict.to_dict()["coefficients"][0] == {
         "name": "site=C", "z_gap": None, "ci_overlap": None, "flagged": True, "reasons": [],
     }  # fmt: skip

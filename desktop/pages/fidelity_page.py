@@ -175,7 +175,13 @@ class FidelityPage(Page):
                     item.setForeground(QtGui.QColor("#c00000"))
             self.model.resizeColumnsToContents()
         else:
-            self.model_heading.setText("<b>Regression: none chosen</b>")
+            status = str(fidelity.get("model_status") or "")
+            failed = status.startswith("did not converge")
+            self.model_heading.setText(
+                "<b>Regression: the model could not be fitted</b>"
+                if failed
+                else "<b>Regression: none chosen</b>"
+            )
             _fill(self.model, ["Variable"], [])
         for table in (self.marginals, self.model):
             for c in range(table.columnCount()):
@@ -263,9 +269,11 @@ def verdict_html(verdict: dict[str, Any] | None) -> str:
     if not verdict or not verdict.get("line"):
         return ""
     line = str(verdict["line"])
-    head, _, rest = line.partition(":")
+    head = str(verdict.get("headline") or line.partition(":")[0])
+    # a line that leads with the exposure's changed effect is shown whole after the headline
+    rest = line[len(head) :] if line.startswith(head) else f": {line}"
     colour = "#1a7f37" if verdict.get("same_conclusions") else "#c00000"
-    return f"<b><span style='color:{colour}'>{escape(head)}</span></b>:{escape(rest)}"
+    return f"<b><span style='color:{colour}'>{escape(head)}</span></b>{escape(rest)}"
 
 
 def _coefficient_flags(verdict: dict[str, Any] | None) -> dict[str, str]:

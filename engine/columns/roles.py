@@ -115,8 +115,19 @@ def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
         return RecognisedRoles(None, None, (), time_candidates=tuple(t_rank))
     ends = {e: end_of_follow_up(frame[t_rank[0]], frame[e]) for e in events}
     e_rank = sorted(events, key=lambda c: (-named_event_score(c), -ends[c]))
+    close = [e for e in e_rank if _close(e, e_rank[0], ends)]
+    if len(close) > 1:  # as close by the data: the plainer name first (censor before censor_d)
+        first = min(close, key=len)
+        e_rank = [first, *(e for e in e_rank if e != first)]
     t_best, e_best = t_rank[0], e_rank[0]
-    paired = [(t, e) for t in t_rank for e in e_rank if shared_stem(t, e)]
+    # a one-letter stem is no pair (ACTG 320's time_d / censor_d share only "d")
+    paired = [
+        (t, e)
+        for t in t_rank
+        for e in e_rank
+        if shared_stem(t, e)
+        and max(map(len, set(name_tokens(t)) & set(name_tokens(e))), default=0) >= 2
+    ]
     if paired and time_score(paired[0][0]) >= 2 and event_score(paired[0][1]) >= 1:
         t_best, e_best = paired[0]
     ts, es = time_score(t_best), named_event_score(e_best)
@@ -130,14 +141,7 @@ def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
         for t in t_rank
         if (time_score(t), _not_time_like(t)) == key_t and t != t_best and not paired
     ]
-    ties_e = [
-        e
-        for e in e_rank
-        if named_event_score(e) == es
-        and e != e_best
-        and not paired
-        and abs(ends[e] - ends[e_best]) < CLOSE_ENDS
-    ]
+    ties_e = [e for e in e_rank if e != e_best and not paired and _close(e, e_best, ends)]
     named = tuple(t for t in t_rank if time_score(t) >= 2)  # when any is named like a time
     t_cands, e_cands = named or tuple(t_rank), tuple(e_rank)
     why = None
@@ -184,6 +188,13 @@ def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
         why,
         time_candidates=t_cands,
         event_candidates=e_cands,
+    )
+
+
+def _close(a: str, b: str, ends: dict[str, float]) -> bool:
+    """Two event columns named alike whose link to the end of follow-up differs little."""
+    return (
+        named_event_score(a) == named_event_score(b) and abs(ends[a] - ends[b]) < CLOSE_ENDS
     )
 
 

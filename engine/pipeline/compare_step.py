@@ -19,29 +19,51 @@ if TYPE_CHECKING:
     from engine.flows.train import TrainedFlow
     from engine.pipeline.config import Prepared
     from engine.stats.models import FidelityResult, ModelFit, ModelSpec
+    from engine.stats.plan import AnalysisPlan
 
 
 def model_spec(prep: Prepared) -> ModelSpec | None:
-    """The model the run compares (``analysis``, or Cox when the table has survival roles)."""
+    """The model the run compares (``analysis``, or Cox when the table has survival roles),
+    with the covariates the user chose or, when none, those of the automatic analysis
+    (:func:`analysis_plan`)."""
     from engine.stats.models import Analysis, ModelSpec
+
+    plan = analysis_plan(prep)
+    if plan is None:
+        return None
+    cfg, schema = prep.config, prep.schema
+    return ModelSpec(
+        analysis=cast(Analysis, plan.analysis),  # checked in RunConfig.validate
+        outcome=cfg.outcome,
+        covariates=plan.covariates,
+        time=schema.time,
+        event=schema.event,
+        per=dict(cfg.per) or None,
+        exposure=plan.exposure,
+    )
+
+
+def analysis_plan(prep: Prepared) -> AnalysisPlan | None:
+    """The analysis the run compares, each choice with its reason (:mod:`engine.stats.plan`);
+    None when there is no outcome to model."""
+    from engine.stats.plan import plan_analysis
 
     cfg, schema = prep.config, prep.schema
     if cfg.analysis is None and not (schema.time and schema.event):
         return None
-    columns = [c.name for c in schema.synthesized()]
-    covariates = cfg.covariates or tuple(
-        c
-        for c in columns
-        if c not in (schema.time, schema.event, cfg.outcome)
-        and schema.by_name(c).kind != "date"  # a date is no covariate: one dummy per day
-    )
-    return ModelSpec(
-        analysis=cast(Analysis, cfg.analysis or "cox"),  # checked in RunConfig.validate
-        outcome=cfg.outcome,
-        covariates=tuple(covariates),
+    rules = getattr(prep.encoder, "rules", None)
+    found = [] if rules is None else [*rules.kept, *(r for r, _ in rules.not_kept)]
+    return plan_analysis(
+        as_event_codes(prep, prep.real),
+        [c.name for c in schema.synthesized()],
+        found,
+        analysis=cfg.analysis or "cox",
         time=schema.time,
         event=schema.event,
-        per=dict(cfg.per) or None,
+        outcome=cfg.outcome,
+        covariates=cfg.covariates,
+        exposure=cfg.exposure,
+        kinds={c.name: c.kind for c in schema.columns},
     )
 
 
@@ -104,6 +126,7 @@ def fidelity_of(
     model is also combined over all of them). ``real_fit``: the real table's model fit,
     made beside the release (:func:`real_fit_beside`)."""
     from engine.stats.models import ModelNotConverged, fidelity_report
+    from engine.stats.topcoded import rule_cost, schema_bounds
 
     spec = model_spec(prep)
     columns = [c.name for c in prep.schema.synthesized()]
@@ -112,13 +135,17 @@ def fidelity_of(
         tuple(as_event_codes(prep, r) for r in released),
     )
     report = fidelity_report(real, released[0], spec, columns, real_fit=real_fit)
+    # what the range rule costs: the real table limited the same way (issue 44)
+    cost = rule_cost(real, schema_bounds(prep.schema), report, spec)
+    plan = analysis_plan(prep)
     if len(released) < 2 or spec is None or report.model_error is not None:
-        return Fidelity(report)
+        return Fidelity(report, rule_cost=cost, plan=plan)
     try:
         combined = _combined_copies(report, released, spec)
     except ModelNotConverged as exc:
-        return Fidelity(report, combined_error=f"did not converge: {exc}")
-    return Fidelity(report, combined_copies=combined)
+        error = f"did not converge: {exc}"
+        return Fidelity(report, combined_error=error, rule_cost=cost, plan=plan)
+    return Fidelity(report, combined_copies=combined, rule_cost=cost, plan=plan)
 
 
 def _combined_copies(

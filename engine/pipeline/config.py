@@ -83,6 +83,7 @@ class RunConfig:
     analysis: str | None = None
     outcome: str | None = None
     covariates: tuple[str, ...] = ()
+    exposure: str | None = None  # with no covariates given: the exposure of the automatic model
     per: tuple[tuple[str, float], ...] = ()
     allow_risky: bool = False
     risk_acknowledged: bool = False  # the wizard's explicit acknowledgement for a raised w
@@ -206,7 +207,7 @@ def _check_columns(
     analysis = config.analysis
     kinds = {c.name: c.kind for c in schema.synthesized()}
     problems: list[str] = []
-    used = list(config.covariates)
+    used = list(config.covariates) or ([config.exposure] if config.exposure else [])
     if analysis == "cox":
         if not (schema.time and schema.event):
             return [
@@ -217,7 +218,7 @@ def _check_columns(
         used += [schema.time, schema.event]
     elif config.outcome:
         used.append(config.outcome)
-    exposure = config.covariates[0] if config.covariates else None
+    exposure = config.covariates[0] if config.covariates else config.exposure
     for column in dict.fromkeys(used):
         if column not in kinds:
             what = "the exposure" if column == exposure else "the column"

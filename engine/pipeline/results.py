@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from engine.privacy.dp.release import DPRelease
     from engine.privacy.release import EpsilonStatement, ReleaseMetrics
     from engine.stats.models import FidelityResult, ModelFit
+    from engine.stats.plan import AnalysisPlan
+    from engine.stats.topcoded import RuleCost
     from engine.stats.verdict import FidelityVerdict
 
 
@@ -94,12 +96,18 @@ class Fidelity:
     result: FidelityResult | None = None
     combined_copies: ModelFit | None = None
     combined_error: str | None = None
+    plan: AnalysisPlan | None = None  # the model compared and why (engine.stats.plan)
+    rule_cost: RuleCost | None = None  # the real table limited to the ranges (issue 44)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``fidelity`` block of ``audit.json``."""
         if self.result is None:
             return {}
         out = self.result.to_dict()
+        if self.plan is not None:
+            out["analysis_plan"] = self.plan.to_dict()
+        if self.rule_cost is not None:
+            out["rule_cost"] = self.rule_cost.to_dict()
         if self.combined_copies is not None:
             out["combined_copies"] = self.combined_copies.to_dict()
         elif self.combined_error is not None:

@@ -33,8 +33,9 @@ from engine.errors import InputError
 from engine.stats.compare import Comparison, compare_fits
 from engine.stats.fits import ModelFit, ModelNotConverged, ModelSpec, Rule, json_safe
 from engine.stats.regression import check_binary, is_categorical
+from engine.stats.shifts import column_shifts
 from engine.stats.utility import PropensityUtility, propensity_utility
-from engine.stats.verdict import FidelityVerdict, column_shifts, fidelity_verdict
+from engine.stats.verdict import FidelityVerdict, fidelity_verdict
 
 
 def _numeric_columns(
@@ -323,9 +324,35 @@ def fidelity_report(
         withheld=comparison.real.withheld if comparison is not None else (),
         utility=utility,
         correlation=correlation.max_abs_difference,
-        exposure=spec.covariates[0] if spec is not None and spec.covariates else None,
+        exposure=spec.exposure if spec is not None else None,
         analysis=spec.analysis if spec is not None else "cox",
+        model_error=model_error,
+        rows=len(real),
+        largest_smd=_largest_smd(real, first, columns),
     )
     return FidelityResult(
         comparison, marginal, correlation, km, tuple(notes), model_error, verdict, utility
     )
+
+
+def _largest_smd(
+    real: pd.DataFrame, synth: pd.DataFrame, columns: Sequence[str] | None
+) -> float | None:
+    """The largest |mean difference| / real SD over numeric columns (None when there are none).
+
+    Example:
+        >>> r = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0]})
+        >>> round(_largest_smd(r, r + 0.5, None), 3)
+        0.387
+    """
+    names = [c for c in (columns or real.columns) if c in synth.columns]
+    numeric = [
+        c
+        for c in names
+        if pd.api.types.is_numeric_dtype(real[c]) and not pd.api.types.is_bool_dtype(real[c])
+    ]
+    if not numeric:
+        return None
+    sd = real[numeric].std().replace(0.0, np.nan)
+    smd = ((synth[numeric].mean() - real[numeric].mean()).abs() / sd).dropna()
+    return float(smd.max()) if len(smd) else None

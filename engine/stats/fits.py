@@ -86,6 +86,7 @@ class ModelSpec:
     time: str | None = None
     event: str | None = None
     per: dict[str, float] | None = None
+    exposure: str | None = None  # the effect that leads the verdict (engine.stats.plan)
 
     def used_columns(self) -> list[str]:
         """Every column the model reads, response first."""

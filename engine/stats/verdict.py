@@ -8,13 +8,14 @@ Flags:
 * **a coefficient** when its synthetic estimate lies more than :data:`Z_GAP_LIMIT` (2) real
   standard errors from the real one (``|β_S − β_R| / se_R``), or when the two 95 % confidence
   intervals overlap less than :data:`OVERLAP_LIMIT` (0.5; Karr et al. 2006);
-* **a column** when its distribution differs from the real one by more than two samples of the
+* **a column** (:mod:`engine.stats.shifts`) when its distribution differs from the real one by more than two samples of the
   real table differ by chance: the Kolmogorov-Smirnov distance (numeric columns) or the total
   variation distance (categorical and two-valued columns) against a *real-holdout reference level*
   (:func:`column_shifts`).
 
 The reference level is computed honestly from the real table itself: the table (at most
-:data:`REFERENCE_ROWS` rows of it) is split at random into two halves :data:`SPLITS` times, the same distance is measured between the halves,
+:data:`engine.stats.shifts.REFERENCE_ROWS` rows of it) is split at random into two halves 50 times, the same
+distance is measured between the halves,
 and the 95th percentile of those distances is rescaled from two halves (n/2 and n/2 rows) to the
 sizes compared (n real and m synthetic rows) by the usual ``sqrt(1/n + 1/m)`` scaling of a
 two-sample distance. It is the level that two real samples of these sizes exceed only one time
@@ -36,29 +37,21 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from engine.stats.lead import changes, exposure_sentence
-from engine.stats.regression import is_categorical
+from engine.stats.shifts import REFERENCE_METHOD, ColumnFlag
 from engine.stats.utility import PropensityUtility
 
 Z_GAP_LIMIT = 2.0
 OVERLAP_LIMIT = 0.5
-SPLITS = 50
-REFERENCE_QUANTILE = 0.95
 INTERCEPTS = ("(intercept)", "intercept", "const")
-REFERENCE_ROWS = 10_000  # larger tables: the halves are drawn from this many rows
-REFERENCE_METHOD = (
-    "the distance two random halves of the real table differ by (95th percentile of "
-    f"{SPLITS} splits), rescaled to the number of rows compared"
-)
+MIN_JUDGED_ROWS = 100  # fewer real rows: two halves differ by chance as much as a poor copy
 
 
 @dataclass(frozen=True)
@@ -84,27 +77,6 @@ class CoefficientFlag:
 
 
 @dataclass(frozen=True)
-class ColumnFlag:
-    """One column's distance real vs synthetic (KS or TV) against the real-holdout level."""
-
-    column: str
-    measure: str  # "KS" (numeric) or "TV" (categorical)
-    distance: float
-    reference: float
-    flagged: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe."""
-        return {
-            "column": self.column,
-            "measure": self.measure,
-            "distance": _finite(self.distance),
-            "reference": _finite(self.reference),
-            "flagged": self.flagged,
-        }
-
-
-@dataclass(frozen=True)
 class FidelityVerdict:
     """Per-coefficient and per-column flags and the one overall line people read."""
 
@@ -114,6 +86,10 @@ class FidelityVerdict:
     utility: PropensityUtility | None = None  # general utility (pMSE), issue 28
     correlation: float | None = None  # the largest |correlation difference| over column pairs
     lead: str | None = None  # the exposure's changed effect in words (engine.stats.lead)
+    model_error: str | None = None  # why the outcome model could not be fitted
+    rows: int | None = None  # real rows compared (a table under MIN_JUDGED_ROWS is not judged)
+    largest_smd: float | None = None  # largest standardised mean difference of a numeric column
+    model_name: str = "outcome model"
 
     @property
     def flagged_coefficients(self) -> tuple[CoefficientFlag, ...]:
@@ -127,13 +103,28 @@ class FidelityVerdict:
 
     @property
     def same_conclusions(self) -> bool:
-        """True when nothing is flagged."""
-        return not self.flagged_coefficients and not self.flagged_columns
+        """True when nothing is flagged, the model (when one was asked for) was fitted and the
+        table has enough rows to judge."""
+        return (
+            not self.flagged_coefficients
+            and not self.flagged_columns
+            and self.model_error is None
+            and not self._too_few_rows
+        )
+
+    @property
+    def _too_few_rows(self) -> bool:
+        return self.rows is not None and self.rows < MIN_JUDGED_ROWS
 
     @property
     def headline(self) -> str:
         """``"Same conclusions"`` (an outcome model was compared), ``"Distributions match"``
-        (none was) or ``"Differences to check"``."""
+        (none was), ``"Differences to check"``, ``"The model could not be fitted"`` or ``"Too
+        few rows to judge"``."""
+        if self.model_error is not None:
+            return "The model could not be fitted"
+        if not self.flagged_coefficients and not self.flagged_columns and self._too_few_rows:
+            return "Too few rows to judge"
         if not self.same_conclusions:
             return "Differences to check"
         return "Same conclusions" if self._model_judged else "Distributions match"
@@ -158,6 +149,10 @@ class FidelityVerdict:
             >>> fidelity_verdict((), [ColumnFlag("chol", "KS", 0.2, 0.05, True)]).line
             'Differences to check: the distribution of chol (differs more than two halves of the real table do); no outcome model was compared.'
         """
+        if self.model_error is not None:
+            return self._failed_line()
+        if self.headline == "Too few rows to judge":
+            return self._small_line()
         if self.same_conclusions and not self._model_judged:
             return (
                 "Distributions match: column distributions and their correlations match (every "
@@ -184,6 +179,38 @@ class FidelityVerdict:
         if not self._model_judged:
             parts.append("no outcome model was compared")
         return f"{lead}Differences to check: " + "; ".join(parts) + "."
+
+    def _failed_line(self) -> str:
+        """The line when the outcome model could not be fitted: said, with what to change."""
+        columns = [c.column for c in self.flagged_columns]
+        shape = (
+            f"the distribution of {_join(columns)} differs more than two halves of the real "
+            "table do"
+            if columns
+            else "column distributions and their correlations match"
+        )
+        reason = str(self.model_error).removeprefix("did not converge: ")
+        return (
+            f"The model could not be fitted: the {self.model_name} failed on these columns "
+            f"({reason}), so no effect was compared and this copy's regression results are "
+            f"unchecked; {shape}. What to change: choose the model's columns on the Settings "
+            "page (Analysis to compare), leaving out a column that repeats another or that is "
+            "known only after the outcome, and run again."
+        )
+
+    def _small_line(self) -> str:
+        """The line for a table too small to show that the copy matches."""
+        smd = (
+            f" (standardised mean differences up to {self.largest_smd:.2f})"
+            if self.largest_smd is not None and math.isfinite(self.largest_smd)
+            else ""
+        )
+        return (
+            f"Too few rows to judge: with {self.rows:,} rows, two halves of the real table differ "
+            f"by chance as much as this copy differs from it{smd}, so this check cannot show "
+            "that the copy matches; treat every result from it as a rough guide and confirm it "
+            "on the real data."
+        )
 
     def _general(self) -> str:
         """The correlation and propensity figures in words, for the no-model line."""
@@ -255,6 +282,9 @@ def fidelity_verdict(
     correlation: float | None = None,
     exposure: str | None = None,
     analysis: str = "cox",
+    model_error: str | None = None,
+    rows: int | None = None,
+    largest_smd: float | None = None,
 ) -> FidelityVerdict:
     """The verdict from coefficient comparisons and column flags (:func:`column_shifts`).
 
@@ -283,106 +313,27 @@ def fidelity_verdict(
             if lead is None and shown and is_exposure:
                 lead = exposure_sentence(c, analysis)
     compared = bool(flags) if model_compared is None else model_compared
-    return FidelityVerdict(tuple(flags), tuple(columns), compared, utility, correlation, lead)
-
-
-def column_shifts(
-    real: pd.DataFrame,
-    synth: pd.DataFrame,
-    columns: Sequence[str] | None = None,
-    *,
-    splits: int = SPLITS,
-    seed: int = 0,
-) -> tuple[ColumnFlag, ...]:
-    """KS (numeric) or TV (categorical) distance of each column, real vs synthetic, against the
-    real-holdout reference level described in the module docstring.
-
-    Missing values are left out of both sides; a column with fewer than 20 real values is
-    skipped (its halves would be too small to give a level).
-
-    Example:
-        >>> rng = np.random.default_rng(1)
-        >>> real = pd.DataFrame({"x": rng.normal(size=1000)})
-        >>> same = pd.DataFrame({"x": rng.normal(size=1000)})
-        >>> moved = pd.DataFrame({"x": rng.normal(0.5, 1, size=1000)})
-        >>> column_shifts(real, same)[0].flagged, column_shifts(real, moved)[0].flagged
-        (False, True)
-    """
-    names = [c for c in (columns or real.columns) if c in real.columns and c in synth.columns]
-    rng = np.random.default_rng(seed)
-    out = []
-    for name in names:
-        # a two-valued column (an event, a 0/1 code) is compared by its shares, like a category
-        categorical = is_categorical(real[name]) or real[name].dropna().nunique() <= 2
-        distance_fn: Callable[[np.ndarray, np.ndarray], float] = _ks
-        kind = str if categorical else float
-        r = real[name].dropna().astype(kind).to_numpy()
-        s = synth[name].dropna().astype(kind).to_numpy()
-        if len(r) < 20 or len(s) == 0:
-            continue
-        if categorical:  # the labels as codes once: the level's 50 splits count integers
-            codes, labels = pd.factorize(np.concatenate([r, s]))
-            r, s = codes[: len(r)], codes[len(r) :]
-            distance_fn = functools.partial(_tv_codes, levels=len(labels))
-        # the level is measured on at most REFERENCE_ROWS real rows and rescaled like the rest
-        pool = r if len(r) <= REFERENCE_ROWS else rng.choice(r, REFERENCE_ROWS, replace=False)
-        half = len(pool) // 2
-        levels = []
-        for _ in range(splits):
-            order = rng.permutation(len(pool))
-            levels.append(distance_fn(pool[order[:half]], pool[order[half : 2 * half]]))
-        scale = math.sqrt((1 / len(r) + 1 / len(s)) / (2 / half))
-        reference = float(np.quantile(levels, REFERENCE_QUANTILE)) * scale
-        distance = distance_fn(r, s)
-        out.append(
-            ColumnFlag(
-                str(name), "TV" if categorical else "KS", distance, reference, distance > reference
-            )
-        )
-    return tuple(out)
-
-
-def _ks(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sample Kolmogorov-Smirnov distance (largest gap between the empirical CDFs; the
-    statistic of ``scipy.stats.ks_2samp``, without its p-value).
-
-    Example:
-        >>> from scipy.stats import ks_2samp
-        >>> rng = np.random.default_rng(0); a, b = rng.normal(size=300), rng.normal(0.2, 1, 200)
-        >>> bool(np.isclose(_ks(a, b), ks_2samp(a, b).statistic))
-        True
-    """
-    a, b = np.sort(a), np.sort(b)
-    both = np.concatenate([a, b])
-    cdf_a = np.searchsorted(a, both, side="right") / len(a)
-    cdf_b = np.searchsorted(b, both, side="right") / len(b)
-    return float(np.max(np.abs(cdf_a - cdf_b)))
-
-
-def _tv(a: np.ndarray, b: np.ndarray) -> float:
-    """Total variation distance between the level shares of ``a`` and ``b``."""
-    pa = pd.Series(a).value_counts(normalize=True)
-    pb = pd.Series(b).value_counts(normalize=True)
-    return float(0.5 * pa.sub(pb, fill_value=0.0).abs().sum())
-
-
-def _tv_codes(a: np.ndarray, b: np.ndarray, *, levels: int) -> float:
-    """:func:`_tv` of level codes ``0..levels-1`` (the shares counted with ``bincount``; the
-    same distance, 15x faster than hashing the labels: 100,000 rows, 50 splits a column).
-
-    Example:
-        >>> a, b = np.array(["x", "y", "y", "z"]), np.array(["y", "z", "z", "z"])
-        >>> codes, labels = pd.factorize(np.concatenate([a, b]))
-        >>> bool(np.isclose(_tv_codes(codes[:4], codes[4:], levels=len(labels)), _tv(a, b)))
-        True
-    """
-    pa = np.bincount(a, minlength=levels) / len(a)
-    pb = np.bincount(b, minlength=levels) / len(b)
-    return float(0.5 * np.abs(pa - pb).sum())
+    name = {"cox": "survival (Cox) model", "ols": "linear regression"}.get(
+        analysis, "logistic regression"
+    )
+    return FidelityVerdict(
+        tuple(flags),
+        tuple(columns),
+        compared,
+        utility,
+        correlation,
+        lead,
+        model_error,
+        rows,
+        largest_smd,
+        name,
+    )
 
 
 def _coef_why(c: CoefficientFlag) -> str:
-    return f" ({'; '.join(c.reasons)})" if c.shown and c.reasons else ""
+    if not c.shown:  # a group under 10 people: the reason would show its numbers
+        return " (a group of fewer than 10 people, its numbers withheld: it differs between the tables)"
+    return f" ({'; '.join(c.reasons)})" if c.reasons else ""
 
 
 def _join(names: Sequence[str]) -> str:
