@@ -123,12 +123,12 @@ def end_of_follow_up(time: pd.Series, indicator: pd.Series) -> float:
     codes = event_codes(indicator, tuple(event_labels(indicator)))
     t = pd.to_numeric(time, errors="coerce")
     ok = t.notna() & codes.notna()
-    t, codes = t[ok].to_numpy(float), codes[ok].to_numpy(float)
-    ones, zeros = int((codes == 1).sum()), int((codes == 0).sum())
+    times, flags = t[ok].to_numpy(float), codes[ok].to_numpy(float)
+    ones, zeros = int((flags == 1).sum()), int((flags == 0).sum())
     if not ones or not zeros:
         return 0.0
-    ranks = rankdata(t)
-    auc = (ranks[codes == 1].sum() - ones * (ones + 1) / 2) / (ones * zeros)
+    ranks = rankdata(times)
+    auc = (ranks[flags == 1].sum() - ones * (ones + 1) / 2) / (ones * zeros)
     return round(abs(float(auc) - 0.5), 6)
 
 

@@ -42,6 +42,7 @@ import pandas as pd
 
 from engine.columns.events import history_like
 from engine.columns.survival_names import event_score, time_score
+from engine.disclosure.counts import safe_count, safe_total, safe_total_text, small_count
 from engine.files.names import name_tokens
 
 # Name parts that say "the treatment or arm a patient was given" (trial files: trt, tx, rx,
@@ -136,11 +137,11 @@ class AnalysisPlan:
         """The rows the model uses, in one line."""
         if not self.rows_left_out:
             return f"Rows: all {self.rows:,} rows are in the model."
-        where = ", ".join(f"{c} {n:,}" for c, n in self.missing)
+        where = ", ".join(f"{c} {safe_count(n)}" for c, n in self.missing)
         return (
-            f"Rows: {self.rows_used:,} of {self.rows:,} are in the model; "
-            f"{self.rows_left_out:,} have no value in a model column ({where}) and are left "
-            "out of both fits."
+            f"Rows: {self.rows_used:,} of {safe_total_text(self.rows, self.rows_used)} are in "
+            f"the model; {safe_count(self.rows_left_out)} have no value in a model column "
+            f"({where}) and are left out of both fits."
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -151,10 +152,10 @@ class AnalysisPlan:
             "covariates": list(self.covariates),
             "chosen_by": self.chosen_by,
             "left_out": [{"column": c, "why": why} for c, why in self.left_out],
-            "rows": self.rows,
+            "rows": safe_total(self.rows, self.rows_used),
             "rows_used": self.rows_used,
-            "rows_left_out": self.rows_left_out,
-            "missing": {c: n for c, n in self.missing},
+            "rows_left_out": small_count(self.rows_left_out) if self.rows_left_out else 0,
+            "missing": {c: small_count(n) for c, n in self.missing},
             "lines": list(self.lines()),
         }
 
