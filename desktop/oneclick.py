@@ -18,7 +18,7 @@ schema did not recognise exactly one pair (:func:`plan_outcome`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -73,6 +73,7 @@ class OutcomeChoice:
     time: str | None
     event: str | None
     event_value: Any = None  # the value meaning "the event happened" when not the usual one
+    exposure: str | None = None  # the treatment or arm asked about; "" = none (NO_EXPOSURE)
 
     @property
     def label(self) -> str:
@@ -93,10 +94,11 @@ class OutcomePlan:
 
     recognised: OutcomeChoice | None  # exactly one pair: used without asking
     choices: tuple[OutcomeChoice, ...]  # else these are offered (NO_OUTCOME last)
+    exposures: tuple[str, ...] = ()  # columns that look like a treatment or arm: asked too
 
     @property
     def must_ask(self) -> bool:
-        return self.recognised is None and len(self.choices) > 1
+        return (self.recognised is None and len(self.choices) > 1) or bool(self.exposures)
 
 
 def plan_outcome(frame: Any) -> OutcomePlan:
@@ -106,11 +108,16 @@ def plan_outcome(frame: Any) -> OutcomePlan:
     the schema would accept as the follow-up time beside an unambiguous event; an event is one it
     would accept by name, or any column coded 0/1 (e.g. ``cvd``), which names alone would miss.
     """
-    from engine import recognise_survival_roles
+    from engine import exposure_candidates, recognise_survival_roles
 
     found = recognise_survival_roles(frame)
+    roles = {found.time, found.event, found.likely_time, found.likely_event} - {None}
+    exposures = exposure_candidates(frame, exclude=roles)[:MAX_CHOICES]
     if found.time and found.event:
-        return OutcomePlan(OutcomeChoice(found.time, found.event, found.event_value), ())
+        recognised = OutcomeChoice(found.time, found.event, found.event_value)
+        if exposures:  # asked with the exposure, the recognised pair preselected
+            return OutcomePlan(None, (recognised, NO_OUTCOME), exposures)
+        return OutcomePlan(recognised, ())
     times = list(found.time_candidates[:MAX_CHOICES])
     events = list(found.event_candidates[:MAX_CHOICES])
     pairs = [OutcomeChoice(t, e) for t in times for e in events]
@@ -120,14 +127,17 @@ def plan_outcome(frame: Any) -> OutcomePlan:
         if "censoring" in str(found.question):  # a censoring-looking name: the other reading too
             other = 0 if found.event_value is None else 1
             pairs.insert(1, OutcomeChoice(likely.time, likely.event, other))
-    return OutcomePlan(None, (*pairs, NO_OUTCOME) if pairs else ())
+    return OutcomePlan(None, (*pairs, NO_OUTCOME) if pairs or exposures else (), exposures)
 
 
 class OutcomeQuestion(QtWidgets.QDialog):
     """The one short question: which columns are the survival outcome, or none."""
 
     def __init__(
-        self, choices: tuple[OutcomeChoice, ...], parent: QtWidgets.QWidget | None
+        self,
+        choices: tuple[OutcomeChoice, ...],
+        parent: QtWidgets.QWidget | None,
+        exposures: tuple[str, ...] = (),
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("latent-synth: one question")
@@ -145,6 +155,22 @@ class OutcomeQuestion(QtWidgets.QDialog):
         self.combo.setAccessibleName("Survival outcome")
         self.combo.addItems([c.label for c in choices])
         layout.addWidget(self.combo)
+        self.exposures = exposures
+        self.exposure_combo = QtWidgets.QComboBox()
+        self.exposure_combo.setAccessibleName("Treatment or exposure")
+        if exposures:
+            ask = QtWidgets.QLabel(
+                "Which column is the treatment or exposure whose effect you want checked? Its "
+                "effect leads the comparison of your table and the copy; the other columns are "
+                "adjustments."
+            )
+            ask.setWordWrap(True)
+            layout.addWidget(ask)
+            self.exposure_combo.addItems(
+                [f"“{name}” is the treatment or exposure" for name in exposures]
+                + ["None: every column is an adjustment"]
+            )
+            layout.addWidget(self.exposure_combo)
         buttons = QtWidgets.QDialogButtonBox(
             QtWidgets.QDialogButtonBox.StandardButton.Ok
             | QtWidgets.QDialogButtonBox.StandardButton.Cancel
@@ -157,14 +183,22 @@ class OutcomeQuestion(QtWidgets.QDialog):
         layout.addWidget(buttons)
 
     def chosen(self) -> OutcomeChoice:
-        return self.choices[self.combo.currentIndex()]
+        """The outcome chosen, with the exposure when one was asked about."""
+        choice = self.choices[self.combo.currentIndex()]
+        if not self.exposures:
+            return choice
+        index = self.exposure_combo.currentIndex()
+        exposure = self.exposures[index] if index < len(self.exposures) else ""
+        return replace(choice, exposure=exposure)
 
 
 def ask_outcome(
-    choices: tuple[OutcomeChoice, ...], parent: QtWidgets.QWidget | None
+    choices: tuple[OutcomeChoice, ...],
+    parent: QtWidgets.QWidget | None,
+    exposures: tuple[str, ...] = (),
 ) -> OutcomeChoice | None:
     """Ask the question in a modal dialog; None when the user cancels."""
-    dialog = OutcomeQuestion(choices, parent)
+    dialog = OutcomeQuestion(choices, parent, exposures)
     try:
         accepted = dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted
         return dialog.chosen() if accepted else None
@@ -185,6 +219,8 @@ def oneclick_config(fields: dict[str, Any], choice: OutcomeChoice | None) -> Any
             values.update(event_value=str(choice.event_value))
         if choice.time is None:
             values.update(analysis=None, covariates=(), per=())
+        if choice.exposure is not None:
+            values.update(exposure=choice.exposure)
     if values.get("time") and values.get("event"):
         values.setdefault("analysis", "cox")
     values["out"] = None
@@ -347,8 +383,11 @@ def refusal_advice(result: Any) -> str:
     found = refusal_findings(getattr(result, "audit", None))
     if not found:
         return REFUSAL_ADVICE
-    return "What to try, as measured on your table: " + " ".join(found) + " " + (
-        REFUSAL_ADVICE.replace("What to try:", "Also possible:", 1)
+    return (
+        "What to try, as measured on your table: "
+        + " ".join(found)
+        + " "
+        + (REFUSAL_ADVICE.replace("What to try:", "Also possible:", 1))
     )
 
 
@@ -369,3 +408,12 @@ def fidelity_text(result: Any) -> str:
         cox = getattr(config, "analysis", None) in (None, "cox")
         scope = f"the {'survival model' if cox else 'regression'} and each column's distribution"
     return f"{verdict.line} Compared: {scope}."
+
+
+def analysis_text(result: Any) -> str:
+    """The model the comparison rests on, one choice a line (the exposure, the adjustments,
+    what was left out and why, the rows), as the PDF's section 1 and ``audit.json`` say it."""
+    plan = getattr(getattr(result, "fidelity", None), "plan", None)
+    if plan is None:
+        return ""
+    return "\n".join(plan.lines())

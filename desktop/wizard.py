@@ -356,7 +356,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if not (fields.get("time") and fields.get("event")):
             plan = plan_outcome(inspected.frame)
             if plan.must_ask:
-                choice = ask_outcome(plan.choices, self)
+                choice = ask_outcome(plan.choices, self, plan.exposures)
                 if choice is None:
                     return False
             else:
@@ -368,7 +368,8 @@ class MainWindow(QtWidgets.QMainWindow):
         except Exception as err:  # noqa: BLE001 - shown, not raised
             self.pages[0].show_error(err)
             return False
-        keys = ("time", "event", "analysis", "covariates", "per", *self.oneclick_settings)
+        keys = ("time", "event", "analysis", "covariates", "exposure", "per")
+        keys += tuple(self.oneclick_settings)
         self._oneclick_changes = {k: getattr(config, k) for k in keys}
         folder = default_output_folder(source, date.today())
         label = fields.get("input_label") or source.name
@@ -424,7 +425,16 @@ def _outcome_note(choice: OutcomeChoice | None) -> str:
             "No survival outcome was used (none was recognised or chosen), so fidelity compares "
             "distributions and correlations only."
         )
-    return f"Survival outcome used: follow-up time “{choice.time}”, event “{choice.event}”."
+    exposure = (
+        ""
+        if choice.exposure is None
+        else " No treatment or exposure column."
+        if not choice.exposure
+        else f" Treatment or exposure: “{choice.exposure}”."
+    )
+    return (
+        f"Survival outcome used: follow-up time “{choice.time}”, event “{choice.event}”." + exposure
+    )
 
 
 def about_html() -> str:

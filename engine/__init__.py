@@ -54,6 +54,9 @@ _PUBLIC = {
     "draw_privacy_curve": "engine.report.curve_plot",
     "forest_figure": "engine.report.forest",
     "few_rows_warning": "engine.report.sections.summary",
+    "analysis_plan": "engine.pipeline.compare_step",
+    "exposure_candidates": "engine.stats.plan",
+    "NO_EXPOSURE": "engine.stats.plan",
     "refusal_findings": "engine.pipeline.refusal",
     # errors and progress
     "LatentSynthError": "engine.errors",
@@ -71,6 +74,9 @@ __all__ = [
     "__version__",
     "few_rows_warning",
     "refusal_findings",
+    "analysis_plan",
+    "exposure_candidates",
+    "NO_EXPOSURE",
     "run_pipeline",
     "RunConfig",
     "RunResult",
@@ -134,6 +140,7 @@ if TYPE_CHECKING:
         synthesize,
         write_outputs,
     )
+    from engine.pipeline.compare_step import analysis_plan
     from engine.pipeline.config import check_analysis
     from engine.pipeline.demo import demo_input
     from engine.pipeline.meta import MetaConfig, effect_label, run_meta
@@ -143,6 +150,7 @@ if TYPE_CHECKING:
     from engine.report.curve_plot import draw_privacy_curve
     from engine.report.forest import forest_figure
     from engine.stats.meta import pool, read_summary
+    from engine.stats.plan import NO_EXPOSURE, exposure_candidates
 
 
 def __getattr__(name: str) -> Any:

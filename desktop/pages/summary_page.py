@@ -15,6 +15,7 @@ from typing import Any
 
 from desktop.oneclick import (
     OneClickOutcome,
+    analysis_text,
     fidelity_text,
     recommendation_text,
     refusal_advice,
@@ -202,7 +203,17 @@ class SummaryPage(QtWidgets.QWidget):
         super().__init__(parent)
         self.setAccessibleName("Summary of the one-click job")
         self.outcome: OneClickOutcome | None = None
-        layout = QtWidgets.QVBoxLayout(self)
+        # the text scrolls: at the default window size (1180 x 760) a long verdict and the
+        # model's lines would otherwise be cut (issue 44)
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        outer.addWidget(scroll)
+        body = QtWidgets.QWidget()
+        scroll.setWidget(body)
+        layout = QtWidgets.QVBoxLayout(body)
         self.headline = QtWidgets.QLabel()
         self.headline.setAccessibleName("Recommendation")
         font = self.headline.font()
@@ -221,6 +232,10 @@ class SummaryPage(QtWidgets.QWidget):
         self.fidelity = note("")
         self.fidelity.setAccessibleName("Fidelity")
         layout.addWidget(self.fidelity)
+        self.analysis = note("")
+        self.analysis.setAccessibleName("The model compared")
+        self.analysis.setToolTip("The model compared on your table and on the copy, and why.")
+        layout.addWidget(self.analysis)
         self.outcome_note = note("")
         self.outcome_note.setStyleSheet("color: #8a5300;")
         layout.addWidget(self.outcome_note)
@@ -279,6 +294,8 @@ class SummaryPage(QtWidgets.QWidget):
         self.fidelity.setText(
             fidelity_text(result) if released else "Not measured: no synthetic copy was released."
         )
+        self.analysis.setText(analysis_text(result) if released else "")
+        self.analysis.setVisible(released and bool(self.analysis.text()))
         self.outcome_note.setText(outcome_note)
         self.outcome_note.setVisible(bool(outcome_note))
         self.folder_heading.setVisible(released)

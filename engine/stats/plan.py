@@ -53,6 +53,7 @@ TREATMENT_WORDS = frozenset(
 )
 STRONG_TREATMENT = frozenset({"treat", "treatment", "trt", "tx", "rx", "arm"})
 MAX_EXPOSURE_LEVELS = 4
+NO_EXPOSURE = ""  # the user said: no column is the exposure (None: choose automatically)
 MAX_LEVELS = 20  # a category with more levels: one term each would swamp the model
 # Words of another outcome: an indicator of death, relapse or censoring is not a covariate.
 OUTCOME_WORDS = frozenset(
@@ -173,8 +174,8 @@ def plan_analysis(
     exposure: str | None = None,
     kinds: dict[str, str] | None = None,
 ) -> AnalysisPlan:
-    """The model to compare: the user's ``covariates`` as given (the first is the exposure), or
-    the automatic choice from ``candidates`` (the synthesized columns) and the ``rules`` found
+    """The model to compare: the user's ``covariates`` as given (the exposure is ``exposure``,
+    else the first; :data:`NO_EXPOSURE` for none), or the automatic choice from ``candidates`` (the synthesized columns) and the ``rules`` found
     in every real row (:class:`engine.columns.rules.Rule`); see the module docstring.
 
     Example:
@@ -191,13 +192,14 @@ def plan_analysis(
     """
     heads = [time, event] if analysis == "cox" else [outcome]
     response = [c for c in heads if c]
-    if covariates:
-        chosen = tuple(covariates)
+    if covariates:  # the user's model: the exposure named, else the first covariate
+        lead = covariates[0] if exposure is None else (exposure or None)
+        chosen = tuple([lead] if lead else []) + tuple(c for c in covariates if c != lead)
         return _with_rows(
             AnalysisPlan(
                 analysis,
                 chosen,
-                chosen[0],
+                lead,
                 "you",
                 (),
                 time=time,
@@ -234,7 +236,9 @@ def plan_analysis(
         elif kinds.get(name) in ("categorical", "nominal") and count > MAX_LEVELS:
             leave(name, f"{count} levels: one term for each would swamp the model")
     why_exposure = ""
-    if exposure is None:
+    if exposure == NO_EXPOSURE:
+        exposure = None
+    elif exposure is None:
         found = exposure_candidates(real[pool]) if pool else ()
         exposure = found[0] if found else None
         if exposure is not None:
