@@ -133,7 +133,7 @@ def km_curves(km: Any) -> Drawer:
 
     def draw(ax: Any) -> None:
         ax.set_title("Kaplan-Meier survival: real vs synthetic", fontsize=9)
-        ax.set_xlabel("time", fontsize=8)
+        ax.set_xlabel(_km_time_label(km), fontsize=8)
         ax.set_ylabel("survival probability", fontsize=8)
         ax.tick_params(labelsize=7)
         series = _km_series(km)
@@ -143,9 +143,18 @@ def km_curves(km: Any) -> Drawer:
         colors = {"real": "#1f77b4", "synthetic": "#ff7f0e"}
         for label, (t, s) in series.items():
             ax.step(t, s, where="post", lw=1.2, label=label, color=colors.get(label))
+        end = max(max(t, default=0.0) for t, _ in series.values())
+        if end > 0:  # the grid's end: where 10 real records are still followed up
+            ax.set_xlim(0.0, end * 1.03)
         ax.legend(fontsize=7)
 
     return draw
+
+
+def _km_time_label(km: Any) -> str:
+    """The x axis: the time column's name (its own units), else "time"."""
+    name = km.get("time_column") if isinstance(km, dict) else getattr(km, "time_column", "")
+    return str(name) if name else "time"
 
 
 def _km_series(km: Any) -> dict[str, tuple[list[float], list[float]]]:

@@ -93,12 +93,13 @@ def test_coarse_km_grid_with_exactly_ten_records_reaches_the_smallest_time() -> 
     np.testing.assert_allclose(grid, np.linspace(0.0, 1.0, 13))
 
 
-def test_coarse_km_grid_drops_a_last_interval_with_a_single_event() -> None:
+def test_coarse_km_grid_merges_a_last_interval_with_a_single_event() -> None:
     """10 events at 5, one at 9, 10 censored at 12; end 12, edges 0, 6, 12: (6, 12] holds one
-    event, which a step of the curve would reveal -> the grid stops at 6."""
+    event, which a step of the curve would reveal -> merged with (0, 6], the grid still ends at
+    12 (issue 44: the axis covers the follow-up)."""
     t = np.array([5.0] * 10 + [9.0] + [12.0] * 10)
     e = np.array([True] * 11 + [False] * 10)
-    assert disclosure.coarse_km_grid(t, e, intervals=2).tolist() == [0.0, 6.0]
+    assert disclosure.coarse_km_grid(t, e, intervals=2).tolist() == [0.0, 12.0]
 
 
 def test_coarse_km_grid_counts_an_event_on_the_upper_edge_in_that_interval() -> None:
@@ -113,10 +114,10 @@ def test_coarse_km_grid_counts_an_event_on_the_upper_edge_in_that_interval() -> 
 
 def test_coarse_km_grid_does_not_count_an_edge_event_in_the_next_interval() -> None:
     """11 events in (0, 6] (one of them at 6), 9 events at 12 and one censored: (6, 12] holds 9
-    events, not 10, so the grid stops at 6."""
+    events, not 10, so it is merged with (0, 6] (counted in the next one, 6 would stay)."""
     t = np.array([5.0] * 10 + [6.0] + [12.0] * 10)
     e = np.array([True] * 20 + [False])
-    assert disclosure.coarse_km_grid(t, e, intervals=2).tolist() == [0.0, 6.0]
+    assert disclosure.coarse_km_grid(t, e, intervals=2).tolist() == [0.0, 12.0]
 
 
 # --- sigma calibration: the bisection ----------------------------------------------------------

@@ -78,6 +78,9 @@ def coarse_km_grid(time: np.ndarray, event: np.ndarray, *, intervals: int = 12) 
     Starts with ``intervals`` equal steps; an interval holding 1-9 real events is merged with the
     next one, so every drop of the real curve read on it reflects 0 or at least 10 events. The
     last point is the 10th largest time rounded down to 2 significant digits, not one patient's.
+    A last interval with 1-9 events is merged with the one before it, so the grid still reaches
+    that point (issue 44: dropping it cut a 60-row table's axis to 0-140 of 1,627 days of
+    follow-up); only with fewer than 10 events before it in all is nothing left but the origin.
 
     Example:
         >>> rng = np.random.default_rng(0)
@@ -99,7 +102,13 @@ def coarse_km_grid(time: np.ndarray, event: np.ndarray, *, intervals: int = 12) 
     while i < len(edges):
         n = int(np.searchsorted(ev, edges[i], "right") - np.searchsorted(ev, edges[i - 1], "right"))
         if 0 < n < THRESHOLD:
-            del edges[i]  # merge with the next interval (at the end: stop earlier)
+            if i < len(edges) - 1:
+                del edges[i]  # merge with the next interval
+            elif i > 1:
+                del edges[i - 1]  # the last: merge with the one before, keeping the end
+                i -= 1
+            else:
+                del edges[i]  # one interval of 1-9 events in all: nothing can be shown
             continue
         i += 1
     return np.array(edges, dtype=float)

@@ -117,6 +117,7 @@ class KMComparison:
     logrank_statistic: float
     logrank_p: float
     min_at_risk: int
+    time_column: str = ""  # the grid's unit: the time column's own (the plots' axis label)
 
     def to_frame(self) -> pd.DataFrame:
         """Columns time, real, synthetic."""
@@ -186,6 +187,7 @@ def km_comparison(
         float(test.test_statistic),
         float(test.p_value),
         min_at_risk,
+        str(time),
     )
 
 
