@@ -39,6 +39,11 @@ HEADER_TIPS = {
 }
 
 
+RULE_COST_TIP = (
+    "The real table with every value beyond a column's allowed range set to that range's end, "
+    "the same limit the synthetic table keeps, and the model fitted on it. If the synthetic "
+    "estimate is closer to this one than to the real one, the difference is the rule's price."
+)
 VERDICT_TIP = (
     "The same verdict as on the report's first page. An effect is flagged when the synthetic "
     "estimate lies more than 2 standard errors from the real one, or when the two 95% "
@@ -86,6 +91,10 @@ class FidelityPage(Page):
             "distance between the real and the synthetic survival curves (0 to 1)."
         )
         layout.addWidget(self.notes, 4, 0, 1, 2)
+        self.rule_cost = note("")
+        self.rule_cost.setAccessibleName("What the range rule costs")
+        self.rule_cost.setToolTip(RULE_COST_TIP)
+        layout.addWidget(self.rule_cost, 5, 0, 1, 2)
         layout.setRowStretch(1, 3)
         layout.setRowStretch(3, 2)
         layout.setColumnStretch(0, 3)
@@ -107,6 +116,7 @@ class FidelityPage(Page):
         self.model_heading.setText("<b>Regression: nothing released to compare</b>")
         self.notes.setText(why)
         self.verdict.setText("")
+        self.rule_cost.setText("")
 
         def draw(ax: Any) -> None:
             ax.set_axis_off()
@@ -202,6 +212,24 @@ class FidelityPage(Page):
                 + (f"; largest gap between the curves {gap:.3f}." if gap is not None else "."),
             )
         self.notes.setText("\n".join(extra))
+        self.rule_cost.setText(rule_cost_text(fidelity.get("rule_cost")))
+
+
+def rule_cost_text(cost: dict[str, Any] | None) -> str:
+    """What the range rule costs (:mod:`engine.stats.topcoded`): the engine's sentence per
+    limited column under its short explanation; empty when no real value lies beyond a range.
+
+    Example:
+        >>> text = rule_cost_text({"lines": ["Rule cost for nodes: fewer than 10 real values"]})
+        >>> text.startswith("What the range rule costs."), text.splitlines()[-1]
+        (True, '• Rule cost for nodes: fewer than 10 real values')
+    """
+    lines = (cost or {}).get("lines") or []
+    if not lines:
+        return ""
+    from engine.stats.topcoded import INTRO, TITLE
+
+    return "\n".join([f"{TITLE}. {INTRO}", *(f"• {line}" for line in lines)])
 
 
 def _table(name: str) -> QtWidgets.QTableWidget:

@@ -32,6 +32,7 @@ from engine.report.regression import regression_block
 if TYPE_CHECKING:
     from engine.pipeline.results import RunResult
     from engine.stats.models import FidelityResult
+    from engine.stats.topcoded import RuleCost
 
 NUMERIC_KINDS = ("continuous", "integer", "time")
 LEVEL_KINDS = ("binary", "categorical", "event")
@@ -67,7 +68,35 @@ def utility_section(result: RunResult, sheet: dict[str, Any], width: float) -> l
     if fidelity is not None:
         out += _correlation_block(fidelity, sheet, width)
     out += regression_block(result.fidelity, real, sheet, width)
+    return out + rule_cost_block(getattr(result.fidelity, "rule_cost", None), sheet, width)
+
+
+def rule_cost_block(cost: RuleCost | None, sheet: dict[str, Any], width: float) -> list[Any]:
+    """What the range rule costs (:mod:`engine.stats.topcoded`): the Fidelity page's sentences
+    and, with a model, each term on the real, the limited real and the synthetic table."""
+    from engine.stats.topcoded import EFFECT, INTRO, TITLE
+
+    lines = cost.lines() if cost is not None else []
+    if cost is None or not lines:
+        return []
+    out = [paragraph(TITLE, sheet, "h2"), paragraph(INTRO, sheet)]
+    out += [paragraph(text(line), sheet) for line in lines]
+    if cost.terms and cost.analysis is not None:
+        effect = EFFECT.get(cost.analysis, "estimate")
+        ratio = cost.analysis in ("cox", "logistic")
+        rows = [["term", f"real {effect}", "real, limited to the ranges", "synthetic"]]
+        for t in cost.terms:
+            per = "" if t.per == 1.0 else f" (per {t.per:g})"
+            values = (t.real, t.limited, t.synthetic)
+            rows.append([text(t.name + per), *(_effect(v * t.per, ratio) for v in values)])
+        out.append(table(rows, [0.34 * width, 0.22 * width, 0.24 * width, 0.2 * width]))
     return out
+
+
+def _effect(value: float, ratio: bool) -> str:
+    """A hazard / odds ratio (exp) or a coefficient, three decimals."""
+    x = finite((np.exp(value) if value < 700 else np.inf) if ratio else value)
+    return NOT_AVAILABLE if x is None else f"{x:.3f}"
 
 
 def _kinds(result: RunResult) -> dict[str, str]:
