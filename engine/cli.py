@@ -157,6 +157,7 @@ def _add_run_options(p: argparse.ArgumentParser, out_required: bool = True) -> N
     stats.add_argument("--analysis", choices=("cox", "ols", "logistic"))
     stats.add_argument("--outcome", help="outcome column for ols / logistic")
     stats.add_argument("--covariates", type=_name_list, default=(), help="COL,COL")
+    stats.add_argument("--exposure", help="treatment column whose effect leads ('none': none)")
     stats.add_argument("--per", type=_per, default=(), help="effect per units, e.g. sbp=10")
 
 
@@ -251,6 +252,7 @@ def _config_from_args(ns: argparse.Namespace, input_path: Path | str, **extra: A
         keys=tuple(k for v in ns.keys for k in _name_list(v)) if ns.keys else None,
         rules=tuple(ns.rule), rules_off=tuple(ns.no_rule),
         covariates=tuple(ns.covariates),
+        exposure=None if ns.exposure is None else ("" if ns.exposure == "none" else ns.exposure),
         per=per,
         report=not ns.no_report,
     )

@@ -135,6 +135,13 @@ def print_summary(result: RunResult, out: Path) -> None:
         f"closer probability {rel.metrics.closer_probability:.3f}, "
         f"median rank {rel.metrics.median_rank:.0f}. Files in {out}"
     )
+    plan = getattr(result.fidelity, "plan", None)
+    if plan is not None:  # the model the comparison rests on (issue 44), one choice a line
+        for line in plan.lines():
+            print(f"  {line}")
+    verdict = getattr(result.fidelity, "verdict", None)
+    if verdict is not None:
+        print(f"  Fidelity: {verdict.line}")
 
 
 def default_out_folder(

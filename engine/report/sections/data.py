@@ -47,6 +47,10 @@ def data_page(result: RunResult, sheet: dict[str, Any], width: float) -> list[An
         out.append(_column_table(dropped, "why it was dropped", width))
     else:
         out.append(paragraph("None: every column of the input was used.", sheet))
+    plan = getattr(result.fidelity, "plan", None)
+    if plan is not None:  # the model the comparison rests on, each choice in one line
+        out.append(paragraph("The model compared (real vs synthetic)", sheet, "h2"))
+        out += [paragraph(text(line), sheet) for line in plan.lines()]
     out += [
         paragraph("Rows", sheet, "h2"),
         table(row_rows(result), [0.6 * width, 0.4 * width], header=False),
