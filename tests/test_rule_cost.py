@@ -135,7 +135,8 @@ def test_fidelity_page_shows_what_the_rule_costs(qtbot) -> None:
     page.render(Fidelity(report, rule_cost=cost).to_dict())
     shown = page.rule_cost.text()
     terms = {t.name: t for t in cost.terms}
-    assert shown.startswith("What the range rule costs.")
+    assert shown.startswith("What the range rule costs (the real table limited to the same")
+    assert "10th largest real value" in page.rule_cost.toolTip()
     assert f"fewer than 10 real values lie above {bounds['nodes'][1]:g}" in shown
     assert f"instead of {math.exp(terms['nodes'].real):.3f}" in shown
     assert "--" not in shown and "RuleCost" not in shown and "{" not in shown

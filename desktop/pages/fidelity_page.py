@@ -40,10 +40,19 @@ HEADER_TIPS = {
 
 
 RULE_COST_TIP = (
-    "The real table with every value beyond a column's allowed range set to that range's end, "
-    "the same limit the synthetic table keeps, and the model fitted on it. If the synthetic "
-    "estimate is closer to this one than to the real one, the difference is the rule's price."
+    "The second reference is the real table with every value beyond a column's allowed range "
+    "set to that range's end, and the model fitted on it. If the synthetic estimate is closer "
+    "to that one than to the real one, the difference is the rule's price."
 )
+
+
+def rule_cost_tip() -> str:
+    """The rule-cost note's tooltip: the rule in words (as in the report) and the reference."""
+    from engine.stats.topcoded import INTRO
+
+    return f"{INTRO} {RULE_COST_TIP}"
+
+
 VERDICT_TIP = (
     "The same verdict as on the report's first page. An effect is flagged when the synthetic "
     "estimate lies more than 2 standard errors from the real one, or when the two 95% "
@@ -93,7 +102,7 @@ class FidelityPage(Page):
         layout.addWidget(self.notes, 4, 0, 1, 2)
         self.rule_cost = note("")
         self.rule_cost.setAccessibleName("What the range rule costs")
-        self.rule_cost.setToolTip(RULE_COST_TIP)
+        self.rule_cost.setToolTip(rule_cost_tip())
         layout.addWidget(self.rule_cost, 5, 0, 1, 2)
         layout.setRowStretch(1, 3)
         layout.setRowStretch(3, 2)
@@ -221,15 +230,15 @@ def rule_cost_text(cost: dict[str, Any] | None) -> str:
 
     Example:
         >>> text = rule_cost_text({"lines": ["Rule cost for nodes: fewer than 10 real values"]})
-        >>> text.startswith("What the range rule costs."), text.splitlines()[-1]
+        >>> text.startswith("What the range rule costs ("), text.splitlines()[-1]
         (True, '• Rule cost for nodes: fewer than 10 real values')
     """
     lines = (cost or {}).get("lines") or []
     if not lines:
         return ""
-    from engine.stats.topcoded import INTRO, TITLE
+    from engine.stats.topcoded import SUBTITLE, TITLE
 
-    return "\n".join([f"{TITLE}. {INTRO}", *(f"• {line}" for line in lines)])
+    return "\n".join([f"{TITLE} ({SUBTITLE}):", *(f"• {line}" for line in lines)])
 
 
 def _table(name: str) -> QtWidgets.QTableWidget:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 NUMERIC_KINDS = ("continuous", "integer", "time")
 TITLE = "What the range rule costs"
+SUBTITLE = "the real table limited to the same ranges, as a second reference"
 INTRO = (
     "No synthetic value lies beyond a column's 10th smallest or 10th "
     "largest real value (unless you gave a range), so no extreme that fewer than 10 people hold "
@@ -164,9 +165,12 @@ synthetic row may show; on the real table limited the same way the hazard ratio 
                     _effect(v, term.per, self.analysis)
                     for v in (term.real, term.limited, term.synthetic)
                 )
+                change = (
+                    f"unchanged at {real}" if limited == real else f"{limited} instead of {real}"
+                )
                 line += (
                     f"; on the real table limited the same way the {effect} of {c.column}{per} "
-                    f"is {limited} instead of {real} (synthetic table: {synth})"
+                    f"is {change} (synthetic table: {synth})"
                 )
             out.append(line + ".")
         if self.model_error and self.columns:
