@@ -55,3 +55,20 @@ def test_no_pair_no_preselection(window, qtbot, tmp_path):
     columns = window.pages[1]
     assert set(columns.roles().values()) == {"covariate"}
     assert not columns.outcome_note.isVisibleTo(window)
+
+
+def test_the_note_follows_the_roles_once_changed(window, qtbot, tmp_path):
+    """Issue 44: the note kept naming the preselected pair after the user changed the roles."""
+    path = tmp_path / "cohort.csv"
+    frame = _cohort()
+    frame["fu_days"] = frame.pop("fu_len")
+    frame["cvd"] = np.random.default_rng(2).integers(0, 2, len(frame))
+    frame.to_csv(path, index=False)
+    load(window, qtbot, path)
+    window.next()
+    columns = window.pages[1]
+    assert columns.roles()["death"] == "event"  # the death word, not the history flag
+    columns.set_role("death", "covariate")
+    columns.set_role("cvd", "event")
+    text = columns.outcome_note.text()
+    assert "<i>cvd</i> (set by you)" in text and "death" not in text

@@ -11,6 +11,7 @@ bound not above the upper) and its message is shown as it is.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from desktop.pages.base import Page, note
@@ -156,6 +157,10 @@ class ColumnsPage(Page):
             return
         found = recognise_survival_roles(inspected.frame)
         time, event = found.time or found.likely_time, found.event or found.likely_event
+        fields = self.session.fields  # an answer already given (one click) is kept
+        if fields.get("time") and fields.get("event"):
+            time, event = fields["time"], fields["event"]
+            found = replace(found, question=None, event_value=fields.get("event_value"))
         if not (time and event) or time == event:
             return
         self.set_role(time, "time")
@@ -173,6 +178,7 @@ class ColumnsPage(Page):
             "both to covariate for no survival outcome."
         )
         self.outcome_note.setVisible(True)
+        self._noted = (time, event)
 
     def fill(self, schema: Any) -> None:
         self.table.setRowCount(0)
@@ -246,6 +252,24 @@ class ColumnsPage(Page):
     def _update_summary(self) -> None:
         roles = self.roles()
         events = [n for n, r in roles.items() if r == "event"]
+        times = [n for n, r in roles.items() if r == "time"]
+        noted = getattr(self, "_noted", None)
+        if (
+            noted is not None
+            and self.outcome_note.isVisible()
+            and noted
+            != (
+                times[0] if times else None,
+                events[0] if events else None,
+            )
+        ):  # the note follows the roles once they are changed (issue 44)
+            self.outcome_note.setText(
+                f"<b>Survival outcome:</b> follow-up time <i>{times[0]}</i>, event "
+                f"<i>{events[0]}</i> (set by you)."
+                if len(times) == 1 and len(events) == 1
+                else "<b>Survival outcome:</b> none set; mark one column as the follow-up time "
+                "and one as the event, or leave both unset for no survival outcome."
+            )
         self._show_event_value(events[0] if len(events) == 1 else None)
         dropped = [n for n, r in roles.items() if r == "drop"]
         kept = len(roles) - len(dropped)
