@@ -243,8 +243,9 @@ class SettingsPage(Page):
         self.outcome.clear()
         self.outcome.addItems(names)
         self.exposure.clear()
-        self.exposure.addItems(names)
+        self.exposure.addItems([NO_EXPOSURE_TEXT, *names])
         covariates = list(fields.get("covariates", ()))
+        plan = self._plan()  # the automatic analysis: its exposure and columns are the defaults
         per = dict(fields.get("per", ()))
         survival = bool(schema.time and schema.event)
         analysis = fields.get("analysis", "cox" if survival else None)
@@ -264,19 +265,38 @@ class SettingsPage(Page):
         self.analysis.setCurrentIndex(max(self.analysis.findData(analysis), 0))
         if fields.get("outcome"):
             self.outcome.setCurrentText(fields["outcome"])
-        exposure = covariates[0] if covariates else (names[0] if names else "")
-        self.exposure.setCurrentText(exposure)
+        chosen = fields.get("exposure")
+        if covariates:
+            exposure = covariates[0] if chosen is None else chosen
+        else:
+            exposure = chosen if chosen is not None else (plan.exposure if plan else None) or ""
+        self.exposure.setCurrentText(exposure or NO_EXPOSURE_TEXT)
         self.per.setValue(float(per.get(exposure, 1.0)))
         self.adjust.clear()
+        left = dict(plan.left_out) if plan is not None and not covariates else {}
         for name in names:
             item = QtWidgets.QListWidgetItem(name)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            checked = name in covariates[1:] if covariates else name != exposure
+            checked = name in covariates if covariates else name not in left
             item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+            if name in left:
+                item.setToolTip(f"Left out of the automatic model: {left[name]}.")
             self.adjust.addItem(item)
         self._exposure = exposure
         self._analysis_changed()
         self._exposure_changed()
+
+    def _plan(self) -> Any:
+        """The automatic analysis of the prepared table (None before it is prepared)."""
+        from engine import analysis_plan
+
+        prepared = self.session.prepared
+        if prepared is None:
+            return None
+        try:
+            return analysis_plan(prepared)
+        except Exception:  # noqa: BLE001 - the defaults fall back to every column
+            return None
 
     def show_run_settings(self, config: Any) -> None:
         """The privacy and advanced settings the kept run used (a one-click run used the
@@ -366,6 +386,7 @@ class SettingsPage(Page):
         """The RunConfig fields of the analysis box; ValueError when they contradict."""
         key = self.analysis.currentData()
         exposure = self.exposure.currentText()
+        exposure = "" if exposure == NO_EXPOSURE_TEXT else exposure
         adjust = [
             self.adjust.item(i).text()
             for i in range(self.adjust.count())
@@ -375,11 +396,12 @@ class SettingsPage(Page):
         outcome = self.outcome.currentText() if key in ("ols", "logistic") else None
         if outcome is not None:  # an outcome that is also the exposure: check_analysis says so
             adjust = [a for a in adjust if a != outcome]
-        covariates = (exposure, *adjust) if key and exposure else ()
+        covariates = (exposure, *adjust) if exposure else tuple(adjust)
         return {
             "analysis": key,
             "outcome": outcome,
-            "covariates": tuple(covariates),
+            "covariates": tuple(covariates) if key else (),
+            "exposure": exposure if key else None,
             "per": ((exposure, float(self.per.value())),) if key and exposure else (),
         }
 
@@ -428,6 +450,9 @@ class SettingsPage(Page):
 
     def is_busy(self) -> bool:
         return False  # the only task here is the GPU check: it never blocks Next
+
+
+NO_EXPOSURE_TEXT = "None: every column is an adjustment"
 
 
 def _sentence(text: str) -> str:
