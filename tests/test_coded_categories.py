@@ -51,10 +51,14 @@ def test_a_six_person_level_is_merged_openly_and_never_clipped_into_a_neighbour(
     result = run_pipeline(cfg)
     race = result.prepared.schema.by_name("race")
     assert race.labels == ("1", "2", "3", "4", OTHER) and race.merged == 1
-    synth = pd.read_csv(tmp_path / "out" / "synthetic.csv", dtype={"race": str})
-    values = set(synth["race"].dropna())
-    assert values <= {"1", "2", "3", "4", OTHER} and "5" not in values
-    assert OTHER in values  # the merged level appears under its own name
+    synth = pd.read_csv(tmp_path / "out" / "synthetic.csv")
+    values = set(synth["race"].dropna().astype(int))
+    assert values <= {1, 2, 3, 4, 9} and 5 not in values
+    # the merged level appears under its own code (issue 44: numbers stay numbers), said in
+    # README.txt
+    assert 9 in values
+    readme = " ".join((tmp_path / "out" / "README.txt").read_text(encoding="utf-8").split())
+    assert f"code 9 means '{OTHER}'" in readme
     # each row keeps its own level through the model: encoded and decoded without noise (w = 1),
     # the 6 people of code 5 come back as the merged level, not as code 4
     prep = result.prepared

@@ -49,7 +49,7 @@ import pandas as pd
 from engine.columns.kinds import ColumnSpec
 from engine.disclosure import THRESHOLD
 from engine.files.names import name_tokens
-from engine.files.values import OTHER
+from engine.files.values import OTHER, other_code
 
 MAX_CODE_LEVELS = 12
 # names that say a count or a measurement: whole numbers that stay numbers
@@ -172,3 +172,18 @@ def recode(spec: ColumnSpec, s: pd.Series) -> pd.Series:
 
 def _same(value: Any) -> Any:
     return value
+
+
+def written_codes(schema: Any, real: pd.DataFrame) -> dict[str, int | None]:
+    """The coded columns carried as text codes (:func:`merge_rare`), each with the number its
+    merged level is written as in the synthetic file (:func:`engine.files.values.other_code`,
+    above every real code), or None where no level was merged (issue 44: ``txgrp == 3`` must
+    match rows of the written file). ``schema`` is :class:`engine.columns.schema.Schema`."""
+    out: dict[str, int | None] = {}
+    for c in schema.synthesized():
+        if c.kind != "categorical" or c.ordered is None or not c.labels:
+            continue
+        if not all(isinstance(v, str) for v in c.labels) or c.name not in real.columns:
+            continue
+        out[c.name] = other_code(real[c.name].dropna().unique()) if c.merged else None
+    return out

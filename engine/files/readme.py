@@ -110,6 +110,7 @@ def _readme_text(info: Mapping[str, Any]) -> str:
         "  of rows in each category is the real number (scaled to this file's rows); which rows",
         "  are in it, and with what other values, was generated.",
         *_missing_lines(info.get("missing_modelled")),
+        *_merged_lines(info.get("merged_codes")),
         *_rules_lines(info.get("rules")),
         "- Each number or date column is kept between its 10th smallest and 10th largest real",
         "  value (or a range set by the data holder), so no real extreme value held by fewer than",
@@ -125,6 +126,21 @@ def _readme_text(info: Mapping[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _merged_lines(codes: Any) -> list[str]:
+    """A bullet per coded column with a merged rare level: the number that stands for it."""
+    from engine.files.values import OTHER
+
+    return [
+        line
+        for name, code in dict(codes or {}).items()
+        for line in _wrap_bullet(
+            f"In {name}, the code {code} means '{OTHER}': categories held by fewer than 10 real "
+            "people, merged into one group so that none of them is shown. It is not one of the "
+            "real codes; leave it out or keep it as a group of its own (not as a number)."
+        )
+    ]
 
 
 def _csv_lines(fmt: Any) -> list[str]:

@@ -61,7 +61,12 @@ def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progre
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise InputError(folder_error(out, err)) from err
-    meta = result.prepared.table.column_meta
+    from engine.columns.codes import written_codes
+    from engine.files.values import numeric_codes, with_other_labels
+
+    # coded columns back as numbers, a merged rare level as a code above the real ones (issue 44)
+    codes = written_codes(result.prepared.schema, result.prepared.real)
+    meta = with_other_labels(result.prepared.table.column_meta, codes)
     outputs: dict[str, str] = {}
     progress(0.0, "writing files")
     with AtomicBatch(forbid=Path(cfg.input).resolve()) as batch:
@@ -73,6 +78,7 @@ def write_outputs(result: RunResult, out: Path, progress: ProgressFn = no_progre
         if result.dp_synthetic is not None and result.synthetic is not None:
             tables.append((f"synthetic_dp.{ext}", result.dp_synthetic))
         for name, frame in tables:
+            frame = numeric_codes(frame, codes, nullable=ext not in ("sav", "dta"))
             outputs[name] = sha256_file(
                 batch.stage(out / name, table_writer(frame, ext, column_meta=meta))
             )

@@ -140,10 +140,14 @@ def _settings(cfg: RunConfig) -> dict[str, Any]:
 
 def readme_info(result: RunResult) -> dict[str, Any]:
     """The fields of the recipient's README.txt (a released run only)."""
+    from engine.columns.codes import written_codes
+
     schema = result.prepared.schema
     audit, release = result.audit, result.release
     binding = audit.binding(release.w) if audit is not None else None
+    codes = written_codes(schema, result.prepared.real)
     return {
+        "merged_codes": {name: code for name, code in codes.items() if code is not None},
         "version": __version__,
         # the day only, as the report prints it: two runs with one seed on one day write the
         # same README, so the report that lists its SHA-256 stays byte-identical too
@@ -160,7 +164,9 @@ def readme_info(result: RunResult) -> dict[str, Any]:
         "columns": [c.name for c in schema.synthesized()],
         "format": result.config.file_format,
         "exact_copies": None if result.released is None else result.released.exact_copies.to_dict(),
-        "rules": [r.text for r in getattr(getattr(result.prepared.encoder, "rules", None), "kept", [])],
+        "rules": [
+            r.text for r in getattr(getattr(result.prepared.encoder, "rules", None), "kept", [])
+        ],
         "missing_modelled": bool(
             (result.prepared.rows_dropped or {}).get("missing_modelled")
             and result.prepared.rows_dropped.get("missing_by_column")
