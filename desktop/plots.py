@@ -73,12 +73,29 @@ LossSeries = Mapping[str, Sequence[Any]]  # model name -> its EpochDone results,
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 
 
+def kept_round(points: Sequence[Any]) -> Any:
+    """The round (:class:`engine.EpochDone`) whose model early stopping keeps: the engine's own
+    ``best_epoch`` where it is among ``points``, else the lowest held-back error.
+
+    Example:
+        >>> from engine import EpochDone
+        >>> pts = [EpochDone(e, 300, 2.0, v, 0.1, 1, 21) for e, v in [(1, 2.0), (2, 2.1)]]
+        >>> kept_round(pts).epoch
+        1
+    """
+    best = min(points, key=lambda p: p.val_loss)
+    engine_best = [p for p in points if p.epoch == getattr(points[-1], "best_epoch", 0)]
+    return engine_best[0] if engine_best else best
+
+
 def loss_curve(series: LossSeries) -> Drawer:
     """One validation-loss line per model (its training loss dashed, same colour), from the
     engine's :class:`engine.EpochDone` results; each model's epochs count from 1.
 
     The models of one run (the audit's flows, then the final model) are separate lines, never
-    one line joined across models.
+    one line joined across models. Each line has a dot on the round whose model is kept (early
+    stopping keeps the lowest held-back error, issue 44: a line rising from the first round
+    looked like a failure), and the latest model's dot says so in words.
     """
 
     def draw(ax: Any) -> None:
@@ -95,7 +112,26 @@ def loss_curve(series: LossSeries) -> Drawer:
             xs = [p.epoch for p in points]
             ax.plot(xs, [p.val_loss for p in points], color=color, lw=1.3, label=name or "model")
             ax.plot(xs, [p.train_loss for p in points], color=color, lw=0.8, ls="--", alpha=0.6)
+            kept = kept_round(points)
+            ax.plot([kept.epoch], [kept.val_loss], ls="none", marker="o", ms=5, color=color)
+        kept = kept_round(drawn[-1][1])
+        ax.annotate(
+            f"kept: round {kept.epoch}",
+            (kept.epoch, kept.val_loss),
+            xytext=(4, 6),
+            textcoords="offset points",
+            fontsize=7,
+        )
         ax.plot([], [], color="grey", lw=0.8, ls="--", label="(dashed: on training rows)")
+        ax.plot(
+            [],
+            [],
+            color="grey",
+            ls="none",
+            marker="o",
+            ms=5,
+            label="(dot: the round kept, lowest error on held-back rows)",
+        )
         ax.legend(fontsize=6, title="error on held-back rows of", title_fontsize=6)
 
     return draw

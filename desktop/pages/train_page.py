@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from desktop.pages.base import Page, note
-from desktop.plots import PlotWidget, loss_curve, privacy_curve
+from desktop.plots import PlotWidget, kept_round, loss_curve, privacy_curve
 from desktop.qt import QMessageBox, QTimer, QtWidgets
 from desktop.worker import TimeLeft
 
@@ -36,19 +36,32 @@ def rising_validation_note(series: Mapping[str, Sequence[Any]]) -> str:
     for name, points in reversed(list(series.items())):
         if not points:
             continue
-        best = min(points, key=lambda p: p.val_loss)
+        best = kept_round(points)
         last = points[-1]
         if last.epoch > best.epoch and last.val_loss > best.val_loss + RISE:
             who = f"The {name}'s" if name else "The model's"
+            done = last.epoch >= last.planned_epochs
             stopped = (
-                "so training stopped early and kept"
-                if last.epoch >= last.planned_epochs
-                else "so training will stop early unless it improves, and keep"
+                "training stopped early and kept"
+                if done
+                else "training will stop early unless it improves, and keep"
             )
+            kept = (
+                f"its version from round {best.epoch}, where that error "
+                f"{'was' if done else 'is'} lowest (the dot on the curve)"
+            )
+            if best.epoch == 1:  # rising from the start: it looks like a failure, it is not
+                return (
+                    f"{who} error on rows held back from training rose after round 1: the "
+                    "model starts from each column's distribution and their correlations, so "
+                    "its first round already fitted what new rows have in common and later "
+                    f"rounds fitted its training rows more closely than new rows; {stopped} "
+                    f"{kept}, so the rising line is not a failure."
+                )
             return (
                 f"{who} error on rows held back from training rose after round {best.epoch}: "
-                f"it began to fit its training rows more closely than new rows, {stopped} its "
-                f"version from round {best.epoch}."
+                f"it began to fit its training rows more closely than new rows, so {stopped} "
+                f"{kept}."
             )
     return ""
 
