@@ -116,7 +116,10 @@ class AnalysisPlan:
         """Each choice in one plain line (screen, PDF section 1, ``audit.json``)."""
         out = []
         if self.analysis == "cox":
-            out.append(f"Outcome: time to {self.event} (follow-up time {self.time}).")
+            out.append(
+                f"Outcome: survival, with {self.event} as the event and {self.time} as the "
+                "follow-up time."
+            )
         else:
             out.append(f"Outcome: {self.outcome}.")
         if self.exposure:
