@@ -263,7 +263,11 @@ def test_layered_encoder_decodes_to_the_person_facing_columns() -> None:
     assert "age is missing" not in decoded.clip_counts
     assert decoded.frame["age"].isna().sum() == real["age"].isna().sum()  # own rows: exact
     gap = (decoded.frame["admission_date"] - real["admission_date"]).abs()
-    assert (gap == pd.Timedelta(0)).mean() >= 0.9  # exact but for the clipped extremes
+    # exact but for the extremes: the 9 beyond each bound and the 20 just inside it are spread
+    # together inside the bound (issue 44's soft top-coding)
+    rank = real["admission_date"].rank(method="first")
+    core = (rank > 29) & (rank <= len(real) - 29)
+    assert (gap[core] == pd.Timedelta(0)).all() and core.mean() > 0.8
 
 
 def test_complete_cases_command_line_option_sets_the_run_config(tmp_path: Path) -> None:

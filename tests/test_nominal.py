@@ -70,8 +70,11 @@ def test_the_flow_sees_indicators_and_the_audit_sees_the_column_one_hot() -> Non
     X = enc.transform(real, np.random.default_rng(3))
     back = enc.inverse_transform(X).frame
     assert back["g"].tolist() == real["g"].tolist()  # every row's own level decodes back
-    inside = real["y"].between(back["y"].min(), back["y"].max())  # real extremes are clipped
-    assert inside.mean() > 0.9
+    # exact but for the extremes: the 9 beyond each bound and the 20 just inside it are spread
+    # together inside the bound (issue 44's soft top-coding)
+    rank = real["y"].rank(method="first")
+    inside = (rank > 29) & (rank <= len(real) - 29)
+    assert inside.mean() > 0.85
     np.testing.assert_allclose(back["y"][inside], real["y"][inside], atol=0.011)
     # the audit's distance space is the one without indicators (the column one-hot)
     plain, _ = _encoder(df, nominal=False)
