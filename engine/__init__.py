@@ -56,6 +56,7 @@ _PUBLIC = {
     "few_rows_warning": "engine.report.sections.summary",
     "analysis_plan": "engine.pipeline.compare_step",
     "exposure_candidates": "engine.stats.plan",
+    "rule_cost_words": "engine.stats.topcoded",
     "NO_EXPOSURE": "engine.stats.plan",
     "refusal_findings": "engine.pipeline.refusal",
     # errors and progress
@@ -76,6 +77,7 @@ __all__ = [
     "refusal_findings",
     "analysis_plan",
     "exposure_candidates",
+    "rule_cost_words",
     "NO_EXPOSURE",
     "run_pipeline",
     "RunConfig",
@@ -151,6 +153,7 @@ if TYPE_CHECKING:
     from engine.report.forest import forest_figure
     from engine.stats.meta import pool, read_summary
     from engine.stats.plan import NO_EXPOSURE, exposure_candidates
+    from engine.stats.topcoded import rule_cost_words
 
 
 def __getattr__(name: str) -> Any:

@@ -48,9 +48,9 @@ RULE_COST_TIP = (
 
 def rule_cost_tip() -> str:
     """The rule-cost note's tooltip: the rule in words (as in the report) and the reference."""
-    from engine.stats.topcoded import INTRO
+    from engine import rule_cost_words  # on first use: the engine's tables load pandas
 
-    return f"{INTRO} {RULE_COST_TIP}"
+    return f"{rule_cost_words()['intro']} {RULE_COST_TIP}"
 
 
 VERDICT_TIP = (
@@ -102,7 +102,7 @@ class FidelityPage(Page):
         layout.addWidget(self.notes, 4, 0, 1, 2)
         self.rule_cost = note("")
         self.rule_cost.setAccessibleName("What the range rule costs")
-        self.rule_cost.setToolTip(rule_cost_tip())
+        self.rule_cost.setToolTip(RULE_COST_TIP)  # the rule's words once a result is shown
         layout.addWidget(self.rule_cost, 5, 0, 1, 2)
         layout.setRowStretch(1, 3)
         layout.setRowStretch(3, 2)
@@ -222,6 +222,8 @@ class FidelityPage(Page):
             )
         self.notes.setText("\n".join(extra))
         self.rule_cost.setText(rule_cost_text(fidelity.get("rule_cost")))
+        if self.rule_cost.text():
+            self.rule_cost.setToolTip(rule_cost_tip())
 
 
 def rule_cost_text(cost: dict[str, Any] | None) -> str:
@@ -236,9 +238,10 @@ def rule_cost_text(cost: dict[str, Any] | None) -> str:
     lines = (cost or {}).get("lines") or []
     if not lines:
         return ""
-    from engine.stats.topcoded import SUBTITLE, TITLE
+    from engine import rule_cost_words
 
-    return "\n".join([f"{TITLE} ({SUBTITLE}):", *(f"• {line}" for line in lines)])
+    words = rule_cost_words()
+    return "\n".join([f"{words['title']} ({words['subtitle']}):", *(f"• {line}" for line in lines)])
 
 
 def _table(name: str) -> QtWidgets.QTableWidget:

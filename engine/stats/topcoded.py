@@ -51,6 +51,18 @@ INTRO = (
     "can show. The real table limited to the same ranges is a second reference: a difference "
     "between real and synthetic that it shares comes from the rule, not from the model."
 )
+
+
+def rule_cost_words() -> dict[str, str]:
+    """The rule's title, subtitle and explanation, for the desktop (through the engine's face).
+
+    Example:
+        >>> rule_cost_words()["title"]
+        'What the range rule costs'
+    """
+    return {"title": TITLE, "subtitle": SUBTITLE, "intro": INTRO}
+
+
 EFFECT = {"cox": "hazard ratio", "logistic": "odds ratio", "ols": "coefficient"}
 
 
