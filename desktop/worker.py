@@ -15,7 +15,9 @@ are emitted on the GUI thread, so pages may connect them to any slot (and tests 
 them). ``progress`` is throttled to about ten updates a second; ``log`` delivers every message
 in batches; ``partial`` delivers every typed partial result (:class:`engine.EpochDone`,
 :class:`engine.AuditPointDone`) in order, for live plots that never parse text. Cancel sets the
-token; the engine stops at its next step boundary. :class:`TimeLeft` estimates the time left
+token; the engine stops at its next step boundary, and at the latest at its next progress
+report (the worker's ``progress`` raises :class:`engine.Cancelled` once the token is set, so
+every report is a step boundary). :class:`TimeLeft` estimates the time left
 from the progress measured after the first training epochs.
 
 Models: superqt ``utils/_qthreading.py`` (signals of a worker), Orange ``TaskState``.
@@ -93,6 +95,13 @@ class Task(QObject):
 
     # -- called from the worker thread -------------------------------------------------
     def _report(self, fraction: float, text: str, partial: Any = None) -> None:
+        """Keep one progress report; after Cancel, stop the engine here instead (issue 44: the
+        engine reports at every step, but checked the token at fewer places; a cancel during
+        the audit's rounds, the release or the comparison waited for the next of those).
+        The last report (fraction 1: "files written") comes after the files are in place, so
+        it is never a place to stop: a cancel there would say "nothing was written"."""
+        if fraction < 1.0 and self.token.cancelled:
+            self.token.raise_if_cancelled()
         with self._lock:
             self._latest = (float(fraction), str(text))
             self._pending.append(self._latest)

@@ -15,7 +15,6 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 import json  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
@@ -174,9 +173,27 @@ def test_whole_wizard_from_import_to_export_with_a_raised_w(
     assert export.open_button.isEnabled()
 
 
-def test_cancel_during_training_stops_within_two_seconds_and_writes_nothing(
-    window, qtbot, small_demo, tmp_path
+def test_cancel_is_seen_at_the_next_step_and_writes_nothing(
+    window, qtbot, small_demo, tmp_path, monkeypatch
 ):
+    """Issue 44: Cancel stops the run at the engine's next step, counted, not timed (a
+    wall-clock limit failed on a busy machine). The click is simulated right after the first
+    report of the audit's models trained side by side, where the engine reports each model's
+    epoch in turn and checked the token only once an epoch: the next report must stop it."""
+    from desktop.worker import Task
+    from engine import EpochDone
+
+    seen: list[bool] = []  # per report from the engine: was Cancel already pressed?
+    report = Task._report
+
+    def spy(self, fraction, text, partial=None):
+        seen.append(self.token.cancelled)
+        report(self, fraction, text, partial)
+        batched = isinstance(partial, EpochDone) and text.startswith("training flow (")
+        if batched and not self.token.cancelled:
+            self.token.cancel()  # the user presses Cancel now; the page hears of it below
+
+    monkeypatch.setattr(Task, "_report", spy)
     load(window, qtbot, small_demo, **DEMO_FIELDS)
     window.next()
     qtbot.waitUntil(lambda: window.stack.currentIndex() == 1, timeout=5000)
@@ -186,11 +203,11 @@ def test_cancel_during_training_stops_within_two_seconds_and_writes_nothing(
     before = sorted(p.name for p in small_demo.parent.iterdir())
     window.next()
     train = window.pages[3]
-    qtbot.waitUntil(lambda: sum(map(len, train.losses.values())) >= 2, timeout=60000)  # epochs
-    t0 = time.monotonic()
-    qtbot.mouseClick(train.cancel_button, qtbot_button())
-    qtbot.waitUntil(lambda: not train.is_busy(), timeout=2000)
-    assert time.monotonic() - t0 < 2.0
+    qtbot.waitUntil(lambda: train.task is not None and train.task.token.cancelled, timeout=120000)
+    train.cancel()
+    qtbot.waitUntil(lambda: not train.is_busy(), timeout=120000)
+    after = seen[seen.index(True) :] if True in seen else []
+    assert after in ([], [True]), f"{len(after)} reports after the cancel: it went on"
     assert window.session.result is None and "Cancelled" in train.stage.text()
     assert sorted(p.name for p in small_demo.parent.iterdir()) == before
     assert not window.next_button.isEnabled()
