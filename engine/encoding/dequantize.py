@@ -50,11 +50,10 @@ Example:
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 from scipy.special import ndtr, ndtri
+
+from engine.threads import cores, pool
 
 SWEEPS = 10  # Gibbs sweeps (probit with rho 0.6, from 0.37: 0.49 after 1, 0.55 after 3, 0.58-0.59 from 5)
 FIT_ROWS = 20_000  # rows behind each estimate of S; longer tables burn in on them alone
@@ -149,8 +148,7 @@ def truncated_normal(
     """
     u = rng.uniform(size=np.shape(mean))
     n = len(u) if u.ndim == 1 else 0
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if n < 2 * _BLOCK or (cores or 1) < 2 or not np.shape(lo) == np.shape(hi) == u.shape:
+    if n < 2 * _BLOCK or cores() < 2 or not np.shape(lo) == np.shape(hi) == u.shape:
         return _truncated(mean, sd, lo, hi, u)
     out = np.empty(n)
 
@@ -158,8 +156,8 @@ def truncated_normal(
         part = slice(s, s + _BLOCK)
         out[part] = _truncated(mean[part], sd, lo[part], hi[part], u[part])
 
-    with ThreadPoolExecutor(min(cores or 1, 4)) as pool:  # the ufuncs release the GIL
-        list(pool.map(block, range(0, n, _BLOCK)))
+    with pool(n // _BLOCK, name="dequantize") as ex:  # the ufuncs release the GIL
+        list(ex.map(block, range(0, n, _BLOCK)))
     return out
 
 

@@ -25,6 +25,7 @@ import torch
 from engine.errors import InputError
 from engine.flows.config import FlowConfig
 from engine.flows.maf import MAF
+from engine.threads import torch_threads
 
 # Rows per chunk of a map. (The chunks of a large map on two threads were tried: the
 # release's million rows decoded no faster beside the real model's fit, and the threads'
@@ -33,21 +34,18 @@ CHUNK_ROWS = 16_384
 CPU_THREADS = 1
 
 
-@contextlib.contextmanager
 def cpu_threads(device: str, n: int = CPU_THREADS) -> Any:
-    """Run the block with at most ``n`` intra-op CPU threads (restored afterwards).
+    """Run the block with at most ``n`` intra-op CPU threads in this thread (restored
+    afterwards; :func:`engine.threads.torch_threads`).
 
     These networks are small (512 x 64 matrices): on a busy 2-core machine one thread trained
     an epoch in 0.08 s and two threads in 3-4 s (OpenMP threads spinning against other work).
     """
-    before = torch.get_num_threads()
-    if device == "cpu" and before > n:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        if torch.get_num_threads() != before:
-            torch.set_num_threads(before)
+    import torch
+
+    if device != "cpu" or torch.get_num_threads() <= n:
+        return contextlib.nullcontext()
+    return torch_threads(n)
 
 
 @dataclass

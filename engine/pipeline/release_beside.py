@@ -20,10 +20,10 @@ issue 31), and there the final model's training, not these, sets the time.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from engine.pipeline.final_model import EARLY_UP_TO
+from engine.threads import pool
 
 T = TypeVar("T")
 
@@ -43,9 +43,7 @@ class Beside:
     """
 
     def __init__(self, rows: int) -> None:
-        self.pool = (
-            ThreadPoolExecutor(2, thread_name_prefix="release") if rows <= BESIDE_UP_TO else None
-        )
+        self.pool = pool(2, name="release") if rows <= BESIDE_UP_TO else None
 
     def run(self, step: Callable[..., T], *args: Any) -> Callable[[], T]:
         """Start ``step(*args)`` on a thread (above :data:`BESIDE_UP_TO` rows: now, here)."""

@@ -44,7 +44,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -66,6 +65,7 @@ from engine.privacy.measure import score_draw
 from engine.privacy.release import LatentMap, identity
 from engine.privacy.rounds import Rounds
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
+from engine.threads import pool
 
 
 def run_crossfit_audit(
@@ -84,8 +84,8 @@ def run_crossfit_audit(
     column's distance-space columns, to name the columns that drive a refusal."""
     X_model, X_dist = np.asarray(X_model, dtype=np.float64), np.asarray(X_dist, dtype=np.float64)
     validate_audit_inputs(X_model, X_dist, config)
-    with ThreadPoolExecutor(1, thread_name_prefix="audit-decode") as pool:
-        driver = _Driver(X_model, X_dist, family, to_dist, config, rng, progress, cancel, pool)
+    with pool(1, name="audit-decode") as decoder:
+        driver = _Driver(X_model, X_dist, family, to_dist, config, rng, progress, cancel, decoder)
         return driver.run(groups)
 
 

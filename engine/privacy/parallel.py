@@ -15,18 +15,10 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import os
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable
 from typing import Any
 
-
-def cores() -> int:
-    """CPU cores this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0)) or 1
-    return os.cpu_count() or 1
-
+from engine.threads import blas_threads, pool, torch_threads
 
 PARALLEL_MIN_ROWS = 4096  # fewer queries run on one thread: scipy starts Python threads per call
 
@@ -41,47 +33,21 @@ def workers_for(queries) -> int:
 PARALLEL_MIN_ELEMENTS = 2**23  # less work than this runs inline: a pool costs ~1-5 ms a call
 
 
-_CONTROLLER: list[Any] = []
-
-
 def one_blas_thread() -> Any:
-    """A context in which numpy's BLAS runs on one thread. The library scan is done once (a
-    fresh ``threadpool_limits`` costs 0.6 ms a call, the cached controller's limit 0.01 ms).
+    """A context in which numpy's BLAS runs on one thread (a counted request:
+    :func:`engine.threads.blas_threads`).
 
     Why: a BLAS product large enough for BLAS to start its second thread, issued right after
     torch has decoded rows (torch's OpenMP threads still spinning), ran 5-10x slower on two
     cores: the demo's density attack took 3 s instead of 0.3-0.7 s."""
-    if not _CONTROLLER:
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+    return blas_threads(1)
 
 
-@contextlib.contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """Torch's element-wise and reduction kernels on one thread in the calling thread (its
-    OpenMP setting is per thread; restored afterwards). Why: the same reduction split over one
-    or two threads rounds differently, so a block must not depend on where it ran, and two
-    pool threads each starting a team of two would oversubscribe two cores."""
-    import torch
-
-    before = torch.get_num_threads()
-    if before != 1:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        if before != 1:
-            torch.set_num_threads(before)
-
-
-def _torch_worker() -> None:
-    """A pool thread's initializer: torch on one thread there (the thread ends with the pool)."""
-    import torch
-
-    if torch.get_num_threads() != 1:
-        torch.set_num_threads(1)
+def one_torch_thread() -> Any:
+    """Torch's kernels on one thread in the calling thread (restored afterwards). Why: the same
+    reduction split over one or two threads rounds differently, so a block must not depend on
+    where it ran, and two pool threads each starting a team would oversubscribe the cores."""
+    return torch_threads(1)
 
 
 def over_blocks(
@@ -102,6 +68,5 @@ def over_blocks(
             for start in starts:
                 func(start)
         return
-    init = _torch_worker if torch_threads else None
-    with one_blas_thread(), ThreadPoolExecutor(min(cores(), len(starts)), initializer=init) as pool:
-        list(pool.map(func, starts))
+    with one_blas_thread(), pool(len(starts), name="blocks", torch_single=torch_threads) as ex:
+        list(ex.map(func, starts))
