@@ -176,6 +176,7 @@ def cancel_at(table: Path, seed: int, stage: str, delay: float, old: bool) -> No
 
     token = CancelToken()
     pressed: list[float] = []
+    timers: list[threading.Thread] = []
 
     def press() -> None:
         time.sleep(delay)
@@ -183,9 +184,9 @@ def cancel_at(table: Path, seed: int, stage: str, delay: float, old: bool) -> No
         token.cancel()
 
     def progress(fraction: float, text: str, partial: object = None) -> None:
-        if not pressed and not hasattr(progress, "timer") and _stage_of(text, "") == stage:
-            progress.timer = threading.Thread(target=press, daemon=True)  # type: ignore[attr-defined]
-            progress.timer.start()  # type: ignore[attr-defined]
+        if not timers and _stage_of(text, "") == stage:
+            timers.append(threading.Thread(target=press, daemon=True))
+            timers[0].start()
         if not old and fraction < 1.0:  # what desktop.worker.Task does with each report but
             token.raise_if_cancelled()  # the last ("files written", after the files are in place)
 
