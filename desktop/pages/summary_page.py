@@ -40,9 +40,9 @@ def plain_stage(fraction: float, partial: Any = None, text: str = "") -> str:
         >>> plain_stage(0.01), plain_stage(0.97)
         ('Reading your file…', 'Writing the files…')
         >>> plain_stage(0.2, S(model="audit split 2, candidate 1 of 2", epoch=5, planned_epochs=25))
-        'Learning the patterns of your table (privacy test 2, round 5 of about 25)…'
+        'Learning the patterns of your table (a privacy test model, round 5 of about 25)…'
         >>> plain_stage(0.5, S(w=0.35, distance_auc=0.51, split=1))
-        'Testing how well an attacker could spot your patients, at noise level w = 0.35 (test 1)…'
+        'Testing how well an attacker could spot your patients, at noise level w = 0.35…'
         >>> plain_stage(0.9, S(w=0.35, split=1), "comparing real and synthetic results")
         'Comparing the synthetic copy with your table…'
     """
@@ -57,10 +57,10 @@ def plain_stage(fraction: float, partial: Any = None, text: str = "") -> str:
     if final and not hasattr(partial, "epoch"):
         return "Learning the patterns of your table for the synthetic copy…"
     if partial is not None and hasattr(partial, "w"):
-        test = f" (test {partial.split})" if getattr(partial, "split", None) else ""
+        # no split number: it cycles from w to w and read as going backwards (issue 44)
         return (
             "Testing how well an attacker could spot your patients, at noise level "
-            f"w = {partial.w:.2f}{test}…"
+            f"w = {partial.w:.2f}…"
         )
     rounds = ""
     if partial is not None and hasattr(partial, "epoch"):
@@ -69,8 +69,7 @@ def plain_stage(fraction: float, partial: Any = None, text: str = "") -> str:
         rounds = f"round {partial.epoch}{about}"
     model = str(getattr(partial, "model", "") or "")
     if model.startswith("audit split"):
-        split = model.split(",")[0].removeprefix("audit split").strip()
-        inner = f"privacy test {split}" + (f", {rounds}" if rounds else "")
+        inner = "a privacy test model" + (f", {rounds}" if rounds else "")
         return f"Learning the patterns of your table ({inner})…"
     if final:
         inner = f" ({rounds})" if rounds else ""
