@@ -50,12 +50,26 @@ from engine.progress import (
     report,
 )
 
-__all__ = ["FlowConfig", "TrainedFlow", "train_flow", "resolve_device", "cpu_threads"]
+__all__ = [
+    "FlowConfig",
+    "TrainedFlow",
+    "train_flow",
+    "resolve_device",
+    "cpu_threads",
+    "check_table",
+    "row_nll",
+    "split_indices",
+    "init_model",
+    "Stopping",
+    "INIT_LOCK",
+    "CANCEL_EVERY",
+]
 
-_CANCEL_EVERY = 50
+CANCEL_EVERY = 50  # training steps between two cancel checks
 # a model trained on a thread beside another (engine.pipeline.final_model) seeds its initial
 # weights from torch's global generator: one at a time
-_INIT_LOCK = threading.Lock()
+INIT_LOCK = threading.Lock()
+_INIT_LOCK, _CANCEL_EVERY = INIT_LOCK, CANCEL_EVERY  # the names other modules imported before
 
 
 def resolve_device(device: str) -> str:
@@ -64,7 +78,8 @@ def resolve_device(device: str) -> str:
     return resolve_device_choice(device).device
 
 
-def _check_table(X: np.ndarray) -> np.ndarray:
+def check_table(X: np.ndarray) -> np.ndarray:
+    """``X`` as float64, or :class:`InputError` saying why it cannot be trained on."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] < 1:
         raise InputError(
@@ -81,7 +96,7 @@ def _check_table(X: np.ndarray) -> np.ndarray:
     return X
 
 
-def _row_nll(model: MAF, X: torch.Tensor) -> np.ndarray:
+def row_nll(model: MAF, X: torch.Tensor) -> np.ndarray:
     """Negative log-likelihood of each row (float64, evaluation mode)."""
     model.eval()
     with torch.no_grad():
@@ -90,7 +105,7 @@ def _row_nll(model: MAF, X: torch.Tensor) -> np.ndarray:
 
 
 def _mean_nll(model: MAF, X: torch.Tensor) -> float:
-    return float(_row_nll(model, X).sum()) / max(len(X), 1)
+    return float(row_nll(model, X).sum()) / max(len(X), 1)
 
 
 def _make_optimizer(model: MAF, config: FlowConfig) -> FusedAdam:
@@ -100,13 +115,64 @@ def _make_optimizer(model: MAF, config: FlowConfig) -> FusedAdam:
     return FusedAdam(params, lr=config.lr, weight_decay=config.weight_decay)
 
 
-def _split(
+def split_indices(
     n: int, val_fraction: float, rng: np.random.Generator, val_max: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Seeded (train, validation) row indices; at most ``val_max`` validation rows."""
     n_val = min(max(1, int(round(n * val_fraction))), n - 1, val_max or n)
     perm = rng.permutation(n)
     return perm[n_val:], perm[:n_val]
+
+
+_check_table, _row_nll, _split = check_table, row_nll, split_indices  # (names imported before)
+
+
+def init_model(config: FlowConfig, features: int, seed: int) -> MAF:
+    """The untrained MAF of ``config`` with ``seed``'s initial weights (torch's global generator
+    forked, so the caller's random state is untouched; one thread at a time)."""
+    with INIT_LOCK, torch.random.fork_rng(devices=[]):  # torch's seed is process-wide
+        torch.manual_seed(seed)
+        return MAF(
+            features,
+            config.flows,
+            config.hidden,
+            config.layers,
+            spectral_norm=config.spectral_norm,
+            batch_norm=config.batch_norm,
+            log_scale_bound=config.log_scale_bound,
+        )
+
+
+class Stopping:
+    """Early stopping of :func:`train_flow`, one model's bookkeeping (shared with the batched
+    trainer, :mod:`engine.flows.batched`, so both stop by the same rule): the best validation
+    NLL (a gain of :data:`MIN_DELTA` keeps new weights), the last one that counted as progress
+    (a gain of ``config.min_delta`` resets the patience), and the epochs without it."""
+
+    def __init__(self, config: FlowConfig) -> None:
+        self.config = config
+        self.best, self.best_epoch, self.bad_epochs = math.inf, 0, 0
+        self.mark, self.mark_epoch = math.inf, 0  # the last validation NLL counted as progress
+
+    def update(self, epoch: int, val_nll: float) -> bool:
+        """Record an epoch's validation NLL; True when its weights are the new best."""
+        better = val_nll < self.best - MIN_DELTA
+        if better:
+            self.best, self.best_epoch = val_nll, epoch
+        if val_nll < self.mark - self.config.min_delta:
+            self.mark, self.mark_epoch, self.bad_epochs = val_nll, epoch, 0
+        else:
+            self.bad_epochs += 1
+        return better
+
+    def planned(self) -> int:
+        """Where early stopping will end the training if nothing improves again: the fraction
+        of the progress bar counts towards it (not max_epochs, which is rarely reached)."""
+        return min(self.config.max_epochs, self.mark_epoch + self.config.patience)
+
+    def done(self, train_nll: float) -> bool:
+        """Whether to stop after this epoch (patience spent, or the training loss diverged)."""
+        return self.bad_epochs >= self.config.patience or not math.isfinite(train_nll)
 
 
 def _train_epoch(
@@ -140,7 +206,7 @@ def _train_epoch(
     avg: list[torch.Tensor] = [p for p in average.parameters() if p.numel() > 0]
     total = 0.0
     for step, xb in enumerate(Xs.split(batch)):
-        if step % _CANCEL_EVERY == _CANCEL_EVERY - 1:
+        if step % CANCEL_EVERY == CANCEL_EVERY - 1:
             cancel.raise_if_cancelled()
         model.power_iteration_()
         if noise is not None:
@@ -175,8 +241,7 @@ def _fit(
     batch = config.effective_batch(len(Xtr))
     noise = _noise_stats(config, Xtr)
     average = copy.deepcopy(model)
-    best, best_state, bad_epochs, best_epoch = math.inf, copy.deepcopy(model.state_dict()), 0, 0
-    mark, mark_epoch = math.inf, 0  # the last validation NLL that counted as progress
+    best_state, stop = copy.deepcopy(model.state_dict()), Stopping(config)
     history: list[tuple[int, float, float]] = []
     shown, start = 0.0, time.perf_counter()
     for epoch in range(1, config.max_epochs + 1):
@@ -188,20 +253,15 @@ def _fit(
         val_nll = _mean_nll(average, Xva)
         history.append((epoch, train_nll, val_nll))
         sched.step(val_nll)
-        if val_nll < best - MIN_DELTA:
-            best, best_epoch = val_nll, epoch
+        if stop.update(epoch, val_nll):
             best_state = copy.deepcopy(average.state_dict())
-        if val_nll < mark - config.min_delta:
-            mark, mark_epoch, bad_epochs = val_nll, epoch, 0
-        else:
-            bad_epochs += 1
         # the fraction counts towards where early stopping will end (not max_epochs, which is
         # rarely reached), so time left estimated from it is not inflated; never backwards
-        planned = min(config.max_epochs, mark_epoch + config.patience)
+        planned = stop.planned()
         shown = max(shown, epoch / planned)
         done = EpochDone(
             epoch, config.max_epochs, train_nll, val_nll, time.perf_counter() - began,
-            best_epoch, planned,
+            stop.best_epoch, planned,
         )  # fmt: skip
         report(
             progress,
@@ -210,7 +270,7 @@ def _fit(
             f"validation loss {val_nll:.2f}",
             done,
         )
-        if bad_epochs >= config.patience or not math.isfinite(train_nll):
+        if stop.done(train_nll):
             break
     model.load_state_dict(best_state)
     model.exact_spectral_()  # make the spectral bound exact for the weights we keep
@@ -267,7 +327,7 @@ def train_flow(
         >>> train_flow(X, FlowConfig(flows=1, hidden=4, max_epochs=2), seed=0).epochs
         2
     """
-    X = _check_table(X)
+    X = check_table(X)
     choice = resolve_device_choice(device)
     seeded = seed is not None
     seed = secrets.randbits(31) if seed is None else int(seed)
@@ -297,31 +357,21 @@ def _train_on(
     cancel: CancelToken,
 ) -> TrainedFlow:
     """``train_flow`` on one resolved device."""
-    train_idx, val_idx = _split(
+    train_idx, val_idx = split_indices(
         len(X), config.val_fraction, np.random.default_rng(seed), config.val_max_rows
     )
     Xtr = torch.as_tensor(X[train_idx], dtype=torch.float32, device=dev)
     Xva = torch.as_tensor(X[val_idx], dtype=torch.float32, device=dev)
-    with _INIT_LOCK, torch.random.fork_rng(devices=[]):  # torch's seed is process-wide
-        torch.manual_seed(seed)
-        model = MAF(
-            X.shape[1],
-            config.flows,
-            config.hidden,
-            config.layers,
-            spectral_norm=config.spectral_norm,
-            batch_norm=config.batch_norm,
-            log_scale_bound=config.log_scale_bound,
-        )
+    model = init_model(config, X.shape[1], seed)
     if config.whiten:
         model.set_whitening(*whitening(X[train_idx]))
     model = model.to(dev)
     with cpu_threads(dev), seeded_determinism(dev, seeded):
         if config.flows > 0:
             history, seconds = _fit(model, config, Xtr, Xva, seed, progress, cancel)
-            rows = _row_nll(model, Xva)
+            rows = row_nll(model, Xva)
         else:  # the whitened Gaussian alone: nothing to train; scored on rows it did not see,
-            history, seconds, rows = [], 0.0, _row_nll(model, Xva)  # then refitted on all rows
+            history, seconds, rows = [], 0.0, row_nll(model, Xva)  # then refitted on all rows
             if config.whiten:
                 model.set_whitening(*(t.to(dev) for t in whitening(X)))
     final = float(rows.mean()) if len(rows) else math.nan
