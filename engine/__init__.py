@@ -38,6 +38,9 @@ _PUBLIC = {
     "MetaConfig": "engine.pipeline.meta",
     "run_meta": "engine.pipeline.meta",
     "effect_label": "engine.pipeline.meta",
+    # the Python face for analysts (engine.api, docs/api.md)
+    "Synthesizer": "engine.api",
+    "Metadata": "engine.api",
     # tables
     "read_table": "engine.files.read",
     "infer_schema": "engine.columns.schema",
@@ -96,6 +99,8 @@ __all__ = [
     "MetaConfig",
     "run_meta",
     "effect_label",
+    "Synthesizer",
+    "Metadata",
     "read_table",
     "infer_schema",
     "recognise_survival_roles",
@@ -122,6 +127,7 @@ __all__ = [
 
 
 if TYPE_CHECKING:
+    from engine.api import Metadata, Synthesizer
     from engine.columns.events import event_labels
     from engine.columns.keys import suggest_keys
     from engine.columns.schema import infer_schema, recognise_survival_roles

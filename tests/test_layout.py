@@ -52,6 +52,8 @@ PUBLIC_HOMES = {
     "MetaConfig": "engine.pipeline.meta",
     "run_meta": "engine.pipeline.meta",
     "effect_label": "engine.pipeline.meta",
+    "Synthesizer": "engine.api.synthesizer",
+    "Metadata": "engine.api.metadata",
     "read_table": "engine.files.read",
     "infer_schema": "engine.columns.schema",
     "recognise_survival_roles": "engine.columns.roles",
