@@ -19,8 +19,8 @@ PITFALLS.md "Nearest neighbours".
 Example:
     >>> resolve_device("cpu")
     DeviceChoice(device='cpu', requested='cpu', note=None)
-    >>> nn_method_for("cpu", 7), nn_method_for("cuda", 7), nn_method_for("cuda", 30)
-    ('kdtree', 'kdtree', 'cuda')
+    >>> nn_method_for("cpu", 7), nn_method_for("cuda", 7), nn_method_for("cpu", 30)
+    ('kdtree', 'cuda', 'brute')
 """
 
 from __future__ import annotations
@@ -144,12 +144,14 @@ def resolve_device(requested: str) -> DeviceChoice:
 
 
 def nn_method_for(device: str, d: int) -> str:
-    """Nearest-neighbour method for ``d`` columns on a resolved device: the exact k-d tree below
-    16 columns everywhere (3 s at 200k x 400k, d = 7, where a synchronised GPU brute force
-    needs thousands of chunks), GPU brute force above only on the GPU, CPU brute force else."""
-    if d < BRUTE_FORCE_MIN_DIM:
-        return "kdtree"
-    return "cuda" if device.startswith("cuda") else "brute"
+    """Nearest-neighbour method for ``d`` columns on a resolved device: on a GPU ``cuda`` at
+    every d (the audit's distance and density kernels in float64 blocks on the device,
+    :mod:`engine.privacy.device_kernels`; issue 45: the old float32 search synchronised with
+    the host per chunk and lost to the k-d tree below 16 columns); on the CPU the exact k-d
+    tree below 16 columns and the CPU brute force above."""
+    if device.startswith("cuda"):
+        return "cuda"
+    return "kdtree" if d < BRUTE_FORCE_MIN_DIM else "brute"
 
 
 def _tf32_switches() -> list[tuple[Any, str]]:

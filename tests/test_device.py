@@ -129,7 +129,7 @@ def test_explicit_cuda_that_cannot_run_is_an_input_error(monkeypatch: pytest.Mon
 # ----------------------------------------------------------------- method choice
 def test_nn_method_follows_the_resolved_device_and_dimension() -> None:
     assert [nn_method_for(dev, d) for dev in ("cpu", "cuda") for d in (7, 15, 16, 30)] == [
-        "kdtree", "kdtree", "brute", "brute", "kdtree", "kdtree", "cuda", "cuda",
+        "kdtree", "kdtree", "brute", "brute", "cuda", "cuda", "cuda", "cuda",
     ]  # fmt: skip
 
 

@@ -206,7 +206,10 @@ def make_split(X_model, X_dist, fit_map, config, rng, perm=None, rows=None) -> S
     latent = np.tile(latent, (config.copies, 1))
     X_dist = X_dist[:, : X_dist.shape[1] - config.released_columns]  # the audit's own space
     basis = principal_basis(X_dist)
-    ref_members, ref_hold = reference_densities(X_dist[train], X_dist[hold], basis, rng)
+    method = getattr(config, "nn_method", "auto")  # "cuda": the kernel sums on the GPU
+    ref_members, ref_hold = reference_densities(
+        X_dist[train], X_dist[hold], basis, rng, method=method
+    )
     seed = int(rng.integers(2**62))
     return Split(train, hold, latent, lmap, ref_members, ref_hold, basis, seed)
 
@@ -215,7 +218,12 @@ EXACT_REFERENCE_UP_TO = 2_000  # holdout rows: each one's reference fitted witho
 
 
 def reference_densities(
-    members: np.ndarray, holdout: np.ndarray, basis: np.ndarray, rng: np.random.Generator
+    members: np.ndarray,
+    holdout: np.ndarray,
+    basis: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    method: str = "auto",
 ) -> tuple[np.ndarray, np.ndarray]:
     """The density attack's reference log p_ref (a KDE of the holdout) at the members and at
     each holdout row, with no row scored by a KDE that holds it.
@@ -228,7 +236,8 @@ def reference_densities(
     tables (no membership signal at all) that biased the attack's AUC to 0.60 (83 rows, d = 6)
     and 0.55-0.68 on 172-442-row clinical tables, enough to refuse them; refitted, 0.49-0.50
     (``tests/test_small_cohorts.py``). Above that size the bias is below 0.005 and n refits
-    would cost n^2.
+    would cost n^2. ``method``: the audit's ``nn_method`` (``"cuda"``: the kernel sums in
+    torch on the GPU, :mod:`engine.privacy.device_kernels`).
 
     Example:
         >>> x = np.random.default_rng(0).standard_normal((40, 2))
@@ -238,12 +247,12 @@ def reference_densities(
     """
     n = len(holdout)
     if n > EXACT_REFERENCE_UP_TO or n < 3:
-        kde = GaussianKDE(basis=basis).fit(holdout)
+        kde = GaussianKDE(basis=basis, method=method).fit(holdout)
         return kde.log_density(members), kde.leave_one_out_log_density()
     keep = np.ones(n, dtype=bool)
     keep[rng.integers(n)] = False
-    ref_members = GaussianKDE(basis=basis).fit(holdout[keep]).log_density(members)
-    return ref_members, leave_one_out_refits(holdout, basis)  # each row's own refit
+    ref_members = GaussianKDE(basis=basis, method=method).fit(holdout[keep]).log_density(members)
+    return ref_members, leave_one_out_refits(holdout, basis, method=method)  # each row's refit
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ import math
 
 import numpy as np
 
+from engine.privacy.device_kernels import kernel_device, leave_one_out_refits_torch, log_kernel_sums
 from engine.privacy.parallel import over_blocks
 
 _CHUNK_ELEMENTS = 2**20  # float32 entries per block (4 MiB): in cache
@@ -70,11 +71,17 @@ class GaussianKDE:
 
     ``basis``: fixed orthonormal columns (d x k) to evaluate the density on; None: the
     ``principal_basis`` of the fitted points. ``rtol``: relative variance tolerance.
+    ``method``: the audit's ``nn_method``; ``"cuda"`` (or ``"torch"``, or the variable
+    ``LATENT_SYNTH_TORCH_KERNELS``) sums the kernels in float64 torch blocks on that device
+    (:mod:`engine.privacy.device_kernels`); else the float32 CPU path below.
     """
 
-    def __init__(self, *, basis: np.ndarray | None = None, rtol: float = RTOL) -> None:
+    def __init__(
+        self, *, basis: np.ndarray | None = None, rtol: float = RTOL, method: str = "auto"
+    ) -> None:
         self.basis = basis
         self.rtol = rtol
+        self.method = method
 
     def fit(self, points: np.ndarray) -> GaussianKDE:
         """Centre, project, whiten (float64); store float32 points; returns ``self``."""
@@ -92,7 +99,10 @@ class GaussianKDE:
         lam = np.maximum(lam, self.rtol * max(float(lam.max(initial=0.0)), 1e-300))
         # whitening: y -> y @ W with W = vec / sqrt(lam * factor^2); kernel covariance = I
         self.whiten_ = vec / np.sqrt(lam * factor**2)
-        self.points_ = (y @ self.whiten_).astype(np.float32)
+        white = y @ self.whiten_
+        self.device_ = kernel_device(self.method)
+        self.white_ = white if self.device_ is not None else None  # float64, for the device
+        self.points_ = white.astype(np.float32)
         self.norm2_ = (self.points_ * self.points_).sum(1)
         self.augmented_ = np.empty((k + 1, n), np.float32)  # [p, -|p|^2 / 2], transposed
         self.augmented_[:-1], self.augmented_[-1] = self.points_.T, -0.5 * self.norm2_
@@ -110,6 +120,9 @@ class GaussianKDE:
 
     def log_density(self, queries: np.ndarray) -> np.ndarray:
         """log p(x) for each query row on the fitted subspace (float64 array)."""
+        if self.device_ is not None and self.white_ is not None:
+            sums = log_kernel_sums(self._whitened(queries), self.white_, device=self.device_)
+            return sums + self.log_const_
         return self._log_sum(self._whitened(queries), leave_one_out=False) + self.log_const_
 
     def leave_one_out_log_density(self) -> np.ndarray:
@@ -124,6 +137,10 @@ class GaussianKDE:
         n = len(self.points_)
         if n < 2:
             return np.full(n, -np.inf)
+        if self.device_ is not None and self.white_ is not None:
+            white = self.white_
+            sums = log_kernel_sums(white, white, device=self.device_, leave_one_out=True)
+            return sums + self.log_const_ + math.log(n / (n - 1))
         q = self.points_.astype(np.float64)
         return self._log_sum(q, leave_one_out=True) + self.log_const_ + math.log(n / (n - 1))
 
@@ -165,7 +182,7 @@ class GaussianKDE:
 
 
 def leave_one_out_refits(
-    points: np.ndarray, basis: np.ndarray, *, rtol: float = RTOL
+    points: np.ndarray, basis: np.ndarray, *, rtol: float = RTOL, method: str = "auto"
 ) -> np.ndarray:
     """Each row's log-density under a KDE fitted on the other n - 1 rows, covariance and
     Scott's bandwidth included (what ``GaussianKDE(basis=basis).fit(others).log_density(row)``
@@ -176,7 +193,8 @@ def leave_one_out_refits(
     300-row table's audit (twelve splits of 60 holdout rows). Here each row's covariance is
     the others' by a rank-one downdate of the centred sums, the eigen-decompositions run as
     one batched call, and the kernel sums in float64 (the one-by-one fits' float32 products
-    agree to about 1e-5 nats, tested).
+    agree to about 1e-5 nats, tested). ``method``: as :class:`GaussianKDE`'s (``"cuda"``: the
+    same float64 sums in torch blocks on the GPU).
 
     Example:
         >>> x = np.random.default_rng(0).standard_normal((40, 2))
@@ -190,6 +208,9 @@ def leave_one_out_refits(
     if n < 3:
         raise ValueError("leave-one-out refits need at least 3 rows")
     y = (x - x.mean(axis=0)) @ np.asarray(basis, dtype=np.float64)  # shift-free: centred
+    device = kernel_device(method)
+    if device is not None:
+        return leave_one_out_refits_torch(y, rtol, device=device)
     k, m = y.shape[1], n - 1
     factor2 = (m ** (-1.0 / (k + 4))) ** 2
     total, cross = y.sum(axis=0), y.T @ y

@@ -137,7 +137,8 @@ def score_draw(split: Split, draw: _Draw, X_dist: np.ndarray, config) -> Score:
     fpr, tpr = roc_curve(members, nonmembers)
     mi, hi = draw.members, draw.holdout
     rows = np.concatenate([split.train[mi], split.hold[hi]])
-    log_synth = GaussianKDE(basis=split.basis).fit(synth).log_density(X_dist[rows])
+    kde = GaussianKDE(basis=split.basis, method=config.nn_method)  # "cuda": on the GPU
+    log_synth = kde.fit(synth).log_density(X_dist[rows])
     ref = np.concatenate([split.ref_log_members[mi], split.ref_log_hold[hi]])
     ratio = log_synth - ref
     return Score(

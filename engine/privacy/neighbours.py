@@ -21,9 +21,10 @@ d = 12: 1.25 s against 0.32 s; d = 16: 3.0 s against 0.35 s); the threshold is k
 because the tree wins on clustered and one-hot data up to d = 14 (table in
 :data:`engine.device.BRUTE_FORCE_MIN_DIM`, ``benchmarks/bench_neighbours.py``). Queries whose
 float32 winner is not certified (near-ties: tight clusters, duplicated rows) are answered by the
-exact k-d tree, so clustered data no longer pay a second float32 pass (d = 16: 2.9 -> 1.0 s). The brute path runs on the GPU only when asked
-(``cuda``, chosen by :func:`engine.device.nn_method_for` from the run's probed device; TF32 off,
-out of memory -> CPU).
+exact k-d tree, so clustered data no longer pay a second float32 pass (d = 16: 2.9 -> 1.0 s).
+On a GPU (method ``cuda``, chosen by :func:`engine.device.nn_method_for` from the run's probed
+device) the search is :func:`engine.privacy.device_kernels.knn`: float64 blocks on the device,
+certified, out of memory -> CPU; ``torch`` runs the same code on the CPU device (tests).
 
 References:
     PITFALLS.md "Nearest neighbours"; Bentley (1975) k-d trees; scipy.spatial.cKDTree.
@@ -44,7 +45,7 @@ import numpy as np
 import torch
 from scipy.spatial import cKDTree
 
-from engine.device import ieee_float32, is_out_of_memory, nn_method_for
+from engine.device import is_out_of_memory, nn_method_for
 from engine.privacy.cells import (
     count_by_cell,
     count_in_reach,
@@ -52,13 +53,13 @@ from engine.privacy.cells import (
     kth_by_cell,
     nearest_by_cell,
 )
+from engine.privacy.device_kernels import kernel_device, knn
 from engine.privacy.parallel import over_blocks, workers_for
 
 BRUTE_FORCE_MIN_DIM = 16
 # Fewest reference rows for the cell split (engine.privacy.cells): below it one tree is
 # quicker (a 300-row audit's 309 searches took 0.12 s with one tree, 0.72 s split in cells).
 CELLS_MIN_ROWS = 4096
-_CHUNK_ELEMENTS = 2**24  # float32 entries per query chunk (64 MiB)
 
 
 def _tree(points: np.ndarray) -> cKDTree:
@@ -71,9 +72,12 @@ def _tree(points: np.ndarray) -> cKDTree:
 def _choose_method(d: int, method: str) -> str:
     """Resolve ``auto`` to ``kdtree`` or ``brute`` from the dimension, on the CPU. The GPU is
     used only when asked for (``cuda``): the caller knows the run's resolved device
-    (:func:`engine.device.nn_method_for`); ``torch.cuda.is_available()`` is no such answer."""
-    if method not in ("auto", "kdtree", "brute", "cuda"):
+    (:func:`engine.device.nn_method_for`); ``torch.cuda.is_available()`` is no such answer.
+    ``torch`` (or the variable ``LATENT_SYNTH_TORCH_KERNELS``): the device kernels on the CPU."""
+    if method not in ("auto", "kdtree", "brute", "cuda", "torch"):
         raise ValueError(f"unknown nearest-neighbour method '{method}'")
+    if kernel_device(method) is not None:
+        return "cuda" if method == "cuda" else "torch"
     if method != "auto":
         return method
     return nn_method_for("cpu", d)
@@ -84,8 +88,9 @@ def nearest_distances(
 ) -> np.ndarray:
     """Euclidean distance (float64) from every query row to its nearest reference row.
 
-    ``method``: ``auto`` (see module docstring), ``kdtree``, ``brute`` (CPU tiles) or ``cuda``.
-    All paths are exact: they return the same float64 distances up to rounding (~1e-15).
+    ``method``: ``auto`` (see module docstring), ``kdtree``, ``brute`` (CPU tiles), ``cuda`` or
+    ``torch`` (the device kernels on the GPU or the CPU device). All paths are exact: they
+    return the same float64 distances up to rounding (~1e-15).
 
     Example:
         >>> nearest_distances(np.zeros((1, 3)), np.ones((2, 3)), method="brute").round(6).tolist()
@@ -102,10 +107,9 @@ def nearest_distances(
             return nearest_by_cell(q, r, disc)
         return _tree(r).query(q, k=1, workers=workers_for(q))[0]
     if chosen == "brute":
-        return _brute_nearest(q, r, torch.device("cpu"))
+        return _brute_nearest(q, r)
     try:
-        with ieee_float32():  # the pre-filter's error bound assumes IEEE float32, not TF32
-            return _brute_nearest(q, r, torch.device("cuda"))
+        return knn(q, r, 1, device=kernel_device(chosen) or torch.device("cpu"))[0][:, 0]
     except Exception as err:
         if not is_out_of_memory(err):
             raise
@@ -118,55 +122,12 @@ def nearest_distances(
     return nearest_distances(q, r, method=nn_method_for("cpu", q.shape[1]))
 
 
-def _brute_nearest(q: np.ndarray, r: np.ndarray, device: torch.device) -> np.ndarray:
-    """Certified float32 brute force: cache-sized BLAS tiles on the CPU, torch on a GPU."""
-    if device.type == "cpu" and _float32_safe(q, r):
+def _brute_nearest(q: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Certified float32 brute force in cache-sized BLAS tiles on the CPU (the exact tree where
+    |x| is near float32 overflow)."""
+    if _float32_safe(q, r):
         return _tiled_nearest(q, r)
-    if device.type == "cpu":
-        # |x| near float32 overflow: the exact tree
-        return _tree(r).query(q, k=1, workers=workers_for(q))[0]
-    return _torch_nearest(q, r, device)
-
-
-def _torch_nearest(q: np.ndarray, r: np.ndarray, device: torch.device) -> np.ndarray:
-    """Chunked float32 search with an exactness certificate, then a float64 distance.
-
-    Per query the two smallest float32 values come from one ``topk`` pass. If their gap exceeds
-    twice the float32 error bound, the first is certainly the exact nearest row; only the
-    other rows (exact ties, near-ties) re-compute in float64 every candidate within the bound
-    of the float32 minimum. One pass fewer over the chunk than comparing every entry with the
-    bound: 1.3x faster at d = 50 (benchmarks/bench_audit.py).
-    """
-    centre = r.mean(axis=0)
-    q, r = q - centre, r - centre  # smaller norms -> smaller float32 cancellation error
-    r32 = torch.from_numpy(r.astype(np.float32)).to(device)
-    r_norm2 = (r32 * r32).sum(1)
-    r_max = float(np.sqrt((r * r).sum(1).max()))
-    k = min(2, len(r))
-    chunk = max(1, _CHUNK_ELEMENTS // len(r))
-    out = np.empty(len(q))
-    for start in range(0, len(q), chunk):
-        qc = q[start : start + chunk]
-        q32 = torch.from_numpy(qc.astype(np.float32)).to(device)
-        part = torch.addmm(r_norm2[None, :], q32, r32.T, alpha=-2.0)  # |q - r|^2 - |q|^2
-        # float32 error of |q|^2 + |r|^2 - 2 q.r is below (d + 2) eps (|q| + |r|)^2; 4x margin
-        q_norm = np.sqrt((qc * qc).sum(1))
-        bound = 4.0 * (q.shape[1] + 2) * 2.0**-24 * (q_norm + r_max) ** 2
-        vals, idx = (t.cpu().numpy() for t in torch.topk(part, k, dim=1, largest=False))
-        diff = qc - r[idx[:, 0]]
-        best2 = np.einsum("ij,ij->i", diff, diff)
-        gap = vals[:, -1] - vals[:, 0] if k == 2 else np.zeros(len(qc))
-        unsure = np.flatnonzero(gap <= 2.0 * bound) if k == 2 else np.empty(0, dtype=np.int64)
-        if len(unsure):
-            sub = part[torch.from_numpy(unsure).to(device)]
-            limit = torch.from_numpy(vals[unsure, 0] + 2.0 * bound[unsure]).to(device, sub.dtype)
-            rows, cols = (
-                t.cpu().numpy() for t in torch.nonzero(sub <= limit[:, None], as_tuple=True)
-            )
-            diff = qc[unsure[rows]] - r[cols]
-            np.minimum.at(best2, unsure[rows], np.einsum("ij,ij->i", diff, diff))
-        out[start : start + len(qc)] = np.sqrt(best2)
-    return out
+    return _tree(r).query(q, k=1, workers=workers_for(q))[0]
 
 
 _EPS32 = 2.0**-24
@@ -269,10 +230,13 @@ def kth_neighbour_distances(points: np.ndarray, k: int) -> np.ndarray:
     return neighbour_distances(points, (k,))[:, 0]
 
 
-def neighbour_distances(points: np.ndarray, orders: tuple[int, ...]) -> np.ndarray:
+def neighbour_distances(
+    points: np.ndarray, orders: tuple[int, ...], *, method: str = "auto"
+) -> np.ndarray:
     """Distances from each row to its k-th nearest *other* row for every k in ``orders`` (one
     column each, one search for all): exact float64, duplicates at distance 0. Discrete columns
-    are set aside when that helps (:mod:`engine.privacy.cells`).
+    are set aside when that helps (:mod:`engine.privacy.cells`). ``method`` ``cuda`` or
+    ``torch``: the device kernels (:func:`engine.privacy.device_kernels.knn`).
 
     Example:
         >>> neighbour_distances(np.array([[0.0], [1.0], [3.0]]), (1, 2)).tolist()
@@ -280,6 +244,10 @@ def neighbour_distances(points: np.ndarray, orders: tuple[int, ...]) -> np.ndarr
     """
     x = np.ascontiguousarray(points, dtype=np.float64)
     k = max(orders)
+    device = kernel_device(method)
+    if device is not None:
+        found = knn(x, x, k, device=device, exclude_self=True)[0]
+        return found[:, [j - 1 for j in orders]]
     small = x.shape[1] >= BRUTE_FORCE_MIN_DIM or len(x) < CELLS_MIN_ROWS
     disc = None if small else discrete_columns(x)
     if disc is not None:
