@@ -1,12 +1,10 @@
 """Many small flows of one architecture trained as one (issue 45 item 1).
 
-The audit trains the same architecture on every fold of every round (five folds a round,
-up to six rounds, :mod:`engine.privacy.rounds`). Each network is tiny (2-5 MADE layers of
-16-64 units), so a training step is some hundred torch calls of microseconds each, and
-Python's per-call overhead, not arithmetic, is the cost; on a GPU it is launch and
-synchronisation overhead. :func:`train_flows_together` stacks B members' weights along a
-leading dimension (:class:`engine.flows.stacked.StackedMAF`) and trains them in one loop of
-batched operations, so that a step costs about what one member's step costs.
+The audit trains one architecture on every fold of every round (:mod:`engine.privacy.rounds`).
+Each network is tiny (2-5 MADE layers of 16-64 units): a step is some hundred torch calls of
+microseconds, so Python's (on a GPU: launch) overhead is the cost. :func:`train_flows_together`
+stacks B members' weights (:class:`engine.flows.stacked.StackedMAF`) and trains them in one
+loop of batched operations, a step costing about what one member's step costs.
 
 Each member follows :func:`engine.flows.train.train_flow`'s recipe for its own table and seed
 exactly: the seed's split of its rows (any number of rows), its initial weights, its
@@ -18,11 +16,10 @@ vectors made exact. Members whose epochs have fewer or smaller mini-batches than
 member with no batch left in an epoch takes no step (its weights, Adam moments, step count,
 average and power-iteration vectors unchanged). A member that stops is dropped from the
 stack (the rest train on without its cost). Only the floating-point order of the batched
-products differs from one-by-one training, so each member agrees with its single training to
-rounding, which training then amplifies a little (``tests/test_batched_training.py``).
+products' backward differs from one-by-one training (Adam is the same fused kernel), so each
+member agrees with its single training to rounding (``tests/test_batched_training.py``).
 
-The loop reads nothing back from the device between steps: the losses are summed on the
-device and read, with the validation losses, once per epoch.
+Nothing is read back from the device between steps: losses are summed there, read once an epoch.
 
 Trained one by one instead (:func:`batchable` False): batch normalization (its statistics
 are per batch) and input noise (its per-step draws from each member's generator), and the
@@ -55,7 +52,7 @@ from engine.errors import InputError
 from engine.flows.adam import PlateauSchedule
 from engine.flows.config import FlowConfig
 from engine.flows.maf import MAF
-from engine.flows.stacked import StackedAdam, StackedMAF
+from engine.flows.stacked import StackedAdam, StackedMAF, batch_index, padded
 from engine.flows.train import (
     CANCEL_EVERY,
     Stopping,
@@ -98,7 +95,6 @@ class _Member:
     """One member's rows, generator, schedule, early stopping and record (host side)."""
 
     name: str
-    seed: int
     model: MAF
     Xtr: torch.Tensor
     Xva: torch.Tensor
@@ -117,9 +113,8 @@ class _Member:
         if steps is None:
             return torch.randperm(n, generator=self.gen)
         need = steps * self.batch
-        return torch.cat([torch.randperm(n, generator=self.gen) for _ in range(-(-need // n))])[
-            :need
-        ]
+        perms = [torch.randperm(n, generator=self.gen) for _ in range(-(-need // n))]
+        return torch.cat(perms)[:need]
 
 
 class _Rate:
@@ -208,7 +203,6 @@ def _member(X: np.ndarray, config: FlowConfig, seed: int, name: str, dev: str) -
     n_train = len(train_idx)
     return _Member(
         name=name,
-        seed=seed,
         model=model,
         Xtr=torch.as_tensor(X[train_idx], dtype=torch.float32, device=dev),
         Xva=torch.as_tensor(X[val_idx], dtype=torch.float32, device=dev),
@@ -221,16 +215,6 @@ def _member(X: np.ndarray, config: FlowConfig, seed: int, name: str, dev: str) -
         stop=Stopping(config),
         best=torch.empty(0),
     )
-
-
-def _padded(parts: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Row blocks of unequal length as one (B, max rows, ...) tensor (zeros after each
-    block's end) and their lengths (B,)."""
-    width = max(len(p) for p in parts)
-    out = parts[0].new_zeros((len(parts), width, *parts[0].shape[1:]))
-    for i, p in enumerate(parts):
-        out[i, : len(p)] = p
-    return out, torch.tensor([len(p) for p in parts])
 
 
 def _on_device(
@@ -268,25 +252,6 @@ def _on_device(
     return out
 
 
-def _epoch_batches(
-    live: list[_Member], steps_per_epoch: int | None, dev: str
-) -> tuple[torch.Tensor, np.ndarray]:
-    """Each live member's mini-batches of this epoch as row indices into its padded training
-    rows, (B, S, widest batch), and the rows of each member's batches (B, S; 0: no batch)."""
-    orders = [m.order(steps_per_epoch) for m in live]
-    steps = [-(-len(o) // m.batch) for o, m in zip(orders, live, strict=True)]
-    S, wide = max(steps), max(m.batch for m in live)
-    index = torch.zeros(len(live), S, wide, dtype=torch.long)
-    rows = np.zeros((len(live), S), dtype=np.int64)
-    for i, (o, m, s) in enumerate(zip(orders, live, steps, strict=True)):
-        full = torch.zeros(s * m.batch, dtype=torch.long)
-        full[: len(o)] = o
-        index[i, :s, : m.batch] = full.view(s, m.batch)
-        rows[i, :s] = m.batch
-        rows[i, s - 1] = len(o) - (s - 1) * m.batch
-    return index.to(dev), rows
-
-
 def _train(
     members: list[_Member],
     config: FlowConfig,
@@ -297,17 +262,18 @@ def _train(
     """The epoch loop of all members; leaves each member's best weights in its model."""
     live = list(members)
     stack = StackedMAF([m.model for m in live])
-    opt = StackedAdam(stack.flat, config.weight_decay)
+    opt = StackedAdam(stack, config.weight_decay)
     average = stack.flat.detach().clone()
     for i, m in enumerate(live):
         m.best = average[i].clone()  # the initial weights, kept if nothing improves
-    Xtr, _ = _padded([m.Xtr for m in live])
-    Xva, n_val = _padded([m.Xva for m in live])
+    Xtr, _ = padded([m.Xtr for m in live])
+    Xva, n_val = padded([m.Xva for m in live])
     for epoch in range(1, config.max_epochs + 1):
         cancel.raise_if_cancelled()
         began = time.perf_counter()
         B = len(live)
-        index, rows = _epoch_batches(live, config.steps_per_epoch, dev)
+        orders = [m.order(config.steps_per_epoch) for m in live]
+        index, rows = batch_index(orders, [m.batch for m in live], dev)
         picked = Xtr[torch.arange(B, device=dev)[:, None], index.view(B, -1)]
         batches = picked.view(B, index.shape[1], index.shape[2], -1)
         counts = torch.as_tensor(rows, dtype=torch.float32, device=dev)
@@ -315,22 +281,13 @@ def _train(
         # the moving average's weight for a step, per member (its horizon: one epoch)
         per_step = np.clip(1.0 / np.maximum((rows > 0).sum(1), 1), 1e-3, 0.1)
         weights = torch.as_tensor(per_step, dtype=torch.float32, device=dev)[:, None]
-        lr = torch.tensor([m.rate.lr for m in live], dtype=torch.float32, device=dev)[:, None]
+        lr = [m.rate.lr for m in live]
         total = torch.zeros(B, dtype=torch.float64, device=dev)
         for s in range(index.shape[1]):
             if s % CANCEL_EVERY == CANCEL_EVERY - 1:
                 cancel.raise_if_cancelled()
-            total += _step(
-                stack,
-                opt,
-                average,
-                batches[:, s],
-                rows[:, s],
-                counts[:, s],
-                stepping[:, s],
-                lr,
-                weights,
-            )
+            at = (batches[:, s], rows[:, s], counts[:, s], stepping[:, s])
+            total += _step(stack, opt, average, *at, lr, weights)
         with torch.no_grad():  # the one read from the device in an epoch
             val = _val_sums(stack, average, Xva, n_val)
             both = torch.stack([total / counts.sum(1).double(), val]).cpu().numpy()
@@ -347,7 +304,7 @@ def _train(
                 return
             slots = torch.tensor(keep, device=dev)
             stack.keep(slots)
-            opt.keep(slots)
+            opt.keep(slots)  # (after the stack: views of its new weights)
             average = average[slots]
             Xtr, Xva, n_val = Xtr[slots], Xva[slots], n_val[keep]
             live = [live[i] for i in keep]
@@ -363,7 +320,7 @@ def _step(
     rows: np.ndarray,
     counts: torch.Tensor,
     has_rows: torch.Tensor,
-    lr: torch.Tensor,
+    lr: list[float],
     weights: torch.Tensor,
 ) -> torch.Tensor:
     """One optimizer step of every member with rows in this step (``rows``: host side, so
@@ -379,7 +336,7 @@ def _step(
         mask = torch.arange(wide, device=xb.device)[None, :] < counts[:, None]
         loss = -torch.where(mask, lp, 0.0).sum(-1) / counts.clamp(min=1.0)
     (grad,) = torch.autograd.grad(loss.sum(), [stack.flat])
-    opt.step(stack.flat, grad, lr, stepping)
+    opt.step(grad, lr, rows > 0)
     with torch.no_grad():
         w = weights if stepping is None else torch.where(stepping[:, None], weights, 0.0)
         average.lerp_(stack.flat.detach(), w)

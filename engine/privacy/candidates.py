@@ -70,7 +70,8 @@ class Family(Protocol):
 
     # optional: ``on_chosen(label)``, called once the chosen candidate passes at the smallest w
     # (the rest of the grid cannot change the model, only w), e.g. to train the final model;
-    # ``fit_many(label, [X, ...])``: ``fit`` on each table at once (:class:`_Fits`)
+    # ``fit_many(label, [X, ...])``: ``fit`` on each table at once (one batched network:
+    # engine.pipeline.synthesize_step's family, engine.flows.batched)
 
 
 class SingleMap:
@@ -191,3 +192,11 @@ class FloorOnly:
 
     def fit(self, label: str, X: np.ndarray) -> LatentMap:
         return self.family.fit(self.label, X)
+
+    def fit_many(self, label: str, Xs: list[np.ndarray]) -> list[LatentMap]:
+        """The family's ``fit_many`` where it has one (the folds of half the rows trained as
+        one batched network, :mod:`engine.flows.batched`), else ``fit`` on each table."""
+        many = getattr(self.family, "fit_many", None)
+        if many is None:
+            return [self.family.fit(self.label, X) for X in Xs]
+        return list(many(self.label, Xs))

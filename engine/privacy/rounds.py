@@ -65,7 +65,8 @@ class Rounds:
 
     def maps(self, label: str, rows: Rows) -> list[LatentMap]:
         """The candidate's map trained on each split's members (several at once where the
-        family can: one batched network, :mod:`engine.flows.ensemble`)."""
+        family can: one batched network, :mod:`engine.flows.batched`, whatever the folds'
+        sizes; a copula or a family without ``fit_many``: one by one)."""
         tables = [self.X_model[train] for train, _ in rows]
         if len(tables) >= 2 and hasattr(self.family, "fit_many"):
             return list(self.family.fit_many(label, tables))
