@@ -60,7 +60,6 @@ _PUBLIC = {
     "analysis_plan": "engine.pipeline.compare_step",
     "exposure_candidates": "engine.stats.plan",
     "rule_cost_words": "engine.stats.topcoded",
-    "NO_EXPOSURE": "engine.stats.plan",
     "refusal_findings": "engine.pipeline.refusal",
     # errors and progress
     "LatentSynthError": "engine.errors",
@@ -81,7 +80,6 @@ __all__ = [
     "analysis_plan",
     "exposure_candidates",
     "rule_cost_words",
-    "NO_EXPOSURE",
     "run_pipeline",
     "RunConfig",
     "RunResult",
@@ -158,7 +156,7 @@ if TYPE_CHECKING:
     from engine.report.curve_plot import draw_privacy_curve
     from engine.report.forest import forest_figure
     from engine.stats.meta import pool, read_summary
-    from engine.stats.plan import NO_EXPOSURE, exposure_candidates
+    from engine.stats.plan import exposure_candidates
     from engine.stats.topcoded import rule_cost_words
 
 

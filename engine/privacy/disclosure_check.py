@@ -64,12 +64,13 @@ from engine.privacy.disclosure_risk import (
     guesses_right,
     synthpop_figures,
 )
+from engine.privacy.disclosure_words import MARGIN_FLOOR, MARGIN_SDS
 from engine.privacy.key_groups import Banding, cell_codes, fit_banding, gower_coordinates
 from engine.privacy.parallel import workers_for
 
 HALVINGS = 5
-MARGIN_FLOOR = 3.0  # percentage points (module docstring: the measured spread of fresh samples)
-MARGIN_SDS = 5.0  # times the fresh sample's SD over the halvings
+# MARGIN_FLOOR (3 percentage points) and MARGIN_SDS (5 SDs of the fresh sample over the
+# halvings): engine.privacy.disclosure_words, which says them in words
 MAX_ROWS = 20_000  # larger tables are measured on a random subsample of this many records
 NUMERIC_KINDS = ("continuous", "time")  # numbers whose inference guess may be 5 % off
 
