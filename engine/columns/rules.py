@@ -181,7 +181,9 @@ def _same(values: np.ndarray, expected: np.ndarray) -> np.ndarray:
     same = np.asarray(values == expected, dtype=bool)
     odd = np.flatnonzero(~same)
     if len(odd):
-        same[odd] = [_label(v) == _label(e) for v, e in zip(values[odd], expected[odd], strict=True)]
+        same[odd] = [
+            _label(v) == _label(e) for v, e in zip(values[odd], expected[odd], strict=True)
+        ]
     return same
 
 

@@ -149,7 +149,10 @@ def _chance_breaks(lo: np.ndarray, hi: np.ndarray) -> float:
         0.75
     """
     if np.issubdtype(lo.dtype, np.datetime64):
-        lo, hi = lo.astype("datetime64[s]").astype(np.int64), hi.astype("datetime64[s]").astype(np.int64)
+        lo, hi = (
+            lo.astype("datetime64[s]").astype(np.int64),
+            hi.astype("datetime64[s]").astype(np.int64),
+        )
     hi_sorted = np.sort(np.asarray(hi, dtype=float))
     below = np.searchsorted(hi_sorted, np.asarray(lo, dtype=float), side="left")
     return float(below.sum() / len(hi_sorted))
@@ -169,9 +172,7 @@ def _fixed(frame: pd.DataFrame, a: str, b: str) -> Rule | None:
     if int(per_level.max()) != 1:
         return None
     first = both.groupby(a, observed=True)[b].first()
-    return Rule(
-        "fixed", a, b, mapping=tuple((k, v) for k, v in first.items()), support=len(both)
-    )
+    return Rule("fixed", a, b, mapping=tuple((k, v) for k, v in first.items()), support=len(both))
 
 
 def _presence(frame: pd.DataFrame, a: str, b: str) -> Rule | None:
