@@ -187,7 +187,7 @@ def results_json(
     """
     from engine import __version__
 
-    now = timestamp or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    now = timestamp or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     results: dict[str, Any] = {}
     for index, output in enumerate(outputs):
         record = _output_record(index, output, now)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -96,7 +96,7 @@ def release(
     model already training on a thread (``wait(progress)`` gives the flow, the model rows it
     trained on and its seconds; :mod:`engine.pipeline.final_model`)."""
     cfg = prep.config
-    started = started or datetime.now(timezone.utc).isoformat(timespec="seconds")
+    started = started or datetime.now(UTC).isoformat(timespec="seconds")
     timings = dict(timings or {})
     rng = rng if rng is not None else make_rng(cfg.seed)
     try:

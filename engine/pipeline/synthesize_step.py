@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -265,7 +265,7 @@ def synthesize(
     prep: Prepared, progress: ProgressFn = no_progress, cancel: CancelToken = NEVER_CANCELLED
 ) -> RunResult:
     """Audit, choose w, retrain on all rows, release and compare. Writes nothing."""
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    started = datetime.now(UTC).isoformat(timespec="seconds")
     rng = make_rng(prep.config.seed)
     t0 = time.perf_counter()
     dp = prep.config.dp_epsilon is not None  # the DP release gets the last 20 %

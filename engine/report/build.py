@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import io
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -136,7 +136,7 @@ class _DayStamp:
 
     def __init__(self, day: str) -> None:
         try:
-            t = datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp()
+            t = datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC).timestamp()
         except ValueError:
             t = 946684800.0  # reportlab's invariant date, 2000-01-01
         lt = time.gmtime(t)
