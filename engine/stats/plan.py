@@ -5,7 +5,8 @@ synthetic table, so the model must be one a statistician would fit (issue 44: an
 automatic Cox model held both the arm and the group code that determines it and did not
 converge; a cohort's model held the cause of death, present only for those who died, and kept
 1,962 rows of 7,874, all of them deaths). :func:`plan_analysis` chooses, and says each choice in
-one line (the same lines on screen, in the PDF and in ``audit.json["analysis_plan"]``):
+one line (the same lines on screen, in the PDF and in ``audit.json``'s
+``fidelity.analysis_plan``):
 
 * **the exposure**: the column the user named, else one that looks like a treatment or arm
   (its name says so and it has two to four levels, :func:`exposure_candidates`), else none
@@ -149,7 +150,7 @@ class AnalysisPlan:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """``audit.json["analysis_plan"]``."""
+        """``audit.json["fidelity"]["analysis_plan"]``."""
         return {
             "analysis": self.analysis,
             "exposure": self.exposure,
