@@ -179,7 +179,8 @@ def plan_analysis(
     kinds: dict[str, str] | None = None,
 ) -> AnalysisPlan:
     """The model to compare: the user's ``covariates`` as given (the exposure is ``exposure``,
-    else the first; :data:`NO_EXPOSURE` for none), or the automatic choice from ``candidates`` (the synthesized columns) and the ``rules`` found
+    else the first; :data:`NO_EXPOSURE` for none), or the automatic choice from ``candidates``
+    (the synthesized columns) and the ``rules`` found
     in every real row (:class:`engine.columns.rules.Rule`); see the module docstring.
 
     Example:
@@ -188,7 +189,7 @@ def plan_analysis(
         >>> rng = np.random.default_rng(0)
         >>> grp = rng.integers(1, 5, 200)
         >>> df = pd.DataFrame({"time": rng.exponential(5, 200), "died": rng.integers(0, 2, 200),
-        ...                    "txgrp": grp, "tx": (grp > 2).astype(int), "age": rng.normal(60, 9, 200)})
+        ...     "txgrp": grp, "tx": (grp > 2).astype(int), "age": rng.normal(60, 9, 200)})
         >>> rule = Rule("fixed", "txgrp", "tx")
         >>> plan = plan_analysis(df, ["txgrp", "tx", "age"], [rule], time="time", event="died")
         >>> plan.exposure, plan.covariates, plan.left_out[0][0]
