@@ -46,11 +46,11 @@ def table_path(table: Table) -> Iterator[str | Path]:
         yield table
         return
     with tempfile.TemporaryDirectory(prefix="latent-synth-") as folder:
-        path = Path(folder) / "table.parquet"
+        path = Path(folder) / "dataframe.parquet"
         try:
             table.to_parquet(path, index=False)
         except (ValueError, TypeError, NotImplementedError, ImportError):
-            path = Path(folder) / "table.csv"
+            path = Path(folder) / "dataframe.csv"
             table.to_csv(path, index=False)
         yield path
 
