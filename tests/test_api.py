@@ -76,7 +76,16 @@ def test_a_reloaded_metadata_gives_the_same_schema(table: pd.DataFrame, tmp_path
     assert Metadata.from_json(path).schema(table).by_name("totchol").kind == "continuous"
 
 
-def test_a_metadata_file_of_another_version_is_refused(tmp_path: Path) -> None:
+def test_wrong_choices_and_other_versions_are_refused_in_words(
+    table: pd.DataFrame, tmp_path: Path
+) -> None:
+    meta = Metadata.detect(table)
+    with pytest.raises(InputError, match="unknown kind 'number'"):
+        meta.update_column("age", kind="number")
+    with pytest.raises(InputError, match="no column 'weight'"):
+        meta.update_column("weight", action="drop")
+    with pytest.raises(TypeError, match="unknown setting w_max"):
+        Synthesizer(meta, w_max=0.5)
     path = tmp_path / "meta.json"
     path.write_text(json.dumps({"format": "latent-synth metadata", "version": 99}))
     with pytest.raises(InputError, match="metadata version 99"):

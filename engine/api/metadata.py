@@ -140,6 +140,12 @@ class Metadata:
         """Set a column's kind, action ("synthesize" or "drop") or clinical bounds."""
         if name not in self.columns:
             raise InputError(f"no column '{name}' in the metadata; the columns are {self.names}")
+        from engine.columns.kinds import KINDS
+
+        if kind is not None and kind not in KINDS:
+            raise InputError(
+                f"column '{name}': unknown kind '{kind}'; use one of {', '.join(KINDS)}"
+            )
         if action not in (None, "synthesize", "drop"):
             raise InputError(f"column '{name}': action '{action}'; use synthesize or drop")
         column = self.columns[name]
