@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pytest
 
+import engine.privacy.audit as audit
 from engine.privacy.audit_result import AuditConfig
 from engine.privacy.decision import (
     REFUSAL_MARGIN,
@@ -82,7 +83,9 @@ def test_the_bound_is_fit_plus_z_se_and_the_gap_is_the_released_attacks_above_th
     r = _curve((0.0, 0.5), (0.50, 0.52), (0.004, 0.005))
     at0 = bounds_at({"distance": d, "released": r}, 0.0, gap=0.01)
     at5 = bounds_at({"distance": d, "released": r}, 0.5, gap=0.01)
-    assert at0 == pytest.approx({"distance": 0.5 + Z_UPPER * 0.004, "released": 0.5 + Z_UPPER * 0.004})
+    assert at0 == pytest.approx(
+        {"distance": 0.5 + Z_UPPER * 0.004, "released": 0.5 + Z_UPPER * 0.004}
+    )
     assert at5["distance"] == pytest.approx(0.52 + Z_UPPER * 0.005)
     assert at5["released"] == pytest.approx(0.52 + 0.01 + Z_UPPER * 0.005)
     assert Z_UPPER == pytest.approx(1.6449, abs=1e-4)  # one-sided 95 %
@@ -307,3 +310,70 @@ def test_the_gap_is_not_charged_at_the_smallest_w_of_a_grid_that_starts_above_ze
     r = _curve((0.1, 0.5), (0.52, 0.53), (0.005, 0.005))
     d = decide({"released": r}, 0.55, gap=0.02)
     assert d.w == 0.1 and d.upper == pytest.approx(0.52 + Z_UPPER * 0.005)  # 0.1: no gap
+
+
+# --- the selection rule read off a finished curve (hand-computed; docs/mutation.md) ---------------
+
+
+def _point(w: float, auc: float, se: float, dens: float = 0.5, dens_se: float = 0.0):
+    """A curve point whose stored upper bounds are the fitted AUC + SE (z = 1 for numbers by
+    hand), for the distance and the density attack; other fields neutral."""
+    return audit.CurvePoint(
+        w=w,
+        auc=auc,
+        auc_sd=se,
+        auc_se=se,
+        tpr_at_1pct_fpr=0.01,
+        tpr_at_01pct_fpr=0.001,
+        density_auc=dens,
+        density_auc_sd=dens_se,
+        density_auc_se=dens_se,
+        repeats=4,
+        refined=False,
+        roc_fpr=(0.0, 1.0),
+        roc_tpr=(0.0, 1.0),
+        auc_fit=auc,
+        auc_fit_se=se,
+        density_fit=dens,
+        density_fit_se=dens_se,
+        upper_distance=auc + se,
+        upper_density=dens + dens_se,
+    )
+
+
+def test_selection_stops_at_the_first_failing_w_even_if_a_larger_w_passes_again() -> None:
+    """A curve with a dip: w = 0.3 fails, 0.5 passes again. Every smaller w must pass too, so
+    the choice is 0.2, not 0.5 (kills ``break`` -> ``continue`` in select_w)."""
+    curve = [_point(0.0, 0.50, 0.0), _point(0.2, 0.52, 0.0), _point(0.3, 0.60, 0.0)]
+    curve += [_point(0.5, 0.51, 0.0), _point(0.7, 0.53, 0.0)]
+    assert audit.select_w(curve, 0.55) == 0.2
+    assert audit.select_w(list(reversed(curve)), 0.55) == 0.2  # order of the input is irrelevant
+
+
+def test_selection_returns_none_when_the_smallest_w_fails() -> None:
+    curve = [_point(0.0, 0.56, 0.0), _point(0.5, 0.50, 0.0)]
+    assert audit.select_w(curve, 0.55) is None
+
+
+def test_a_point_under_the_limit_on_the_mean_but_not_on_its_bound_fails() -> None:
+    """AUC 0.545 with a bound 0.01 higher at a limit of 0.55: the bound 0.555 is over the limit
+    (kills the rule on the fitted mean alone, for either attack)."""
+    assert not _point(0.5, 0.545, 0.01).passes(0.55)
+    assert not _point(0.5, 0.50, 0.0, dens=0.545, dens_se=0.01).passes(0.55)
+    assert _point(0.5, 0.535, 0.01, dens=0.535, dens_se=0.01).passes(0.55)
+    curve = [_point(0.0, 0.50, 0.005), _point(0.4, 0.545, 0.01), _point(0.6, 0.51, 0.0)]
+    assert audit.select_w(curve, 0.55) == 0.0
+
+
+def test_the_limit_itself_does_not_pass() -> None:
+    """A bound exactly at the limit fails (binary-exact numbers: 0.5 + 0.125 = 0.625)."""
+    assert not _point(0.5, 0.5, 0.125).passes(0.625)
+    assert not _point(0.5, 0.5, 0.0, dens=0.5, dens_se=0.125).passes(0.625)
+
+
+def test_only_the_named_attacks_decide() -> None:
+    leaky_density = _point(0.5, 0.50, 0.0, dens=0.70, dens_se=0.0)
+    assert leaky_density.passes(0.55, ("distance",))
+    assert not leaky_density.passes(0.55, ("density",))
+    assert not leaky_density.passes(0.55)
+    assert audit.select_w([_point(0.0, 0.5, 0.0), leaky_density], 0.55, ("distance",)) == 0.5

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from engine import disclosure
 from engine.pipeline import RunConfig, run_pipeline
 
 K = 10
@@ -231,3 +232,21 @@ def test_copy_keys_turn_each_distinct_value_into_text_once_with_the_same_text():
     keys = copies._row_keys(frame, list(frame.columns))
     plain = pd.util.hash_pandas_object(frame.astype(str), index=False)
     assert keys.equals(plain)
+
+
+# --- copies of real rows, by hand -----------------------------------------------------------------
+
+
+def test_copy_masks_by_hand() -> None:
+    """Synthetic rows: a copy of a duplicated real row, a copy of a unique one, a new row, and a
+    row that differs in the second column only."""
+    import pandas as pd
+
+    real = pd.DataFrame({"a": [1, 1, 2, 3], "b": ["x", "x", "y", "z"]})
+    synth = pd.DataFrame({"a": [1, 2, 4, 3], "b": ["x", "y", "y", "y"]})
+    any_copy, unique_copy = disclosure.copy_masks(real, synth)
+    assert any_copy.tolist() == [True, True, False, False]
+    assert unique_copy.tolist() == [False, True, False, False]
+    # extra synthetic columns are ignored: only the real table's columns are compared
+    any2, _ = disclosure.copy_masks(real, synth.assign(c=[9, 9, 9, 9]))
+    assert any2.tolist() == [True, True, False, False]

@@ -480,3 +480,204 @@ def test_the_dp_model_starts_from_independent_columns_not_from_the_rows_covarian
     assert torch.equal(flow.model.white_chol, torch.eye(2))
     assert torch.equal(flow.model.white_mean, torch.zeros(2))
     assert flow.to_dict()["whitened"] is False
+
+
+# --- per-record clipping, by hand -----------------------------------------------------------------
+
+
+def test_clip_gradients_scales_the_whole_record_by_hand() -> None:
+    """Two parameters; record 0 has norm sqrt(9 + 16 + 144) = 13 -> scaled by 2/13 (clip 2);
+    record 1 has norm 1 (under the clip) and is left alone, not scaled up."""
+    import torch
+
+    from engine.privacy.dp.train import clip_gradients
+
+    grads = {"a": torch.tensor([[3.0, 4.0], [0.6, 0.0]]), "b": torch.tensor([[[12.0]], [[0.8]]])}
+    out = clip_gradients(grads, 2.0)
+    assert out["a"].tolist()[0] == pytest.approx([6 / 13, 8 / 13], abs=1e-6)
+    assert out["b"].tolist()[0][0][0] == pytest.approx(24 / 13, abs=1e-6)
+    assert out["a"].tolist()[1] == pytest.approx([0.6, 0.0], abs=1e-7)
+    assert out["b"].tolist()[1][0][0] == pytest.approx(0.8, abs=1e-7)
+    assert set(out) == {"a", "b"} and out["b"].shape == (2, 1, 1)
+
+
+# --- the DP-SGD accountant, by hand (docs/mutation.md) --------------------------------------------
+
+
+def test_gdp_mu_and_delta_by_hand() -> None:
+    """mu = r sqrt(T (e^(1/sigma^2) - 1)): sigma 1, r 0.5, T 4 -> sqrt(e - 1). delta(eps) =
+    Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2): mu 1, eps 0 -> Phi(.5) - Phi(-.5)."""
+    import math
+
+    from scipy.stats import norm
+
+    from engine.privacy.dp import accountant as acc
+
+    assert acc.gdp_mu(1.0, 0.5, 4) == pytest.approx(math.sqrt(math.e - 1), rel=1e-12)
+    assert acc.gdp_mu(2.0, 0.1, 100) == pytest.approx(
+        0.1 * math.sqrt(100 * math.expm1(0.25)), rel=1e-12
+    )
+    assert acc.delta_for_epsilon(0.0, 1.0) == pytest.approx(
+        norm.cdf(0.5) - norm.cdf(-0.5), abs=1e-12
+    )
+    by_hand = norm.cdf(-0.5) - math.e * norm.cdf(-1.5)
+    assert acc.delta_for_epsilon(1.0, 1.0) == pytest.approx(by_hand, abs=1e-12)
+    mu, eps = 2.0, 3.0
+    by_hand = norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+    assert acc.delta_for_epsilon(eps, mu) == pytest.approx(by_hand, abs=1e-12)
+    assert acc.delta_for_epsilon(1.0, 0.0) == 0.0
+    assert acc.delta_for_epsilon(60.0, 1.0) == 0.0  # far tail: exactly 0, never negative
+
+
+def test_rdp_epsilon_at_order_2_by_hand() -> None:
+    """Order 2 only: A_2 = 1 + r^2 (e^(1/sigma^2) - 1); eps = T log A_2 + log(1/2) - (log delta
+    + log 2). sigma 1, r 0.5, T 10, delta 0.01; and r = 1 (no subsampling): A_2 = e^(1/sigma^2)."""
+    import math
+
+    from engine.privacy.dp.accountant import rdp_epsilon
+
+    a2 = 1 + 0.25 * math.expm1(1.0)
+    want = 10 * math.log(a2) + math.log(0.5) - (math.log(0.01) + math.log(2))
+    assert rdp_epsilon(1.0, 0.01, 0.5, 10, orders=(2,)) == pytest.approx(want, rel=1e-12)
+    want_full = 1.0 + math.log(0.5) - (math.log(0.01) + math.log(2))
+    assert rdp_epsilon(1.0, 0.01, 1.0, 1, orders=(2,)) == pytest.approx(want_full, rel=1e-12)
+    # order 3 by hand: A_3 = (1-r)^3 + 3(1-r)^2 r + 3(1-r) r^2 e^(1/s^2) + r^3 e^(3/s^2)
+    r, s2 = 0.5, 4.0
+    a3 = (1 - r) ** 3 + 3 * (1 - r) ** 2 * r + 3 * (1 - r) * r**2 * math.exp(1 / s2)
+    a3 += r**3 * math.exp(3 / s2)
+    want3 = 5 * math.log(a3) / 2 + math.log(2 / 3) - (math.log(1e-5) + math.log(3)) / 2
+    got = rdp_epsilon(2.0, 1e-5, r, 5, orders=(3,))
+    assert got == pytest.approx(want3, rel=1e-12)
+    # the minimum over orders, and never below 0
+    assert rdp_epsilon(2.0, 1e-5, r, 5, orders=(2, 3)) == pytest.approx(
+        min(got, rdp_epsilon(2.0, 1e-5, r, 5, orders=(2,))), rel=1e-12
+    )
+    assert rdp_epsilon(100.0, 0.5, 0.001, 1, orders=(2,)) == 0.0
+
+
+def test_bisect_sigma_finds_the_smallest_admissible_sigma() -> None:
+    """eps(sigma) = 10 / sigma, target 2: the answer is 5 (from above, to rtol), reached from a
+    start below and above; an unreachable target is refused in words."""
+    from engine.errors import InputError
+    from engine.privacy.dp.accountant import _bisect_sigma
+
+    for start in (0.3, 5.0, 80.0):
+        got = _bisect_sigma(lambda s: 10.0 / s, 2.0, start, 1.5, 1e-4)
+        assert 10.0 / got <= 2.0 and got == pytest.approx(5.0, rel=1.2e-4)
+    with pytest.raises(InputError, match="not reachable with these settings"):
+        _bisect_sigma(lambda s: 5.0, 2.0, 1.0, 1.5, 1e-3)
+
+
+def test_sigma_for_epsilon_is_tight_and_checks_its_input() -> None:
+    """The calibrated sigma meets the target and 0.5 % less noise does not."""
+    from engine.errors import InputError
+    from engine.privacy.dp import accountant as acc
+
+    delta, r, T = 1e-5, 0.01, 50
+    sigma = acc.sigma_for_epsilon(2.0, delta, r, T)
+    assert acc.accountant_epsilon(sigma, delta, r, T) <= 2.0
+    assert acc.accountant_epsilon(sigma * 0.995, delta, r, T) > 2.0
+    with pytest.raises(InputError, match="the privacy budget must be positive"):
+        acc.sigma_for_epsilon(0.0, delta, r, T)
+
+
+# --- sigma calibration: the bisection ----------------------------------------------------------
+# eps_of(sigma) = 1 / sigma meets the target 1 exactly at sigma = 1.0 (a float with no rounding),
+# so the smallest admissible sigma is 1.0 itself; a bracket that drops it returns sqrt(2) instead.
+
+
+class _Eps:
+    """eps_of(sigma) = c / sigma, recording its calls; a search that needs more than 200
+    evaluations fails at once instead of looping for ever."""
+
+    def __init__(self, c: float = 1.0) -> None:
+        self.c = c
+        self.calls: list[float] = []
+
+    def __call__(self, sigma: float) -> float:
+        self.calls.append(sigma)
+        assert len(self.calls) <= 200, "the bisection does not converge"
+        return self.c / sigma
+
+
+def test_bisection_keeps_a_start_that_meets_the_target_exactly() -> None:
+    from engine.privacy.dp.accountant import _bisect_sigma
+
+    assert _bisect_sigma(_Eps(), 1.0, 1.0, 2.0, 0.5) == 1.0
+
+
+def test_bisection_from_above_stops_on_a_sigma_that_meets_the_target_exactly() -> None:
+    """Start 4, step 2: 4 -> 2 -> 1 all meet the target (1/1 = 1 <= 1), 0.5 does not."""
+    from engine.privacy.dp.accountant import _bisect_sigma
+
+    assert _bisect_sigma(_Eps(), 1.0, 4.0, 2.0, 0.5) == 1.0
+
+
+def test_bisection_from_below_stops_on_a_sigma_that_meets_the_target_exactly() -> None:
+    """Start 0.25, step 2: 0.25 and 0.5 miss the target, 1 meets it: the answer is 1, not more."""
+    from engine.privacy.dp.accountant import _bisect_sigma
+
+    assert _bisect_sigma(_Eps(), 1.0, 0.25, 2.0, 0.5) == 1.0
+    # an answer that is not on the grid: within rtol above the true sigma 2
+    assert 2.0 <= _bisect_sigma(_Eps(2.0), 1.0, 0.3, 1.5, 1e-3) <= 2.002
+
+
+def test_bisection_refuses_only_beyond_the_sigma_cap() -> None:
+    """eps_of = 15,000 / sigma needs sigma = 15,000; from 5,000 (step 2) the bracket reaches the
+    cap 10,000 exactly, which is still allowed, and finds 15,000. A target never met refuses with
+    a message that says what to do."""
+    from engine.errors import InputError
+    from engine.privacy.dp.accountant import _bisect_sigma
+
+    sigma = _bisect_sigma(_Eps(1.5e4), 1.0, 5000.0, 2.0, 1e-3)
+    assert 1.5e4 <= sigma <= 1.5e4 * 1.001
+    with pytest.raises(InputError) as refused:
+        _bisect_sigma(lambda s: 10.0, 1.0, 1.0, 2.0, 1e-3)
+    assert str(refused.value) == (
+        "epsilon = 1.0: not reachable with these settings; choose a larger epsilon or delta"
+    )
+
+
+def test_bisection_midpoint_that_meets_the_target_exactly_is_kept() -> None:
+    """Start 2, step 4 brackets (0.5, 2]; the geometric midpoint is exactly 1, which meets the
+    target 1/1 <= 1 and becomes the answer (not 1.41 from searching above it)."""
+    from engine.privacy.dp.accountant import _bisect_sigma
+
+    assert _bisect_sigma(_Eps(), 1.0, 2.0, 4.0, 0.5) == 1.0
+
+
+def test_bisection_stops_once_the_bracket_is_within_the_tolerance() -> None:
+    """eps_of = 0.6 / sigma: from 4 (step 2) the bracket is (0.5, 1], a ratio of exactly 2 =
+    1 + rtol with rtol = 1, so 1.0 is returned without a further (unneeded) evaluation."""
+    from engine.privacy.dp.accountant import _bisect_sigma
+
+    eps_of = _Eps(0.6)
+    assert _bisect_sigma(eps_of, 1.0, 4.0, 2.0, 1.0) == 1.0
+    assert eps_of.calls == [4.0, 2.0, 1.0, 0.5]
+
+
+def test_sigma_for_an_epsilon_below_one_and_refusal_of_a_zero_budget() -> None:
+    """epsilon = 0.5 (delta 1e-5, r = 0.01, 100 steps) is a valid budget: the calibrated sigma
+    (1.143) meets it and 0.1 % less noise would not. A budget of 0 or less is refused by name."""
+    from engine.errors import InputError
+    from engine.privacy.dp.accountant import accountant_epsilon, sigma_for_epsilon
+
+    sigma = sigma_for_epsilon(0.5, 1e-5, 0.01, 100)
+    assert accountant_epsilon(sigma, 1e-5, 0.01, 100) <= 0.5
+    assert accountant_epsilon(sigma / 1.001, 1e-5, 0.01, 100) > 0.5
+    for budget in (0.0, -1.0):
+        with pytest.raises(InputError) as refused:
+            sigma_for_epsilon(budget, 1e-5, 0.01, 100)
+        assert str(refused.value) == f"epsilon = {budget}: the privacy budget must be positive"
+
+
+# --- the GDP dual ---------------------------------------------------------------------------------
+
+
+def test_a_mechanism_with_mu_zero_has_delta_zero_at_every_epsilon() -> None:
+    """mu = 0 (no noisy step) leaks nothing: delta(epsilon) = 0, also at epsilon = 0, where a
+    mu of 0.5 gives delta(0) = 2 Phi(0.25) - 1 = 0.1974."""
+    from engine.privacy.dp.accountant import delta_for_epsilon
+
+    assert [delta_for_epsilon(e, 0.0) for e in (0.0, 0.5, 3.0)] == [0.0, 0.0, 0.0]
+    assert delta_for_epsilon(0.0, 0.5) == pytest.approx(0.19741, abs=1e-5)

@@ -636,3 +636,16 @@ def test_command_line_answers_a_too_long_output_path_with_exit_2(tmp_path, capsy
     assert code == 2, err
     assert len(err.splitlines()) == 1 and "shorter path" in err and "internal error" not in err
     assert list(out.iterdir()) == []
+
+
+# --- every formula trigger, by hand (docs/mutation.md) --------------------------------------------
+
+
+@pytest.mark.parametrize("first", ["=", "+", "-", "@", "\t", "\r", "\n", "\0"])
+def test_every_formula_trigger_is_escaped_and_nothing_else(first: str) -> None:
+    from engine.files.write import escape_formula
+
+    assert escape_formula(first + "A1") == "'" + first + "A1"
+    assert escape_formula("A1" + first) == "A1" + first
+    assert escape_formula("") == ""
+    assert escape_formula("'=x") == "'=x"

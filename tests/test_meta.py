@@ -433,3 +433,78 @@ def test_real_files_alone_are_the_studies_and_a_lone_side_with_files_is_refused(
     assert paired.files == () and paired.real_files == files[:1]
     with pytest.raises(InputError, match="exactly one kind of input"):
         run_meta(MetaConfig(out=tmp_path, files=files, real_files=files[:1], exposure="sbp"))
+
+
+# --- DerSimonian-Laird pooling, by hand (docs/mutation.md) ----------------------------------------
+
+
+def test_pool_dl_fe_and_hksj_by_hand() -> None:
+    """y = (0, 1, 3), s = (0.5, 1, 1): w = (4, 1, 1), theta_F = 2/3, Q = 22/3, c = 6 - 18/6 = 3,
+    tau2 = (22/3 - 2)/3 = 16/9, I2 = 100 (16/3)/(22/3) = 800/11 %; DL weights 1/(s^2 + 16/9)."""
+    import math
+
+    from scipy import stats
+
+    from engine.stats.meta import pool
+
+    y, s = [0.0, 1.0, 3.0], [0.5, 1.0, 1.0]
+    fe = pool(y, s, method="fe", labels=["A", "B", "C"])
+    assert fe.estimate == pytest.approx(2 / 3, abs=1e-12)
+    assert fe.se == pytest.approx(1 / math.sqrt(6), abs=1e-12)
+    assert (fe.Q, fe.Q_df, fe.Q_p) == pytest.approx((22 / 3, 2, math.exp(-11 / 3)), abs=1e-12)
+    assert (fe.tau2, fe.I2, fe.k) == pytest.approx((16 / 9, 800 / 11, 3), abs=1e-12)
+    assert (fe.pi_low, fe.pi_high) == pytest.approx((fe.ci_low, fe.ci_high), abs=1e-12)
+    assert [x.weight for x in fe.studies] == pytest.approx([400 / 6, 100 / 6, 100 / 6], abs=1e-9)
+    assert [x.study for x in fe.studies] == ["A", "B", "C"]
+
+    dl = pool(y, s)
+    wr = np.array([1 / (0.25 + 16 / 9), 1 / (1 + 16 / 9), 1 / (1 + 16 / 9)])
+    est, se = float(wr @ y / wr.sum()), float(wr.sum() ** -0.5)
+    z = float(stats.norm.ppf(0.975))
+    assert (dl.method, dl.estimate, dl.se) == (
+        "dl",
+        pytest.approx(est, abs=1e-12),
+        pytest.approx(se, abs=1e-12),
+    )
+    assert (dl.ci_low, dl.ci_high) == pytest.approx((est - z * se, est + z * se), abs=1e-12)
+    assert dl.p == pytest.approx(2 * stats.norm.sf(est / se), abs=1e-12)
+    half = float(stats.t.ppf(0.975, 1)) * math.sqrt(16 / 9 + se**2)
+    assert (dl.pi_low, dl.pi_high) == pytest.approx((est - half, est + half), abs=1e-9)
+    assert [x.weight for x in dl.studies] == pytest.approx(list(100 * wr / wr.sum()), abs=1e-9)
+    assert dl.studies[0].study == "study 1" and dl.t_df is None
+
+    hk = pool(y, s, method="hksj")
+    q = float(wr @ (np.array(y) - est) ** 2 / 2)
+    t2 = float(stats.t.ppf(0.975, 2))
+    assert (hk.estimate, hk.se, hk.t_df) == pytest.approx((est, se * math.sqrt(q), 2), abs=1e-12)
+    assert hk.ci_low == pytest.approx(est - t2 * se * math.sqrt(q), abs=1e-12)
+    assert hk.p == pytest.approx(2 * stats.t.sf(est / (se * math.sqrt(q)), 2), abs=1e-12)
+
+
+def test_pool_two_homogeneous_studies_by_hand() -> None:
+    """y = (1, 1.1), s = (1, 1): Q = 0.005 < k - 1, so tau2 = 0 and I2 = 0, DL equals FE; with
+    two studies there is no prediction interval; a negative pooled estimate gives the same p."""
+    import math
+
+    from engine.errors import InputError
+    from engine.stats.meta import pool
+
+    dl = pool([1.0, 1.1], [1.0, 1.0])
+    assert (dl.tau2, dl.I2, dl.Q) == pytest.approx((0.0, 0.0, 0.005), abs=1e-12)
+    assert dl.estimate == pytest.approx(1.05) and dl.se == pytest.approx(1 / math.sqrt(2))
+    assert math.isnan(dl.pi_low) and math.isnan(dl.pi_high)
+    assert pool([-1.0, -1.1], [1.0, 1.0]).p == pytest.approx(dl.p, abs=1e-12)
+    same = pool([2.0, 2.0], [1.0, 1.0])
+    assert (same.Q, same.I2, same.tau2) == (0.0, 0.0, 0.0)
+    with pytest.raises(InputError, match="method 'x' is unknown: use dl, fe or hksj"):
+        pool([1.0, 2.0], [1.0, 1.0], method="x")  # type: ignore[arg-type]
+
+
+def test_pool_with_large_standard_errors_and_identical_estimates() -> None:
+    """s = (10, 10): c = 0.01 (below 1), y = (0, 100): Q = 50, tau2 = 49 / 0.01 = 4900. HKSJ on
+    identical estimates: q = 0, so se = 0 and the p-value is 0, not a division error."""
+    from engine.stats.meta import pool
+
+    assert pool([0.0, 100.0], [10.0, 10.0]).tau2 == pytest.approx(4900.0, rel=1e-12)
+    flat = pool([2.0, 2.0], [1.0, 1.0], method="hksj")
+    assert (flat.se, flat.p) == (0.0, 0.0)

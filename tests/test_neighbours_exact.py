@@ -8,12 +8,15 @@ rows, exact hits, near-ties, ties across reference tiles and one-hot columns.
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import pytest
 from scipy.spatial import cKDTree
 
-from engine.privacy.neighbours import count_closer, nearest_distances
+from engine.privacy.neighbours import count_closer, kth_neighbour_distances, nearest_distances
+
+LINE = np.array([[0.0], [1.0], [3.0], [6.0], [10.0]])  # integer gaps: every distance exact
 
 
 def _hard_case(seed: int, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -115,3 +118,88 @@ def test_brute_search_is_at_least_as_fast_as_scikit_learn(d: int) -> None:
         ours.append(_best_of(1, nearest_distances, q, ref))
         theirs.append(_best_of(1, sk.kneighbors, q))
     assert min(ours) <= min(theirs), f"ours {min(ours):.3f} s, scikit-learn {min(theirs):.3f} s"
+
+
+# --- neighbour counts at the radius, by hand (eq. 26; docs/mutation.md) ---------------------------
+
+
+@pytest.mark.parametrize("d", [1, 16])
+def test_count_closer_is_strict_on_both_paths(d: int) -> None:
+    """Points 0, 1, 2, 3 on a line (padded to d = 16 for the brute-force path): around 0 with
+    radius 2 two points lie strictly closer (0 and 1; 2 sits on the circle); radius 2.5 -> 3;
+    radius 0 -> 0; around 1.5 with radius 1.5 -> 2 (0 and 3 on the circle)."""
+    from engine.privacy.neighbours import count_closer
+
+    def pad(x: list[float]) -> np.ndarray:
+        out = np.zeros((len(x), d))
+        out[:, 0] = x
+        return out
+
+    pts = pad([0.0, 1.0, 2.0, 3.0])
+    got = count_closer(pts, pad([0.0, 0.0, 0.0, 1.5, 10.0]), np.array([2.0, 2.5, 0.0, 1.5, 1.0]))
+    assert got.tolist() == [2, 3, 0, 2, 0]
+    assert got.dtype == np.int64
+    assert count_closer(pts, pad([0.0]), np.array([0.0])).tolist() == [0]
+
+
+def test_count_closer_brute_path_resolves_rounding_at_the_radius() -> None:
+    """d = 20, large coordinates: a point exactly 5 away (3-4-5 triangle) is not closer than 5,
+    one at 4.999999 is, and one at 5.000001 is not, though float64 |a|^2 + |b|^2 - 2ab cannot
+    tell."""
+    from engine.privacy.neighbours import count_closer
+
+    base = np.full((1, 20), 1e4)
+    pts = np.repeat(base, 3, axis=0)
+    pts[0, :2] += [3.0, 4.0]
+    pts[1, 0] += 4.999999
+    pts[2, 0] += 5.000001
+    assert count_closer(pts, base, np.array([5.0])).tolist() == [1]
+    assert count_closer(pts, base, np.array([5.0000011])).tolist() == [3]
+
+
+@pytest.mark.parametrize("radius", [0.5, 1.0, 3.0])
+def test_count_closer_excludes_a_point_exactly_on_a_radius_below_or_at_one(radius: float) -> None:
+    pts = np.array([[0.0], [radius], [-radius / 2], [radius * 2]])
+    # the centre itself and -radius/2 lie strictly inside; +radius lies on the sphere
+    counts = count_closer(pts, np.array([[0.0], [9.0]]), np.array([radius, 0.0]))
+    assert counts.tolist() == [2, 0] and counts.dtype == np.int64  # counts, not floats
+
+
+def test_count_closer_with_float32_radii_is_exact_in_float64() -> None:
+    """A point 2^-30 inside a radius of 1 given as float32 is closer: the radius is moved one
+    float64 step below, not one float32 step (2^-24)."""
+    pts = np.array([[0.0], [1.0 - 2.0**-30], [1.0]])
+    radii = np.array([1.0], dtype=np.float32)
+    assert count_closer(pts, np.array([[0.0]]), radii).tolist() == [2]
+    # float32 points and centres are read as the same float64 values
+    pts32 = np.array([[0.0], [0.5], [1.0]], dtype=np.float32)
+    assert count_closer(pts32, np.zeros((1, 1), np.float32), radii).tolist() == [2]
+
+
+def test_kth_neighbour_distances_of_the_five_row_line() -> None:
+    """Rows 0, 1, 3, 6, 10 (the line of tests/test_release_metrics.py)."""
+    expect = {1: [1, 1, 2, 3, 4], 2: [3, 2, 3, 4, 7], 3: [6, 5, 3, 5, 9], 4: [10, 9, 7, 6, 10]}
+    for k, dist in expect.items():
+        assert kth_neighbour_distances(LINE, k).tolist() == dist
+    assert kth_neighbour_distances(LINE.astype(np.float32), 2).dtype == np.float64
+
+
+@pytest.mark.parametrize("where", ["point", "centre", "radius"])
+def test_count_closer_with_a_huge_value_in_16_columns_is_exact_and_silent(where: str) -> None:
+    """A 1e20 coordinate (or radius) would overflow float32 squares: the float32 tiles are not
+    used for it (no overflow warning reaches the user) and the count stays exact."""
+    pts = np.zeros((6, 16))
+    pts[:, 0] = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    centres, radii = pts[:2].copy(), np.array([2.5, 2.0])
+    expect = [3, 3]  # 0: rows 0, 1, 2 (row 3 at 3); 1: rows 0, 1, 2 (row 3 at exactly 2)
+    if where == "point":
+        pts[5, 1] = 1e20  # the row at 5 moves far away: not counted anyway
+    elif where == "centre":
+        centres[1, 1] = 1e20  # nothing is near it
+        expect = [3, 0]
+    else:
+        radii[0] = 1e20  # every row is closer
+        expect = [6, 3]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert count_closer(pts, centres, radii).tolist() == expect

@@ -1,6 +1,6 @@
-"""Hand-computed cases that kill the mutants of the release metrics, the ranks and the
-neighbour counts that survived mutmut (issue 18; docs/mutation.md lists the ones argued
-equivalent).
+"""The release metrics (closer probability, median rank, records at risk, the copy share) and
+the record ranks, by hand: the cases kill the one-line mutants of ``release_metrics`` and
+``record_ranks`` (``docs/mutation.md`` lists the ones argued equivalent).
 
 The main case is five real rows on a line with integer gaps, so every distance, rank, tie and
 k-th neighbour is exact and can be checked by eye:
@@ -28,13 +28,11 @@ k-th neighbour is exact and can be checked by eye:
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 import engine.privacy.release as release
-from engine.privacy.neighbours import count_closer, kth_neighbour_distances
+from engine.privacy.neighbours import kth_neighbour_distances
 from engine.privacy.release import record_ranks, release_metrics
 
 REAL = np.array([[0.0], [1.0], [3.0], [6.0], [10.0]])
@@ -45,7 +43,8 @@ SHAPE_MESSAGE = "real and paired synthetic rows must have the same 2-D shape, n 
 def _metrics(
     real: np.ndarray = REAL, synth: np.ndarray = SYNTH, **kw: object
 ) -> release.ReleaseMetrics:
-    return release_metrics(real, synth, rng=np.random.default_rng(0), **kw)  # type: ignore[arg-type]
+    rng = np.random.default_rng(0)
+    return release_metrics(real, synth, rng=rng, **kw)  # type: ignore[arg-type]
 
 
 # --- release_metrics on the five-row line ------------------------------------------------------
@@ -167,7 +166,7 @@ def test_a_wide_table_gets_the_same_copy_share_on_either_device() -> None:
     assert not hasattr(release, "nearest_distances")  # no device-dependent search left here
 
 
-# --- record_ranks, count_closer, kth_neighbour_distances ---------------------------------------
+# --- record_ranks ---------------------------------------------------------------------------------
 
 
 def test_ranks_of_records_closer_than_one() -> None:
@@ -180,85 +179,15 @@ def test_ranks_of_records_closer_than_one() -> None:
     assert record_ranks(real, own, np.array([1, 3])).tolist() == [2, 0]
 
 
-@pytest.mark.parametrize("radius", [0.5, 1.0, 3.0])
-def test_count_closer_excludes_a_point_exactly_on_a_radius_below_or_at_one(radius: float) -> None:
-    pts = np.array([[0.0], [radius], [-radius / 2], [radius * 2]])
-    # the centre itself and -radius/2 lie strictly inside; +radius lies on the sphere
-    counts = count_closer(pts, np.array([[0.0], [9.0]]), np.array([radius, 0.0]))
-    assert counts.tolist() == [2, 0] and counts.dtype == np.int64  # counts, not floats
+def test_kth_neighbour_distances_and_record_ranks_by_hand() -> None:
+    """Rows 0, 1, 3, 3 (a duplicate): 1st other neighbour 1, 1, 0, 0; 2nd 3, 2, 2, 2. Ranks with
+    own distances (1.5, 0.5, 0, 2.5): row 0 has one row (1) closer than 1.5; row 1 none; row 2's
+    own distance 0 gives rank 0; row 3 has its duplicate and row 1 closer than 2.5 -> 2."""
+    from engine.privacy.release import record_ranks
 
-
-def test_count_closer_with_float32_radii_is_exact_in_float64() -> None:
-    """A point 2^-30 inside a radius of 1 given as float32 is closer: the radius is moved one
-    float64 step below, not one float32 step (2^-24)."""
-    pts = np.array([[0.0], [1.0 - 2.0**-30], [1.0]])
-    radii = np.array([1.0], dtype=np.float32)
-    assert count_closer(pts, np.array([[0.0]]), radii).tolist() == [2]
-    # float32 points and centres are read as the same float64 values
-    pts32 = np.array([[0.0], [0.5], [1.0]], dtype=np.float32)
-    assert count_closer(pts32, np.zeros((1, 1), np.float32), radii).tolist() == [2]
-
-
-def test_kth_neighbour_distances_of_the_five_row_line() -> None:
-    expect = {1: [1, 1, 2, 3, 4], 2: [3, 2, 3, 4, 7], 3: [6, 5, 3, 5, 9], 4: [10, 9, 7, 6, 10]}
-    for k, dist in expect.items():
-        assert kth_neighbour_distances(REAL, k).tolist() == dist
-    assert kth_neighbour_distances(REAL.astype(np.float32), 2).dtype == np.float64
-
-
-# --- epsilon_statement --------------------------------------------------------------------------
-
-
-def test_epsilon_statement_sentence_and_refusal_word_for_word() -> None:
-    """C = 2 (two codes 2 apart), w = 0.5, delta = 0.01: eps = 2 + 2 sqrt(2 ln 100) = 8.07."""
-    s = release.epsilon_statement(np.array([[0.0], [2.0]]), 0.5, 0.01)
-    assert s.sentence == (
-        "At w = 0.5 the injected noise gives local (8.07, 0.01)-differential privacy per record "
-        "if the flow's latent codes of any two records lie at most C = 2 apart (exact, from the "
-        f"data); this is {release.NATURE}."
-    )
-    for w, delta in [(-0.1, 0.01), (1.1, 0.01), (0.5, 0.0), (0.5, 1.0)]:
-        with pytest.raises(ValueError, match=r"^w must lie in \[0, 1\] and delta in \(0, 1\)$"):
-            release.epsilon_statement(np.array([[0.0], [2.0]]), w, delta)
-
-
-# --- the GDP dual and the weight check ---------------------------------------------------------
-
-
-def test_a_mechanism_with_mu_zero_has_delta_zero_at_every_epsilon() -> None:
-    """mu = 0 (no noisy step) leaks nothing: delta(epsilon) = 0, also at epsilon = 0, where a
-    mu of 0.5 gives delta(0) = 2 Phi(0.25) - 1 = 0.1974."""
-    from engine.privacy.dp.accountant import delta_for_epsilon
-
-    assert [delta_for_epsilon(e, 0.0) for e in (0.0, 0.5, 3.0)] == [0.0, 0.0, 0.0]
-    assert delta_for_epsilon(0.0, 0.5) == pytest.approx(0.19741, abs=1e-5)
-
-
-@pytest.mark.parametrize("w", [None, float("nan"), -0.5, 1.5])
-def test_a_missing_or_impossible_weight_gets_the_one_line_input_error(w: object) -> None:
-    from engine.errors import InputError
-    from engine.flows.generate import inject_latent_noise
-
-    with pytest.raises(InputError, match=rf"^perturbation weight w={w} is outside 0\.\.1; choose"):
-        inject_latent_noise(np.zeros((2, 1)), w, np.zeros((2, 1)))  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize("where", ["point", "centre", "radius"])
-def test_count_closer_with_a_huge_value_in_16_columns_is_exact_and_silent(where: str) -> None:
-    """A 1e20 coordinate (or radius) would overflow float32 squares: the float32 tiles are not
-    used for it (no overflow warning reaches the user) and the count stays exact."""
-    pts = np.zeros((6, 16))
-    pts[:, 0] = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
-    centres, radii = pts[:2].copy(), np.array([2.5, 2.0])
-    expect = [3, 3]  # 0: rows 0, 1, 2 (row 3 at 3); 1: rows 0, 1, 2 (row 3 at exactly 2)
-    if where == "point":
-        pts[5, 1] = 1e20  # the row at 5 moves far away: not counted anyway
-    elif where == "centre":
-        centres[1, 1] = 1e20  # nothing is near it
-        expect = [3, 0]
-    else:
-        radii[0] = 1e20  # every row is closer
-        expect = [6, 3]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert count_closer(pts, centres, radii).tolist() == expect
+    x = np.array([[0.0], [1.0], [3.0], [3.0]])
+    assert kth_neighbour_distances(x, 1).tolist() == [1.0, 1.0, 0.0, 0.0]
+    assert kth_neighbour_distances(x, 2).tolist() == [3.0, 2.0, 2.0, 2.0]
+    own = np.array([1.5, 0.5, 0.0, 2.5])
+    assert record_ranks(x, own).tolist() == [1, 0, 0, 2]
+    assert record_ranks(x, own, np.array([3, 0])).tolist() == [2, 1]
