@@ -87,12 +87,13 @@ mutate: $(STAMP)
 
 # Re-check one mutant (MUTANT=<name> from `mutmut results`) with mutmut's own switch, against the
 # current tests (copied into mutants/ first): fast, no statistics or clean run (docs/mutation.md).
-MUTATE_TESTS ?= tests/test_mutation_guards4.py tests/test_mutation_guards5.py
+MUTATE_TESTS ?= tests/test_release_metrics.py tests/test_outlier_protection.py \
+	tests/test_epsilon.py tests/test_generate.py
 mutate-check:
 	test -d mutants && test -n "$(MUTANT)"
 	cp tests/*.py mutants/tests/
 	cd mutants && MUTANT_UNDER_TEST="$(MUTANT)" MPLBACKEND=Agg $(abspath $(PY)) -m pytest -x -q \
-		-p no:cacheprovider -o addopts= $(MUTATE_TESTS)
+		-p no:cacheprovider -o addopts= -m "not slow" $(MUTATE_TESTS)
 
 clean:
 	rm -rf $(VENV) demo-output build dist *.egg-info mutants
