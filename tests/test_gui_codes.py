@@ -17,8 +17,9 @@ import pytest  # noqa: E402
 
 pytest.importorskip("PySide6")
 
-from gui_conftest import *  # noqa: E402,F403 (fixtures shared by the GUI tests)
-from gui_conftest import load  # noqa: E402
+from tests.gui_helpers import load
+
+pytestmark = pytest.mark.gui
 
 
 def test_a_code_is_shown_as_a_category_with_its_reason_and_can_be_switched(

@@ -15,8 +15,9 @@ import pytest  # noqa: E402
 
 pytest.importorskip("PySide6")
 
-from gui_conftest import *  # noqa: E402,F403 (fixtures shared by the GUI tests)
-from gui_conftest import DEMO_FIELDS, load  # noqa: E402
+from tests.gui_helpers import DEMO_FIELDS, load
+
+pytestmark = pytest.mark.gui
 
 
 def test_columns_page_suggests_keys_and_hands_the_choice_to_the_engine(

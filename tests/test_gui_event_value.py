@@ -4,9 +4,11 @@ event happened (on main a True/False event was refused with "recode it as 0/1").
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
-from tests.gui_conftest import *  # noqa: F403 - shared GUI fixtures
-from tests.gui_conftest import load
+from tests.gui_helpers import load
+
+pytestmark = pytest.mark.gui
 
 
 def test_the_columns_page_asks_which_value_is_the_event(window, qtbot, small_demo, tmp_path):

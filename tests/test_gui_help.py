@@ -15,10 +15,10 @@ import pytest  # noqa: E402
 
 pytest.importorskip("PySide6")
 
-from gui_conftest import *  # noqa: E402,F403 (fixtures shared by the GUI tests)
-from gui_conftest import DEMO_FIELDS, fast_settings, load  # noqa: E402
-
 from desktop import launch  # noqa: E402
+from tests.gui_helpers import DEMO_FIELDS, fast_settings, load
+
+pytestmark = pytest.mark.gui
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE_HEADINGS = (

@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 
 pytest.importorskip("PySide6")
 
-from gui_conftest import *  # noqa: E402,F403 (fixtures shared by the GUI tests)
+pytestmark = pytest.mark.gui
 
 
 def test_meta_window_pools_three_summary_rows(window, qtbot, messages, tmp_path):

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.gui_conftest import *  # noqa: F403 - shared GUI fixtures
-from tests.gui_conftest import load
+from tests.gui_helpers import load
+
+pytestmark = pytest.mark.gui
 
 ONECLICK_ROWS = 400
 FAST = dict(w_grid=(0.0, 0.3, 0.6), repeats=2, seed=1, device="cpu", budget="fast", auc_max=0.6)

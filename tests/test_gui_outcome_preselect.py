@@ -14,8 +14,9 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from gui_conftest import *  # noqa: E402,F403 (fixtures shared by the GUI tests)
-from gui_conftest import load  # noqa: E402
+from tests.gui_helpers import load
+
+pytestmark = pytest.mark.gui
 
 
 def _cohort(n: int = 240, seed: int = 0) -> pd.DataFrame:

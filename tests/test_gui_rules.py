@@ -4,9 +4,12 @@ and the engine keeps exactly the ticked ones."""
 
 from __future__ import annotations
 
-from tests.gui_conftest import *  # noqa: F403 - shared GUI fixtures
-from tests.gui_conftest import load
+import pytest
+
+from tests.gui_helpers import load
 from tests.test_rules import EXPECTED, rules_table
+
+pytestmark = pytest.mark.gui
 
 
 def test_columns_page_lists_keeps_and_adds_rules(window, qtbot, tmp_path):

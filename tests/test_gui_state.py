@@ -18,8 +18,9 @@ import pytest  # noqa: E402
 
 pytest.importorskip("PySide6")
 
-from gui_conftest import *  # noqa: E402,F403 (fixtures shared by the GUI tests)
-from gui_conftest import DEMO_FIELDS, load  # noqa: E402
+from tests.gui_helpers import DEMO_FIELDS, load
+
+pytestmark = pytest.mark.gui
 
 FAST = dict(w_grid=(0.0, 0.3, 0.6), repeats=2, seed=1, budget="fast", device="cpu", auc_max=0.6)
 

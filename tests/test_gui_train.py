@@ -14,11 +14,11 @@ import pytest  # noqa: E402
 
 pytest.importorskip("PySide6")
 
-from gui_conftest import *  # noqa: E402,F403 (fixtures shared by the GUI tests)
-
 from desktop.pages.train_page import TrainPage  # noqa: E402
 from desktop.worker import Task, TimeLeft, eta_text  # noqa: E402
 from engine import AuditPointDone, EpochDone  # noqa: E402
+
+pytestmark = pytest.mark.gui
 
 AUDIT_VAL = [3.0, 2.6, 2.4, 2.3]
 FINAL_VAL = [2.9, 2.5, 2.2]

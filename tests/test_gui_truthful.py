@@ -22,9 +22,10 @@ from types import SimpleNamespace
 import pytest
 
 from tests import test_gui_oneclick as oneclick
-from tests.gui_conftest import *  # noqa: F403 - shared GUI fixtures
-from tests.gui_conftest import DEMO_FIELDS, load
+from tests.gui_helpers import DEMO_FIELDS, load
 from tests.test_gui_oneclick import FAST, _click_step, _finish
+
+pytestmark = pytest.mark.gui
 
 documents = oneclick.documents  # fixtures shared with the one-click tests
 survival_csv = oneclick.survival_csv

@@ -13,11 +13,11 @@ import pytest  # noqa: E402
 
 pytest.importorskip("PySide6")
 
-from gui_conftest import *  # noqa: E402,F403 (fixtures shared by the GUI tests)
-
 from desktop.qt import QThread  # noqa: E402
 from desktop.worker import Task, eta_text  # noqa: E402
 from engine.errors import InputError  # noqa: E402
+
+pytestmark = pytest.mark.gui
 
 
 def _collect(task):
