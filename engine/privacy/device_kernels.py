@@ -26,8 +26,9 @@ are off by ~1e-6 relative (``density.py``: within 1e-5 nats of scipy); these are
 torch (batched ``eigh``), float64 like the CPU's.
 
 Blocks: sized so that about three float64 buffers of a block fit ``min(free / 4,
-GPU_BLOCK_BYTES)`` on a GPU (512 MiB: small cards keep under 2 GB with the inputs), and
-``CPU_BLOCK_BYTES`` on the CPU.
+GPU_BLOCK_BYTES)`` on a GPU, rounded down to a power of two (512 MiB: small cards keep under 2 GB
+with the inputs; the same blocks on every run unless memory is short, so seeded runs repeat),
+and ``CPU_BLOCK_BYTES`` on the CPU.
 
 Which path runs (:func:`kernel_device`): method ``"cuda"`` (the audit's ``nn_method`` on a run
 whose device resolved to CUDA) -> these kernels on the GPU; ``"torch"``, or the environment
@@ -80,7 +81,9 @@ def block_rows(columns: int, device: torch.device, *, buffers: int = 3) -> int:
     """Rows per block so that ``buffers`` float64 arrays of ``columns`` columns fit the budget."""
     if device.type == "cuda":
         free, _ = torch.cuda.mem_get_info(device)
-        budget = min(free // 4, GPU_BLOCK_BYTES)
+        # a power of two: the same blocks (hence the same rounding) whatever the free memory
+        # unless it is short, so a seeded re-run repeats to the bit
+        budget = 1 << (max(1, min(free // 4, GPU_BLOCK_BYTES)).bit_length() - 1)
     else:
         budget = CPU_BLOCK_BYTES
     return max(1, int(budget) // (8 * buffers * max(1, columns)))
