@@ -1,11 +1,11 @@
 """Entry points of the installed program.
 
 ``latent-synth`` (console script): no arguments open the wizard, one table file opens the wizard
-with that file loaded (``latent-synth cohort.csv``, the desktop entry's "Open with"), anything
-else is the command line (``engine.cli``). ``latent-synth-gui`` (GUI script, no console window on Windows; the
-Start-menu shortcut points at it): the wizard, with any start-up failure written to a log file
-in the user's local app-data folder and shown in a message box, since a windowed program has
-no console to print to.
+with that file loaded (``latent-synth cohort.csv``, the desktop entry's "Open with"), anything else
+is the command line (``engine.cli``). ``latent-synth-gui`` (GUI script, no console window on
+Windows; the Start-menu shortcut points at it): the wizard, with any start-up failure written to a
+log file in the user's local app-data folder and shown in a message box, since a windowed program
+has no console to print to.
 
 Lives in ``desktop`` because the engine may not import Qt or ``desktop``; nothing here imports
 Qt until the wizard is asked for, so the command line works without PySide6 installed.
@@ -36,10 +36,9 @@ QT_XCB_LIBRARIES = (
 
 COMMANDS = ("run", "demo", "meta")
 # What the program reads (engine.files.read.FORMATS), for "Open with" and the file dialog.
-TABLE_SUFFIXES = (
-    ".csv", ".tsv", ".tab", ".txt", ".xlsx", ".xlsm", ".xls", ".parquet", ".pq", ".sas7bdat",
-    ".xpt", ".sav", ".zsav", ".dta",
-)  # fmt: skip
+TABLE_SUFFIXES = tuple(
+    ".csv .tsv .tab .txt .xlsx .xlsm .xls .parquet .pq .sas7bdat .xpt .sav .zsav .dta".split()
+)
 
 
 def table_to_open(args: Sequence[str]) -> str | None:
@@ -97,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as err:
         print(
             f"latent-synth: error: the desktop wizard needs PySide6 ({err}); install it with "
-            "'pip install \"latent-synth[gui]\"', or use the command line: 'latent-synth run --help'",
+            "'pip install \"latent-synth[gui]\"', or use the command line: "
+            "'latent-synth run --help'",
             file=sys.stderr,
         )
         return 2

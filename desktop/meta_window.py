@@ -14,8 +14,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from desktop.pages.base import estimate_text, heading, note, number, p_value_text, plain_message
-from desktop.qt import QMessageBox, QSettings, QtWidgets
+from desktop.meta_inputs import BY_COLUMN, FILES, SUMMARY, MetaInputs, line_edit, warn
+from desktop.pages.base import estimate_text, heading, note, number, p_value_text
+from desktop.qt import QSettings, QtWidgets
 from desktop.worker import Task
 
 METHODS = (
@@ -24,7 +25,6 @@ METHODS = (
     ("fe", "Fixed effect (inverse variance)"),
 )
 ANALYSES = (("cox", "Cox (survival)"), ("logistic", "Logistic"), ("ols", "Linear (OLS)"))
-TABLE_FILTER = "Tables (*.csv *.tsv *.txt *.xlsx *.parquet *.sav *.dta *.sas7bdat);;All files (*)"
 
 
 # The per-site table's headers in words (the estimates are on the model's log scale)
@@ -55,12 +55,9 @@ class MetaWindow(QtWidgets.QMainWindow):
         outer.addLayout(left, 2)
 
         left.addWidget(heading("1. What to pool"))
-        self.tabs = QtWidgets.QTabWidget()
-        self.tabs.setAccessibleName("Kind of input")
+        self.tabs = MetaInputs()
+        self.tabs.demo_requested.connect(self.use_demo)
         left.addWidget(self.tabs)
-        self._build_files_tab()
-        self._build_by_tab()
-        self._build_summary_tab()
 
         left.addWidget(heading("2. Model (for patient-level files)"))
         self.model_box = QtWidgets.QWidget()
@@ -70,11 +67,11 @@ class MetaWindow(QtWidgets.QMainWindow):
             self.analysis.addItem(text, key)
         self.analysis.setAccessibleName("Per-site model")
         form.addRow("Mo&del:", self.analysis)
-        self.time = _line("time column, e.g. time_cvd_years", "Survival time column")
-        self.event = _line("event column (0/1), e.g. cvd", "Event column")
-        self.outcome = _line("outcome column (linear / logistic)", "Outcome column")
-        self.exposure = _line("exposure column, e.g. sbp", "Exposure column")
-        self.adjust = _line("adjust for, e.g. age, totchol, hdl", "Adjustment columns")
+        self.time = line_edit("time column, e.g. time_cvd_years", "Survival time column")
+        self.event = line_edit("event column (0/1), e.g. cvd", "Event column")
+        self.outcome = line_edit("outcome column (linear / logistic)", "Outcome column")
+        self.exposure = line_edit("exposure column, e.g. sbp", "Exposure column")
+        self.adjust = line_edit("adjust for, e.g. age, totchol, hdl", "Adjustment columns")
         self.per = QtWidgets.QDoubleSpinBox()
         self.per.setRange(0.001, 1e6)
         self.per.setValue(1.0)
@@ -134,97 +131,15 @@ class MetaWindow(QtWidgets.QMainWindow):
         self._mode_changed()
         self.resize(1150, 720)
 
-    # -- input tabs ---------------------------------------------------------------------
-    def _build_files_tab(self) -> None:
-        tab = QtWidgets.QWidget()
-        layout = QtWidgets.QVBoxLayout(tab)
-        self.file_list = QtWidgets.QListWidget()
-        self.file_list.setAccessibleName("One file per site")
-        layout.addWidget(self.file_list)
-        row = QtWidgets.QHBoxLayout()
-        add = QtWidgets.QPushButton("&Add files…")
-        add.clicked.connect(self.add_files)
-        remove = QtWidgets.QPushButton("Remo&ve")
-        remove.clicked.connect(
-            lambda: [
-                self.file_list.takeItem(self.file_list.row(i))
-                for i in self.file_list.selectedItems()
-            ]
-        )
-        row.addWidget(add)
-        row.addWidget(remove)
-        row.addStretch(1)
-        layout.addLayout(row)
-        self.tabs.addTab(tab, "Several &files")
-
-    def _build_by_tab(self) -> None:
-        tab = QtWidgets.QWidget()
-        form = QtWidgets.QFormLayout(tab)
-        row = QtWidgets.QHBoxLayout()
-        self.by_file = _line("one file holding every site", "File with all sites")
-        browse = QtWidgets.QPushButton("Bro&wse…")
-        browse.clicked.connect(self._browse_by_file)
-        row.addWidget(self.by_file, 1)
-        row.addWidget(browse)
-        form.addRow("File:", row)
-        self.by_column = _line("site column, e.g. study", "Site column")
-        form.addRow("&Site column:", self.by_column)
-        demo = QtWidgets.QPushButton("Use the demo co&hort")
-        demo.setToolTip(
-            "The simulated demo cohort, 12 sub-studies, Cox model of CVD on blood pressure."
-        )
-        demo.clicked.connect(self.use_demo)
-        form.addRow("", demo)
-        self.tabs.addTab(tab, "One file, site c&olumn")
-
-    def _build_summary_tab(self) -> None:
-        tab = QtWidgets.QWidget()
-        layout = QtWidgets.QVBoxLayout(tab)
-        layout.addWidget(
-            note("One row per study: its estimate (e.g. a log hazard ratio) and standard error.")
-        )
-        self.summary_table = QtWidgets.QTableWidget(0, 3)
-        self.summary_table.setHorizontalHeaderLabels(["study", "estimate", "se"])
-        self.summary_table.setAccessibleName("Summary table: study, estimate, standard error")
-        self.summary_table.horizontalHeader().setStretchLastSection(True)
-        layout.addWidget(self.summary_table)
-        row = QtWidgets.QHBoxLayout()
-        add = QtWidgets.QPushButton("Add &row")
-        add.clicked.connect(lambda: self.add_summary_row("", "", ""))
-        remove = QtWidgets.QPushButton("Remove ro&w")
-        remove.clicked.connect(
-            lambda: self.summary_table.removeRow(self.summary_table.currentRow())
-        )
-        load = QtWidgets.QPushButton("&Load a summary file…")
-        load.clicked.connect(self._load_summary)
-        row.addWidget(add)
-        row.addWidget(remove)
-        row.addWidget(load)
-        row.addStretch(1)
-        layout.addLayout(row)
-        self.tabs.addTab(tab, "Su&mmary table")
-
     def _mode_changed(self) -> None:
-        self.model_box.setEnabled(self.tabs.currentIndex() != 2)
-
-    def add_files(self) -> None:
-        paths, _ = QtWidgets.QFileDialog.getOpenFileNames(self, "Add site files", "", TABLE_FILTER)
-        for p in paths:
-            self.file_list.addItem(p)
-
-    def _browse_by_file(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(
-            self, "File with all sites", "", TABLE_FILTER
-        )
-        if path:
-            self.by_file.setText(path)
+        self.model_box.setEnabled(self.tabs.currentIndex() != SUMMARY)
 
     def use_demo(self) -> None:
         from desktop.session import demo_input
 
-        self.tabs.setCurrentIndex(1)
-        self.by_file.setText(str(demo_input()))
-        self.by_column.setText("study")
+        self.tabs.setCurrentIndex(BY_COLUMN)
+        self.tabs.by_file.setText(str(demo_input()))
+        self.tabs.by_column.setText("study")
         self.analysis.setCurrentIndex(0)
         self.time.setText("time_cvd_years")
         self.event.setText("cvd")
@@ -233,25 +148,7 @@ class MetaWindow(QtWidgets.QMainWindow):
         self.per.setValue(10.0)
 
     def add_summary_row(self, study: str, estimate: Any, se: Any) -> None:
-        r = self.summary_table.rowCount()
-        self.summary_table.insertRow(r)
-        for c, value in enumerate((study, estimate, se)):
-            self.summary_table.setItem(r, c, QtWidgets.QTableWidgetItem(str(value)))
-
-    def _load_summary(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Summary table", "", TABLE_FILTER)
-        if not path:
-            return
-        try:
-            from engine import read_summary
-
-            table = read_summary(path)
-        except Exception as err:  # noqa: BLE001 - shown to the user
-            _warn(self, err)
-            return
-        self.summary_table.setRowCount(0)
-        for row in table.itertuples(index=False):
-            self.add_summary_row(row.study, row.estimate, row.se)
+        self.tabs.add_summary_row(study, estimate, se)
 
     # -- pooling ------------------------------------------------------------------------
     def config(self) -> Any:
@@ -261,8 +158,8 @@ class MetaWindow(QtWidgets.QMainWindow):
         out = self._workdir / "latest"
         method = self.method.currentData()
         mode = self.tabs.currentIndex()
-        if mode == 2:
-            return MetaConfig(out=out, summary=self.summary_frame(), method=method)
+        if mode == SUMMARY:
+            return MetaConfig(out=out, summary=self.tabs.summary_frame(), method=method)
         model = dict(
             analysis=self.analysis.currentData(),
             time=self.time.text().strip() or None,
@@ -273,41 +170,21 @@ class MetaWindow(QtWidgets.QMainWindow):
             per=float(self.per.value()),
             method=method,
         )
-        if mode == 0:
+        if mode == FILES:
             files = tuple(
-                Path(self.file_list.item(i).text()) for i in range(self.file_list.count())
+                Path(self.tabs.file_list.item(i).text()) for i in range(self.tabs.file_list.count())
             )
             if len(files) < 2:
                 raise ValueError("Add at least two site files.")
             return MetaConfig(out=out, files=files, **model)
-        if not self.by_file.text().strip() or not self.by_column.text().strip():
+        if not self.tabs.by_file.text().strip() or not self.tabs.by_column.text().strip():
             raise ValueError("Choose the file and name the column that tells the sites apart.")
         return MetaConfig(
             out=out,
-            files=(Path(self.by_file.text().strip()),),
-            by=self.by_column.text().strip(),
+            files=(Path(self.tabs.by_file.text().strip()),),
+            by=self.tabs.by_column.text().strip(),
             **model,
         )
-
-    def summary_frame(self) -> Any:
-        """The typed-in rows as a DataFrame (study, estimate, se), handed to the engine as is."""
-        import pandas as pd
-
-        rows = []
-        for r in range(self.summary_table.rowCount()):
-            cells = [self.summary_table.item(r, c) for c in range(3)]
-            values = [c.text().strip() if c is not None else "" for c in cells]
-            if not any(values):
-                continue
-            try:
-                rows.append((values[0], float(values[1]), float(values[2])))
-            except ValueError:
-                raise ValueError(
-                    f"Row {r + 1}: the estimate and the standard error must be numbers."
-                ) from None
-        if len(rows) < 2:
-            raise ValueError("Enter at least two studies (study, estimate, se).")
-        return pd.DataFrame(rows, columns=["study", "estimate", "se"])
 
     def pool(self) -> None:
         if self.task is not None and self.task.is_running:
@@ -315,7 +192,7 @@ class MetaWindow(QtWidgets.QMainWindow):
         try:
             config = self.config()
         except Exception as err:  # noqa: BLE001 - ValueError / InputError: shown
-            _warn(self, err)
+            warn(self, err)
             return
         from engine import run_meta
 
@@ -338,7 +215,7 @@ class MetaWindow(QtWidgets.QMainWindow):
         self.pool_button.setEnabled(True)
 
     def _failed(self, err: BaseException) -> None:
-        _warn(self, err)
+        warn(self, err)
 
     def show_result(self, run: Any) -> None:
         from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
@@ -404,16 +281,3 @@ class MetaWindow(QtWidgets.QMainWindow):
         if self.task is not None:
             self.task.shutdown()
         shutil.rmtree(self._workdir, ignore_errors=True)
-
-
-def _line(placeholder: str, name: str) -> QtWidgets.QLineEdit:
-    edit = QtWidgets.QLineEdit()
-    edit.setPlaceholderText(placeholder)
-    edit.setAccessibleName(name)
-    edit.setToolTip(placeholder[0].upper() + placeholder[1:])
-    return edit
-
-
-def _warn(parent: QtWidgets.QWidget, err: BaseException) -> None:
-    text = plain_message(str(err)) or type(err).__name__
-    QMessageBox.warning(parent, "latent-synth: meta-analysis", text)

@@ -2,7 +2,8 @@
 
 Each plot function takes an ``Axes`` and the numbers of an engine result (or the engine's typed
 partial results, while a run goes on); it computes nothing new. The privacy curve is the
-engine's own drawing function, shared with the PDF report. :class:`PlotWidget` holds one figure and redraws on request.
+engine's own drawing function, shared with the PDF report. :class:`PlotWidget` holds one figure
+and redraws on request.
 """
 
 from __future__ import annotations

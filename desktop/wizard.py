@@ -2,8 +2,10 @@
 
 ::
 
-    1 Import ─► 2 Columns ─► 3 Settings ─► 4 Train and audit ─► 5 Privacy ─► 6 Fidelity ─► 7 Export
-    inspect_table  prepare                   synthesize            release_at                 write_outputs
+    1 Import ─► 2 Columns ─► 3 Settings ─► 4 Train and audit ─► 5 Privacy ─► 6 Fidelity ─►
+    inspect_table  prepare                   synthesize            release_at
+    ─► 7 Export
+       write_outputs
 
 The Import page's "Make a safe synthetic copy" runs the whole job in one go
 (:mod:`desktop.oneclick`): an optional single question, one progress view, then a summary page;
@@ -12,18 +14,20 @@ neither view is a step of the sidebar. The sidebar changes the page to any step 
 line (:meth:`MainWindow.open_path`), is loaded on the Import page.
 
 Analysis ▸ Meta-analysis opens :class:`desktop.meta_window.MetaWindow`; Help ▸ User guide (F1)
-opens the offline guide (:mod:`desktop.help`); Help ▸ About lists versions and licences. Window geometry and page settings are kept with QSettings. Heavy
-libraries (pandas, torch, lifelines, statsmodels, matplotlib) load only when first needed.
+opens the offline guide (:mod:`desktop.help`); Help ▸ About lists versions and licences (the
+menus and the about box: :mod:`desktop.menus`). Window geometry and page settings are kept with
+QSettings. Heavy libraries (pandas, torch, lifelines, statsmodels, matplotlib) load only when
+first needed.
 """
 
 from __future__ import annotations
 
-import platform
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any, cast
 
+from desktop.menus import about_html, build_menus
 from desktop.oneclick import (
     NO_OUTCOME,
     OneClickOutcome,
@@ -43,28 +47,19 @@ from desktop.pages.settings_page import SettingsPage
 from desktop.pages.summary_page import ProgressView, SummaryPage
 from desktop.pages.train_page import TrainPage
 from desktop.qt import (
-    QAction,
-    QKeySequence,
     QMessageBox,
     QSettings,
     Qt,
     QtGui,
     QTimer,
     QtWidgets,
-    qt_version,
 )
 from desktop.session import Session
+from desktop.summary_text import outcome_note
 from desktop.worker import shutdown_all
 
 PAGES = (ImportPage, ColumnsPage, SettingsPage, TrainPage, PrivacyPage, FidelityPage, ExportPage)
 SETTINGS_STEP, PRIVACY_STEP = 2, 4
-LICENCES = (
-    ("torch", "BSD-3-Clause"), ("numpy", "BSD-3-Clause"), ("pandas", "BSD-3-Clause"),
-    ("scipy", "BSD-3-Clause"), ("lifelines", "MIT"), ("statsmodels", "BSD-3-Clause"),
-    ("matplotlib", "PSF-based (matplotlib licence)"), ("reportlab", "BSD"),
-    ("pyreadstat", "Apache-2.0"), ("openpyxl", "MIT"), ("pyarrow", "Apache-2.0"),
-    ("PySide6", "LGPL-3.0 (Qt for Python)"),
-)  # fmt: skip
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -94,8 +89,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.steps.setStyleSheet(
             "QListWidget { border: none; background: palette(window); font-size: 10.5pt; }"
             "QListWidget::item { padding: 6px; }"
-            "QListWidget::item:selected { background: palette(highlight); color: palette(highlighted-text);"
-            " border-radius: 4px; }"
+            "QListWidget::item:selected { background: palette(highlight);"
+            " color: palette(highlighted-text); border-radius: 4px; }"
         )
         outer.addWidget(self.steps)
         right = QtWidgets.QVBoxLayout()
@@ -149,7 +144,7 @@ class MainWindow(QtWidgets.QMainWindow):
         buttons.addWidget(self.next_button)
         right.addLayout(buttons)
 
-        self._build_menus()
+        build_menus(self)
         self.statusBar().showMessage(
             "Everything stays on this computer: no network connection is used."
         )
@@ -162,39 +157,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.go_to(0)
 
     # -- menus --------------------------------------------------------------------------
-    def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        open_action = QAction("&Open a table…", self)
-        open_action.setShortcut(QKeySequence.StandardKey.Open)
-        open_action.triggered.connect(self._open_file)
-        demo_action = QAction("Load the &demo cohort", self)
-        demo_action.triggered.connect(self._load_demo)
-        quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
-        file_menu.addActions([open_action, demo_action])
-        file_menu.addSeparator()
-        file_menu.addAction(quit_action)
-        analysis = self.menuBar().addMenu("&Analysis")
-        meta_action = QAction("&Meta-analysis across sites…", self)
-        meta_action.setShortcut(QKeySequence("Ctrl+M"))
-        meta_action.setToolTip("Combine results from several sites into one estimate.")
-        meta_action.triggered.connect(self.open_meta)
-        analysis.addAction(meta_action)
-        help_menu = self.menuBar().addMenu("&Help")
-        guide = QAction("&User guide", self)
-        guide.setShortcut(QKeySequence("F1"))
-        guide.setToolTip("How to use each step, read the privacy curve and export for checking.")
-        guide.triggered.connect(self.open_help)
-        help_menu.addAction(guide)
-        self.guide_action = guide
-        about = QAction("&About latent-synth", self)
-        about.triggered.connect(self.about)
-        help_menu.addAction(about)
-        about_qt = QAction("About &Qt", self)
-        about_qt.triggered.connect(QtWidgets.QApplication.aboutQt)
-        help_menu.addAction(about_qt)
-
     def open_path(self, path: str | Path) -> None:
         """Load ``path`` on the Import page (a file given on the command line or dropped)."""
         if self.is_busy():
@@ -213,11 +175,11 @@ class MainWindow(QtWidgets.QMainWindow):
             event.acceptProposedAction()
             self.open_path(urls[0].toLocalFile())
 
-    def _open_file(self) -> None:
+    def open_file(self) -> None:
         self.go_to(0)
         self.import_page.choose_file()
 
-    def _load_demo(self) -> None:
+    def load_demo(self) -> None:
         self.go_to(0)
         self.import_page.load_demo()
 
@@ -361,7 +323,7 @@ class MainWindow(QtWidgets.QMainWindow):
                     return False
             else:
                 choice = plan.recognised or NO_OUTCOME
-        self._oneclick_note = _outcome_note(choice)
+        self._oneclick_note = outcome_note(choice)
         fields.update(self.oneclick_settings)
         try:
             config = oneclick_config(fields, choice)
@@ -414,48 +376,3 @@ class MainWindow(QtWidgets.QMainWindow):
         QSettings().setValue("window/geometry", self.saveGeometry())
         self.shutdown()
         super().closeEvent(event)
-
-
-def _outcome_note(choice: OutcomeChoice | None) -> str:
-    """What the summary says about the survival outcome the one-click job used."""
-    if choice is None:
-        return ""
-    if choice.time is None or choice.event is None:
-        return (
-            "No survival outcome was used (none was recognised or chosen), so fidelity compares "
-            "distributions and correlations only."
-        )
-    exposure = (
-        ""
-        if choice.exposure is None
-        else " No treatment or exposure column."
-        if not choice.exposure
-        else f" Treatment or exposure: “{choice.exposure}”."
-    )
-    return (
-        f"Survival outcome used: follow-up time “{choice.time}”, event “{choice.event}”." + exposure
-    )
-
-
-def about_html() -> str:
-    """Versions and licences, read from package metadata (nothing heavy is imported)."""
-    from importlib import metadata
-
-    from engine import __version__
-
-    rows = []
-    for name, licence in LICENCES:
-        try:
-            version = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            version = "not installed"
-        rows.append(f"<tr><td>{name}</td><td>{version}</td><td>{licence}</td></tr>")
-    return (
-        f"<h3>latent-synth {__version__}</h3>"
-        "<p>Privacy-protected synthetic copies of patient tables by Latent Noise Injection, with a "
-        "membership-inference audit and a PDF report. Licence: MIT.</p>"
-        "<p>Everything runs on this computer; the program makes no network connection.</p>"
-        f"<p>Python {platform.python_version()}; {qt_version()}</p>"
-        "<table cellspacing='6'><tr><th align='left'>Library</th><th align='left'>Version</th>"
-        "<th align='left'>Licence</th></tr>" + "".join(rows) + "</table>"
-    )

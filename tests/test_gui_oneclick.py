@@ -251,7 +251,7 @@ def test_the_question_is_asked_only_when_the_outcome_is_unclear():
     import pandas as pd
 
     from desktop.oneclick import NO_OUTCOME, plan_outcome
-    from desktop.wizard import _outcome_note
+    from desktop.summary_text import outcome_note as _outcome_note
 
     base = {"age": [50, 61, 70, 44, 58, 39], "sbp": [120, 135, 150, 118, 142, 128]}
     clear = pd.DataFrame({**base, "futime": [5.0, 3, 9, 2, 7, 4], "death": [1, 0, 1, 0, 0, 1]})

@@ -10,41 +10,24 @@ bound not above the upper) and its message is shown as it is.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any
 
 from desktop.pages.base import Page, note
+from desktop.pages.column_table import COL_REASON, ColumnTable  # noqa: F401 - tests: COL_REASON
 from desktop.pages.rules_box import RulesBox
-from desktop.qt import QMessageBox, Qt, QtWidgets
+from desktop.qt import QMessageBox, QtWidgets
 
-ROLES = ("covariate", "time", "event", "drop")
 KEYS_HINT = (
     "Columns someone may know about a patient (age, sex, ethnicity, where they live, dates): "
     "the report measures what the synthetic file tells them about the other columns. Separate "
     "names with commas."
 )
-COVARIATE_KINDS = (
-    "continuous",
-    "integer",
-    "binary",
-    "categorical",
-    "identifier",
-    "date",
-    "text",
-    "constant",
-)
-COL_NAME, COL_KIND, COL_ROLE, COL_LOW, COL_HIGH, COL_MISSING, COL_REASON = range(7)
-ROLE_TIPS = {
-    "covariate": "Synthesized as an ordinary variable.",
-    "time": "Follow-up time of a survival analysis (a number, 0 or more).",
-    "event": "Whether the event happened (two values, e.g. 0/1 or no/yes).",
-    "drop": "Left out: never modelled and never exported.",
-}
 
 BOUNDS_HINT = (
     "Bounds start at each number column's 10th smallest and 10th largest value, so no synthetic "
-    "value repeats a real extreme that fewer than 10 people hold; type clinical limits to change them."
+    "value repeats a real extreme that fewer than 10 people hold; type clinical limits to change "
+    "them."
 )
 
 
@@ -60,30 +43,13 @@ class ColumnsPage(Page):
         layout = QtWidgets.QVBoxLayout(self)
         layout.addWidget(
             note(
-                "Role: <i>time</i> and <i>event</i> mark a survival outcome; <i>drop</i> leaves a column "
-                "out entirely. Bounds: the synthetic values are kept inside these limits (leave empty "
-                "to use the observed range)."
+                "Role: <i>time</i> and <i>event</i> mark a survival outcome; <i>drop</i> leaves "
+                "a column out entirely. Bounds: the synthetic values are kept inside these limits "
+                "(leave empty to use the observed range)."
             )
         )
-        self.table = QtWidgets.QTableWidget(0, 7)
-        self.table.setHorizontalHeaderLabels(
-            ["Column", "Kind", "Role", "Lower bound", "Upper bound", "Missing", "Why"]
-        )
-        self.table.setAccessibleName("Columns and their roles")
-        self.table.setToolTip(
-            "One row per column of your table. Change the kind, role or bounds "
-            "where the program guessed wrong."
-        )
-        # "Why" takes the width left and wraps, each row as tall as its reason, so no reason is
-        # cut at 1280-1600 px (issue 33); the full text is also its tooltip
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(COL_REASON, QtWidgets.QHeaderView.ResizeMode.Stretch)
-        header.sectionResized.connect(self._fit_rows)
-        self.table.setWordWrap(True)
-        self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setMinimumSectionSize(
-            QtWidgets.QComboBox().sizeHint().height() + 2  # a row never squeezes its combos
-        )
+        self.table = ColumnTable()
+        self.table.role_changed.connect(self._update_summary)
         layout.addWidget(self.table, 1)
         layout.addWidget(note(BOUNDS_HINT))
         self.model_missing = QtWidgets.QCheckBox(
@@ -174,68 +140,19 @@ class ColumnsPage(Page):
         why = f" ({found.question})" if found.question else ""
         self.outcome_note.setText(
             f"<b>Survival outcome:</b> the program takes <i>{time}</i> as the follow-up time and "
-            f"<i>{event}</i> as the event{why}. Change their roles in the table above if that is wrong, or set "
-            "both to covariate for no survival outcome."
+            f"<i>{event}</i> as the event{why}. Change their roles in the table above if that "
+            "is wrong, or set both to covariate for no survival outcome."
         )
         self.outcome_note.setVisible(True)
         self._noted = (time, event)
 
     def fill(self, schema: Any) -> None:
-        self.table.setRowCount(0)
-        self.table.setRowCount(len(schema.columns))
-        for row, spec in enumerate(schema.columns):
-            name = QtWidgets.QTableWidgetItem(spec.name)
-            name.setFlags(name.flags() & ~Qt.ItemFlag.ItemIsEditable)
-            name.setData(Qt.ItemDataRole.UserRole, spec)
-            self.table.setItem(row, COL_NAME, name)
-
-            kind = QtWidgets.QComboBox()
-            kinds = list(COVARIATE_KINDS)
-            shown = spec.kind if spec.kind in kinds else _base_kind(spec)
-            kind.addItems(kinds)
-            kind.setCurrentText(shown)
-            kind.setAccessibleName(f"Kind of {spec.name}")
-            kind.setToolTip("What sort of values the column holds.")
-            kind.setProperty("inferred", shown)
-            self.table.setCellWidget(row, COL_KIND, kind)
-
-            role = QtWidgets.QComboBox()
-            role.addItems(ROLES)
-            for i, r in enumerate(ROLES):
-                role.setItemData(i, ROLE_TIPS[r], Qt.ItemDataRole.ToolTipRole)
-            role.setCurrentText(_role(spec, schema))
-            role.setAccessibleName(f"Role of {spec.name}")
-            role.setToolTip("How the column is used: covariate, survival time, event, or dropped.")
-            role.currentTextChanged.connect(self._update_summary)
-            self.table.setCellWidget(row, COL_ROLE, role)
-
-            for col, value in ((COL_LOW, spec.lower), (COL_HIGH, spec.upper)):
-                text = "" if value is None else bound_text(value)
-                item = QtWidgets.QTableWidgetItem(text)
-                item.setData(Qt.ItemDataRole.UserRole, text)
-                item.setToolTip(
-                    "Synthetic values are clipped to this limit. Empty: the observed range."
-                )
-                self.table.setItem(row, col, item)
-            missing = QtWidgets.QTableWidgetItem(str(spec.n_missing))
-            missing.setFlags(missing.flags() & ~Qt.ItemFlag.ItemIsEditable)
-            self.table.setItem(row, COL_MISSING, missing)
-            reason = QtWidgets.QTableWidgetItem(spec.reason)
-            reason.setFlags(reason.flags() & ~Qt.ItemFlag.ItemIsEditable)
-            reason.setToolTip(spec.reason)
-            self.table.setItem(row, COL_REASON, reason)
-        for col in range(COL_REASON):  # "Why" stretches into the width left
-            self.table.resizeColumnToContents(col)
-        self._fit_rows()
+        self.table.fill(schema)
         from engine import suggest_keys
 
         self._suggested_keys = ", ".join(suggest_keys(schema.columns))
         self.keys.setText(self._suggested_keys)
         self._update_summary()
-
-    def _fit_rows(self, *_: Any) -> None:
-        """Each row as tall as its wrapped reason (the Why column's width changed)."""
-        self.table.resizeRowsToContents()
 
     def _show_event_value(self, column: str | None) -> None:
         """Offer the event column's two values when they are not a plain 0/1 code."""
@@ -280,28 +197,14 @@ class ColumnsPage(Page):
 
     # -- reading the choices ------------------------------------------------------------
     def roles(self) -> dict[str, str]:
-        out = {}
-        for row in range(self.table.rowCount()):
-            out[self.table.item(row, COL_NAME).text()] = self.table.cellWidget(
-                row, COL_ROLE
-            ).currentText()
-        return out
+        return self.table.roles()
 
     def set_role(self, name: str, role: str) -> None:
         """Set a column's role (used by tests and keyboard users alike)."""
-        for row in range(self.table.rowCount()):
-            if self.table.item(row, COL_NAME).text() == name:
-                self.table.cellWidget(row, COL_ROLE).setCurrentText(role)
-                return
-        raise KeyError(name)
+        self.table.set_role(name, role)
 
     def set_bounds(self, name: str, lower: str, upper: str) -> None:
-        for row in range(self.table.rowCount()):
-            if self.table.item(row, COL_NAME).text() == name:
-                self.table.item(row, COL_LOW).setText(lower)
-                self.table.item(row, COL_HIGH).setText(upper)
-                return
-        raise KeyError(name)
+        self.table.set_bounds(name, lower, upper)
 
     def choices(self) -> dict[str, Any]:
         """The RunConfig fields implied by the table; raises ValueError with a readable message.
@@ -322,36 +225,10 @@ class ColumnsPage(Page):
             )
         time = times[0] if times else None
         event = events[0] if events else None
-        drop, keep, kinds, bounds = [], [], [], []
-        for row in range(self.table.rowCount()):
-            name = self.table.item(row, COL_NAME).text()
-            spec = self.table.item(row, COL_NAME).data(Qt.ItemDataRole.UserRole)
-            role = roles[name]
-            kind_box = self.table.cellWidget(row, COL_KIND)
-            if role == "drop":
-                if spec.action != "drop":
-                    drop.append(name)
-                continue
-            if role == "covariate":
-                if spec.action == "drop":
-                    keep.append(name)
-                if kind_box.currentText() != kind_box.property("inferred"):
-                    kinds.append((name, kind_box.currentText()))
-            low, high = (self._bound(row, col, name) for col in (COL_LOW, COL_HIGH))
-            edited = any(
-                self.table.item(row, c).text().strip()
-                != self.table.item(row, c).data(Qt.ItemDataRole.UserRole)
-                for c in (COL_LOW, COL_HIGH)
-            )
-            if edited:
-                bounds.append((name, low, high))
         return {
             "time": time,
             "event": event,
-            "drop": tuple(drop),
-            "keep": tuple(keep),
-            "kinds": tuple(kinds),
-            "bounds": tuple(bounds),
+            **self.table.column_choices(),
             "complete_cases": not self.model_missing.isChecked(),
             "event_value": self.event_value.currentText() if self.event_value.isVisible() else None,
             "keys": self.chosen_keys(),
@@ -364,18 +241,6 @@ class ColumnsPage(Page):
         if typed.strip() == self._suggested_keys:
             return None
         return tuple(k.strip() for k in typed.split(",") if k.strip())
-
-    def _bound(self, row: int, col: int, name: str) -> float | None:
-        text = self.table.item(row, col).text().strip()
-        if not text:
-            return None
-        try:
-            value = float(text)
-        except ValueError:
-            raise ValueError(f"Column '{name}': the bound '{text}' is not a number.") from None
-        if not math.isfinite(value):
-            raise ValueError(f"Column '{name}': the bound must be a finite number.")
-        return value
 
     # -- Next ---------------------------------------------------------------------------
     def is_complete(self) -> bool:
@@ -412,34 +277,6 @@ class ColumnsPage(Page):
         self.status.setVisible(False)
         self.session.prepared = None
         self.show_error(err)
-
-
-def bound_text(value: float) -> str:
-    """A bound as typed by a person: every digit, no exponent (``1500000``, not ``1.5e+06``).
-
-    Example:
-        >>> bound_text(1.5e6), bound_text(0.25), bound_text(-3.0), bound_text(1e-7)
-        ('1500000', '0.25', '-3', '0.0000001')
-    """
-    import numpy as np
-
-    return str(np.format_float_positional(float(value), trim="-"))
-
-
-def _role(spec: Any, schema: Any) -> str:
-    if spec.action == "drop":
-        return "drop"
-    if spec.kind == "time" or spec.name == schema.time:
-        return "time"
-    if spec.kind == "event" or spec.name == schema.event:
-        return "event"
-    return "covariate"
-
-
-def _base_kind(spec: Any) -> str:
-    if spec.kind == "event":
-        return "binary"
-    return "continuous"
 
 
 def event_values(inspected: Any, column: str) -> tuple[Any, Any] | None:

@@ -14,9 +14,13 @@ from desktop.plots import PlotWidget, km_curves
 from desktop.qt import Qt, QtGui, QtWidgets
 
 MARGINAL_COLUMNS = (
-    ("column", "Column"), ("real_mean", "Real mean"), ("synth_mean", "Synthetic mean"),
-    ("real_sd", "Real SD"), ("synth_sd", "Synthetic SD"), ("std_mean_difference", "Std. mean diff."),
-)  # fmt: skip
+    ("column", "Column"),
+    ("real_mean", "Real mean"),
+    ("synth_mean", "Synthetic mean"),
+    ("real_sd", "Real SD"),
+    ("synth_sd", "Synthetic SD"),
+    ("std_mean_difference", "Std. mean diff."),
+)
 WITHHELD = "not shown: fewer than 10 people"
 MODEL_NAMES = {"cox": "Cox model", "logistic": "Logistic regression", "ols": "Linear regression"}
 EFFECT = {"cox": "hazard ratio", "logistic": "odds ratio", "ols": "coefficient"}
@@ -129,8 +133,15 @@ class FidelityPage(Page):
 
         def draw(ax: Any) -> None:
             ax.set_axis_off()
-            ax.text(0.5, 0.5, "nothing released to compare", ha="center", va="center",
-                    color="grey", transform=ax.transAxes)  # fmt: skip
+            ax.text(
+                0.5,
+                0.5,
+                "nothing released to compare",
+                ha="center",
+                va="center",
+                color="grey",
+                transform=ax.transAxes,
+            )
 
         self.km.draw(draw)
 
@@ -216,8 +227,9 @@ class FidelityPage(Page):
             gap = km.get("max_abs_difference")
             extra.insert(
                 0,
-                f"Log-rank test real vs synthetic, descriptive only (the synthetic rows are drawn "
-                f"from the real ones, so this is no formal test): p = {p_value_text(km['logrank_p'])}"
+                "Log-rank test real vs synthetic, descriptive only (the synthetic rows are drawn "
+                "from the real ones, so this is no formal test): "
+                f"p = {p_value_text(km['logrank_p'])}"
                 + (f"; largest gap between the curves {gap:.3f}." if gap is not None else "."),
             )
         self.notes.setText("\n".join(extra))

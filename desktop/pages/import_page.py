@@ -42,7 +42,8 @@ class ImportPage(Page):
         self.open_button.clicked.connect(self.choose_file)
         self.demo_button = QtWidgets.QPushButton("Load the &demo cohort")
         self.demo_button.setToolTip(
-            "A simulated heart-study table shipped with the program (Framingham men), to try things out."
+            "A simulated heart-study table shipped with the program (Framingham men), to try "
+            "things out."
         )
         self.demo_button.setAccessibleName("Load the demo cohort")
         self.demo_button.clicked.connect(self.load_demo)
@@ -205,9 +206,9 @@ def load_error_text(err: BaseException, pending: Any, session: Any) -> str:
     Example:
         >>> from engine import TooFewRows
         >>> from types import SimpleNamespace as NS
-        >>> err = TooFewRows("three.csv: only 3 rows; at least 50 are needed.")
+        >>> err = TooFewRows("three.csv: only 3 rows; 50 are needed.")
         >>> load_error_text(err, (Path("three.csv"), {}), NS(inspected=None, input=None))
-        'three.csv was read, but it is too small for a synthetic copy: only 3 rows; at least 50 are needed.'
+        'three.csv was read, but it is too small for a synthetic copy: only 3 rows; 50 are needed.'
     """
     from engine import LatentSynthError, TooFewRows
 

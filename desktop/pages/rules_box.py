@@ -68,9 +68,10 @@ class RulesBox(QtWidgets.QGroupBox):
         item.setData(Qt.ItemDataRole.UserRole, text)
         item.setData(Qt.ItemDataRole.UserRole + 1, "found" if found else YOURS)
         item.setToolTip(
-            "Found in your data: it holds in every real row." if found
+            "Found in your data: it holds in every real row."
+            if found
             else "Your rule: it holds in every real row."
-        )  # fmt: skip
+        )
         self.list.addItem(item)
 
     def add_typed(self) -> None:

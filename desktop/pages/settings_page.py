@@ -7,18 +7,11 @@ when torch sees one (torch is imported on a worker, the first time the page open
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
-from desktop.pages.base import Page, note, plain_message
+from desktop.pages.analysis_box import AnalysisBox
+from desktop.pages.base import Page, plain_message
 from desktop.qt import QMessageBox, QSettings, Qt, QtWidgets
-
-ANALYSES = (
-    ("cox", "Cox model (survival: time to event)"),
-    ("ols", "Linear regression (a numeric outcome)"),
-    ("logistic", "Logistic regression (a yes/no outcome)"),
-    (None, "No regression comparison"),
-)
 
 
 def detect_device(progress: Any = None, cancel: Any = None) -> str:
@@ -40,18 +33,21 @@ class SettingsPage(Page):
 
     def __init__(self, session: Any, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(session, parent)
-        self._why_none = ""  # why the program chose no regression comparison, if it did
         settings = QSettings()
         outer = QtWidgets.QVBoxLayout(self)
         outer.addWidget(self._build_privacy(settings))
-        outer.addWidget(self._build_analysis())
+        box = self.analysis_box = AnalysisBox(session)
+        outer.addWidget(box)
+        # the box's widgets, as the page's own (the tests and the screenshots reach them here)
+        self.analysis, self.outcome, self.exposure = box.analysis, box.outcome, box.exposure
+        self.per, self.adjust = box.per, box.adjust
+        self.analysis_note, self.problems = box.analysis_note, box.problems
         self._build_advanced(outer, settings)
         outer.addStretch(1)
         self.advanced_toggle.setChecked(settings.value("settings/advanced", "false") == "true")
         self._toggle_advanced(self.advanced_toggle.isChecked())
         self._filled_for: Any = None
         self._device_task_started = False
-        self._exposure = ""  # the exposure before the latest change (issue 33)
         self._shown_result: Any = None  # the run whose settings the widgets show
         self._touched = False  # whether the user changed a setting since the page opened
         self._watch_changes()
@@ -72,55 +68,6 @@ class SettingsPage(Page):
         )
         form.addRow("AUC &limit:", self.auc)
         return privacy
-
-    def _build_analysis(self) -> QtWidgets.QGroupBox:
-        analysis = QtWidgets.QGroupBox("Analysis to compare (real vs synthetic)")
-        grid = QtWidgets.QFormLayout(analysis)
-        self.analysis = QtWidgets.QComboBox()
-        for key, text in ANALYSES:
-            self.analysis.addItem(text, key)
-        self.analysis.setAccessibleName("Analysis")
-        self.analysis.setToolTip(
-            "The model fitted on both the real and the synthetic table, to show "
-            "whether the synthetic copy gives the same answer."
-        )
-        self.analysis.currentIndexChanged.connect(self._analysis_changed)
-        grid.addRow("Anal&ysis:", self.analysis)
-        self.outcome = QtWidgets.QComboBox()
-        self.outcome.setAccessibleName("Outcome")
-        self.outcome.setToolTip(
-            "The column the model explains (not used by a Cox model: it uses "
-            "the time and event columns)."
-        )
-        self.outcome.currentTextChanged.connect(self._check)
-        grid.addRow("&Outcome:", self.outcome)
-        self._grid = grid  # the Outcome row is shown only for an analysis that has an outcome
-        self.exposure = QtWidgets.QComboBox()
-        self.exposure.setAccessibleName("Exposure")
-        self.exposure.setToolTip("The variable whose effect you care about most.")
-        self.exposure.currentTextChanged.connect(self._exposure_changed)
-        grid.addRow("&Exposure:", self.exposure)
-        self.per = QtWidgets.QDoubleSpinBox()
-        self.per.setRange(0.001, 1e6)
-        self.per.setValue(1.0)
-        self.per.setAccessibleName("Effect per units of exposure")
-        self.per.setToolTip("Report the effect per this many units of the exposure, e.g. 10 mmHg.")
-        grid.addRow("Effect &per units:", self.per)
-        self.adjust = QtWidgets.QListWidget()
-        self.adjust.setAccessibleName("Adjust for")
-        self.adjust.setToolTip("Tick the variables to adjust for.")
-        self.adjust.setMaximumHeight(110)
-        self.adjust.itemChanged.connect(self._check)
-        grid.addRow("Ad&just for:", self.adjust)
-        self.analysis_note = note("")
-        self.analysis_note.setAccessibleName("Why the analysis was changed")
-        grid.addRow(self.analysis_note)
-        self.problems = note("")
-        self.problems.setStyleSheet("QLabel { color: #a00; }")
-        self.problems.setAccessibleName("Why this analysis cannot run")
-        self.problems.setToolTip("Fix these before training: the analysis would fail after it.")
-        grid.addRow(self.problems)
-        return analysis
 
     def _build_advanced(self, outer: QtWidgets.QVBoxLayout, settings: QSettings) -> None:
         self.advanced_toggle = QtWidgets.QToolButton()
@@ -237,67 +184,6 @@ class SettingsPage(Page):
                 lambda err: self.gpu_label.setText("could not check for a GPU"),
             )
 
-    def fill(self, schema: Any) -> None:
-        fields = self.session.fields
-        names = [c.name for c in schema.synthesized() if c.name not in (schema.time, schema.event)]
-        self.outcome.clear()
-        self.outcome.addItems(names)
-        self.exposure.clear()
-        self.exposure.addItems([NO_EXPOSURE_TEXT, *names])
-        covariates = list(fields.get("covariates", ()))
-        plan = self._plan()  # the automatic analysis: its exposure and columns are the defaults
-        per = dict(fields.get("per", ()))
-        survival = bool(schema.time and schema.event)
-        analysis = fields.get("analysis", "cox" if survival else None)
-        self._why_none = ""
-        if analysis == "cox" and not survival:
-            analysis = None
-            self._why_none = (
-                "The Cox model was switched off: no column is marked as the follow-up time and "
-                "the event on the Columns page. Go back to mark them, or choose another analysis."
-            )
-        elif analysis is None and "analysis" not in fields:
-            self._why_none = (
-                "No regression comparison is chosen because no column is marked as a follow-up "
-                "time and an event (a survival outcome). You may choose a linear or logistic "
-                "regression instead."
-            )
-        self.analysis.setCurrentIndex(max(self.analysis.findData(analysis), 0))
-        if fields.get("outcome"):
-            self.outcome.setCurrentText(fields["outcome"])
-        chosen = fields.get("exposure")
-        if covariates:
-            exposure = covariates[0] if chosen is None else chosen
-        else:
-            exposure = chosen if chosen is not None else (plan.exposure if plan else None) or ""
-        self.exposure.setCurrentText(exposure or NO_EXPOSURE_TEXT)
-        self.per.setValue(float(per.get(exposure, 1.0)))
-        self.adjust.clear()
-        left = dict(plan.left_out) if plan is not None and not covariates else {}
-        for name in names:
-            item = QtWidgets.QListWidgetItem(name)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            checked = name in covariates if covariates else name not in left
-            item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
-            if name in left:
-                item.setToolTip(f"Left out of the automatic model: {left[name]}.")
-            self.adjust.addItem(item)
-        self._exposure = exposure
-        self._analysis_changed()
-        self._exposure_changed()
-
-    def _plan(self) -> Any:
-        """The automatic analysis of the prepared table (None before it is prepared)."""
-        from engine import analysis_plan
-
-        prepared = self.session.prepared
-        if prepared is None:
-            return None
-        try:
-            return analysis_plan(prepared)
-        except Exception:  # noqa: BLE001 - the defaults fall back to every column
-            return None
-
     def show_run_settings(self, config: Any) -> None:
         """The privacy and advanced settings the kept run used (a one-click run used the
         defaults, not what this page last saved), so the page shows what was audited."""
@@ -317,47 +203,12 @@ class SettingsPage(Page):
         self.repeats.setValue(int(config.repeats or 0))
         self.protect.setChecked(bool(config.protect_outliers))
 
-    def _exposure_changed(self, *_: Any) -> None:
-        """Hide the exposure from "Adjust for"; the previous exposure stays in the model as a
-        ticked covariate, and no other tick changes (issue 33: age was silently unticked)."""
-        exposure = self.exposure.currentText()
-        previous, self._exposure = self._exposure, exposure
-        for i in range(self.adjust.count()):
-            item = self.adjust.item(i)
-            if previous and item.text() == previous != exposure:
-                item.setCheckState(Qt.CheckState.Checked)
-            item.setHidden(item.text() == exposure)
-        self._check()
-
-    def _analysis_changed(self) -> None:
-        key = self.analysis.currentData()
-        has_outcome = key in ("ols", "logistic")
-        self.outcome.setEnabled(has_outcome)
-        # a Cox model (or none) has no outcome column: no greyed "Outcome: age" (issue 33)
-        self._grid.setRowVisible(self.outcome, has_outcome)
-        for widget in (self.exposure, self.per, self.adjust):
-            widget.setEnabled(key is not None)
-        # why the program chose no comparison: true only while none is chosen
-        self.analysis_note.setText(self._why_none if key is None else "")
-        self._check()
+    def fill(self, schema: Any) -> None:
+        self.analysis_box.fill(schema)
 
     def analysis_problems(self) -> list[str]:
         """Why the chosen analysis cannot be fitted on this table (the engine's own check)."""
-        from engine import check_analysis
-
-        prepared = self.session.prepared
-        if prepared is None:
-            return []
-        try:
-            fields = self._analysis_fields()
-        except ValueError as err:
-            return [str(err)]
-        config = replace(prepared.config, **fields)
-        problems = check_analysis(config, prepared.schema, prepared.real)
-        return [_sentence(plain_message(p)) for p in problems]
-
-    def _check(self, *_: Any) -> None:
-        self.problems.setText("\n".join(self.analysis_problems()))
+        return self.analysis_box.analysis_problems()
 
     def _toggle_advanced(self, shown: bool) -> None:
         self.advanced.setVisible(shown)
@@ -382,35 +233,12 @@ class SettingsPage(Page):
             )
         return values  # their range is the engine's rule (RunConfig.validate), checked on Next
 
-    def _analysis_fields(self) -> dict[str, Any]:
-        """The RunConfig fields of the analysis box; ValueError when they contradict."""
-        key = self.analysis.currentData()
-        exposure = self.exposure.currentText()
-        exposure = "" if exposure == NO_EXPOSURE_TEXT else exposure
-        adjust = [
-            self.adjust.item(i).text()
-            for i in range(self.adjust.count())
-            if self.adjust.item(i).checkState() == Qt.CheckState.Checked
-            and self.adjust.item(i).text() != exposure
-        ]
-        outcome = self.outcome.currentText() if key in ("ols", "logistic") else None
-        if outcome is not None:  # an outcome that is also the exposure: check_analysis says so
-            adjust = [a for a in adjust if a != outcome]
-        covariates = (exposure, *adjust) if exposure else tuple(adjust)
-        return {
-            "analysis": key,
-            "outcome": outcome,
-            "covariates": tuple(covariates) if key else (),
-            "exposure": exposure if key else None,
-            "per": ((exposure, float(self.per.value())),) if key and exposure else (),
-        }
-
     def choices(self) -> dict[str, Any]:
         from engine import DEFAULT_GRID
 
         return {
             "auc_max": round(self.auc.value(), 3),
-            **self._analysis_fields(),
+            **self.analysis_box.fields(),
             "w_grid": self.w_grid() or DEFAULT_GRID,
             "budget": self.budget.currentText(),
             "device": self.device.currentText(),
@@ -450,13 +278,3 @@ class SettingsPage(Page):
 
     def is_busy(self) -> bool:
         return False  # the only task here is the GPU check: it never blocks Next
-
-
-NO_EXPOSURE_TEXT = "None: every column is an adjustment"
-
-
-def _sentence(text: str) -> str:
-    """An engine message as a sentence: capital first letter, full stop at the end."""
-    text = text.strip()
-    text = text[:1].upper() + text[1:]
-    return text if text.endswith((".", "!", "?")) else text + "."

@@ -13,16 +13,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from desktop.oneclick import (
-    OneClickOutcome,
+from desktop.oneclick import OneClickOutcome, run_oneclick
+from desktop.pages.base import heading, note
+from desktop.qt import QDesktopServices, QtCore, QtWidgets, Signal
+from desktop.summary_text import (
     analysis_text,
     fidelity_text,
     recommendation_text,
     refusal_advice,
-    run_oneclick,
 )
-from desktop.pages.base import heading, note
-from desktop.qt import QDesktopServices, QtCore, QtWidgets, Signal
 from desktop.worker import Task, TimeLeft
 
 

@@ -1,11 +1,11 @@
 """Page 4, Train and audit: ``engine.synthesize`` on a worker thread.
 
-Shows the stage, percentage and time left (measured once the first epochs and the first audited w are done); a live
-loss plot with one line per model and the AUC-vs-w plot filling in as the audit runs, both
-drawn from the engine's typed partial results (:class:`engine.EpochDone`,
-:class:`engine.AuditPointDone`), never from its progress texts; then redrawn from the result.
-Cancel sets the token; the engine stops at its next epoch or w and nothing is written
-(synthesize writes no files).
+Shows the stage, percentage and time left (measured once the first epochs and the first audited w
+are done); a live loss plot with one line per model and the AUC-vs-w plot filling in as the audit
+runs, both drawn from the engine's typed partial results (:class:`engine.EpochDone`,
+:class:`engine.AuditPointDone`), never from its progress texts; then redrawn from the result. Cancel
+sets the token; the engine stops at its next epoch or w and nothing is written (synthesize writes no
+files).
 """
 
 from __future__ import annotations
@@ -291,9 +291,9 @@ class TrainPage(Page):
             QMessageBox.information(
                 self,
                 "latent-synth: privacy audit",
-                "No perturbation weight kept the membership AUC under your limit, so nothing can be "
-                "exported as it stands. On the next page you can see the audit and, if you accept "
-                "the risk explicitly, choose a w yourself.",
+                "No perturbation weight kept the membership AUC under your limit, so nothing can "
+                "be exported as it stands. On the next page you can see the audit and, if you "
+                "accept the risk explicitly, choose a w yourself.",
             )
 
     def render(self, result: Any) -> None:
