@@ -59,8 +59,9 @@ def bench_audit(n: int = 15000, d: int = 7) -> None:
     )
     reps = [p.repeats for p in res.curve]
     print(
-        f"audit n={n} d={d}: {len(res.curve)} w values ({sum(p.refined for p in res.curve)} refined), "
-        f"repeats {min(reps)}-{max(reps)} (total {sum(reps)}), {secs:.1f} s, selected w = {res.selected_w}"
+        f"audit n={n} d={d}: {len(res.curve)} w values ({sum(p.refined for p in res.curve)} "
+        f"refined), repeats {min(reps)}-{max(reps)} (total {sum(reps)}), {secs:.1f} s, selected w "
+        f"= {res.selected_w}"
     )
 
 
@@ -87,7 +88,8 @@ def bench_neighbours(
     note += f" (median of {repeats} interleaved runs)" if repeats > 1 else ""
     err = float(np.abs(sk_dist[:, 0] - dist[: len(q)]).max())
     print(
-        f"neighbours n={n} ref={len(synth)} d={d}: ours {ours:.3f} s, sklearn brute {sk * scale:.2f} s, "
+        f"neighbours n={n} ref={len(synth)} d={d}: ours {ours:.3f} s, "
+        f"sklearn brute {sk * scale:.2f} s, "
         f"speed-up {sk * scale / ours:.1f}x, max |diff| {err:.1e}{note}"
     )
 

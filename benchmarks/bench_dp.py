@@ -144,7 +144,8 @@ def demo(epsilon: float = 8.0, seed: int = 1) -> None:
 
     def hr(frame) -> str:
         c = fit_model(frame, spec).coefficient("sbp")
-        return f"{np.exp(10 * c.estimate):.3f} ({np.exp(10 * c.ci_low):.3f}-{np.exp(10 * c.ci_high):.3f})"
+        low, high = np.exp(10 * c.ci_low), np.exp(10 * c.ci_high)
+        return f"{np.exp(10 * c.estimate):.3f} ({low:.3f}-{high:.3f})"
 
     print(f"rows {len(prep.real)}; real HR(SBP per 10 mmHg) {hr(prep.real)}")
     t = time.perf_counter()

@@ -173,7 +173,8 @@ def verdict(summary: pd.DataFrame) -> str:
             cells = [name + (" (kept back)" if kept else ""), str(int(s["n"].iloc[0]))]
             cells += [f"{by.loc[g, 'z_paired']:.2f}" for g in gens]
             cells += [
-                f"{by.loc[g, 'dcr_auc']:.3f} ({int(by.loc[g, 'dcr_over'])}/{int(by.loc[g, 'dcr_n'])})"
+                f"{by.loc[g, 'dcr_auc']:.3f} "
+                f"({int(by.loc[g, 'dcr_over'])}/{int(by.loc[g, 'dcr_n'])})"
                 for g in gens
                 if g != "holdout"
             ]

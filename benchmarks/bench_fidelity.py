@@ -2,9 +2,9 @@
 
 Issue 13, item 8. (Issue 27's wider bench, 12 tables with SDV's copula, sequential CART and
 MOSTLY AI's engine as peers and an independent distance attack on every file, is
-``bench_family.py``; see ``docs/bench.md``. It reuses this file's tables and metrics.) Each table (public clinical data shipped inside installed packages, plus the
-demo cohort) is split 50/50 into members and holdout; every generator is fitted on the members
-only and compared with them:
+``bench_family.py``; see ``docs/bench.md``. It reuses this file's tables and metrics.) Each table
+(public clinical data shipped inside installed packages, plus the demo cohort) is split 50/50 into
+members and holdout; every generator is fitted on the members only and compared with them:
 
 * ``latent-synth``: the real pipeline (``prepare`` + ``synthesize``: audit over the w grid,
   w chosen by the audit, final flow on all members, release) at its audited w, ``fast`` budget;

@@ -720,13 +720,15 @@ def _print_case(case: str, rows: int, result: dict[str, Any]) -> None:
     )
     if result.get("warm_wall", 0.0) > 0.5:
         print(
-            f"  the same run again in the same process (a re-run in the wizard): {result['warm_wall']:.1f} s wall"
+            "  the same run again in the same process (a re-run in the wizard): "
+            f"{result['warm_wall']:.1f} s wall"
         )
     for path, (cpu, wall, calls) in sorted(result["stages"].items()):
         depth = path.count("/")
         name = path.rsplit("/", 1)[-1]
         print(
-            f"  {'  ' * depth}{name:<{28 - 2 * depth}} {cpu:7.2f} s CPU {wall:7.2f} s wall  x{calls}"
+            f"  {'  ' * depth}{name:<{28 - 2 * depth}} {cpu:7.2f} s CPU {wall:7.2f} s wall  "
+            f"x{calls}"
         )
     for w, (cpu, wall, calls) in result.get("per_w", {}).items():
         print(f"    w = {float(w):<8g} {cpu:6.2f} s CPU {wall:6.2f} s wall over {calls} splits")

@@ -126,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
                     data = frame.sample(args.flchain_rows, random_state=seed)
                 for on in (True, False):
                     r = one(data.reset_index(drop=True), t, e, cov, seed, Path(d), on)
-                    rows.append({"table": name, "seed": seed, "rules": "kept" if on else "off", **r})
+                    rows.append(
+                        {"table": name, "seed": seed, "rules": "kept" if on else "off", **r}
+                    )
                     print(rows[-1], flush=True)
     raw = pd.DataFrame(rows)
     summary = raw.groupby(["table", "rules"]).agg(

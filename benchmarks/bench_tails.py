@@ -158,8 +158,8 @@ def bench(name: str, frame: pd.DataFrame, time_col: str, event: str) -> None:
         }
         lim = (limited_fit.coefficient(c).estimate - r.estimate) / r.se
         print(
-            f"{c:>15} | {gaps['before']:+.2f} {gaps['after']:+.2f} | {lim:+.2f} "
-            f"(HR real {np.exp(r.estimate):.4f}, limited {np.exp(limited_fit.coefficient(c).estimate):.4f})"
+            f"{c:>15} | {gaps['before']:+.2f} {gaps['after']:+.2f} | {lim:+.2f} (HR real "
+            f"{np.exp(r.estimate):.4f}, limited {np.exp(limited_fit.coefficient(c).estimate):.4f})"
         )
 
 

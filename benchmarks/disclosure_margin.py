@@ -148,8 +148,11 @@ def main() -> None:
         for what, values in res["excess"].items():
             v = np.asarray(values)
             everything += list(v)
-            print(f"  {what:28s} mean {v.mean():+5.2f}  sd {v.std():4.2f}  p95 "
-                  f"{np.percentile(v, 95):+5.2f}  p99 {np.percentile(v, 99):+5.2f}  max {v.max():+5.2f}")  # fmt: skip
+            print(
+                f"  {what:28s} mean {v.mean():+5.2f}  sd {v.std():4.2f}  p95 "
+                f"{np.percentile(v, 95):+5.2f}  p99 {np.percentile(v, 99):+5.2f}  "
+                f"max {v.max():+5.2f}"
+            )
         worst += res["worst"]
         for name, flags in res["refused"].items():
             refusals.setdefault(name, []).extend(flags)
@@ -158,11 +161,16 @@ def main() -> None:
             + ", ".join(f"{k} {np.mean(v):.0%}" for k, v in res["refused"].items())
         )
         w = np.asarray(res["worst"])
-        print(f"  {'largest excess / fresh sd':28s} p50 {np.median(w):5.2f}  p95 "
-              f"{np.percentile(w, 95):5.2f}  max {w.max():5.2f}")  # fmt: skip
+        print(
+            f"  {'largest excess / fresh sd':28s} p50 {np.median(w):5.2f}  p95 "
+            f"{np.percentile(w, 95):5.2f}  max {w.max():5.2f}"
+        )
         inf = np.asarray(res["inference"])
-        print(f"  {'inference success (all)':28s} mean {inf.mean():+5.2f}  p95 "
-              f"{np.percentile(inf, 95):+5.2f}  p99 {np.percentile(inf, 99):+5.2f}  max {inf.max():+5.2f}")  # fmt: skip
+        print(
+            f"  {'inference success (all)':28s} mean {inf.mean():+5.2f}  p95 "
+            f"{np.percentile(inf, 95):+5.2f}  p99 {np.percentile(inf, 99):+5.2f}  "
+            f"max {inf.max():+5.2f}"
+        )
     w = np.asarray(worst)
     print(
         f"\nper run, largest excess / fresh sd: p90 {np.percentile(w, 90):.2f}, p95 "

@@ -21,7 +21,8 @@ class LatentSynthError(Exception):
 
 
 class InputError(LatentSynthError):
-    """Bad input file, column, row or option. Example: ``InputError("data.csv: column 'event' ...")``."""
+    """Bad input file, column, row or option. Example: ``InputError("data.csv: column 'event'
+    ...")``."""
 
     exit_code = 2
 

@@ -170,7 +170,9 @@ def labelled(progress: ProgressFn, prefix: str = "", *, model: str = "") -> Prog
 
     Example:
         >>> got = []
-        >>> fn = labelled(lambda f, t, p=None: got.append((t, p.model)), "split 1: ", model="split 1")
+        >>> def seen(f, t, p=None):
+        ...     got.append((t, p.model))
+        >>> fn = labelled(seen, "split 1: ", model="split 1")
         >>> report(fn, 0.5, "epoch 2", EpochDone(2, 300, 1.0, 1.1, 0.01, model="candidate 1 of 3"))
         >>> got
         [('split 1: epoch 2', 'split 1, candidate 1 of 3')]

@@ -1,5 +1,6 @@
-"""The files, columns, encoding, stats and disclosure rooms stay small (issue 12): no module over 400 lines, and
-every name callers import from a former big module is the one object defined in its new home."""
+"""Every room stays small (issue 12, issue 46): no module under engine/ or desktop/ over 400
+lines or with a ``# fmt: skip`` (a module near the limit is split by job, not squeezed), and every
+name callers import from a former big module is the one object defined in its new home."""
 
 from __future__ import annotations
 
@@ -10,9 +11,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT = 400
-ROOMS = ("engine/files", "engine/columns", "engine/encoding", "engine/stats", "engine/disclosure")
-# engine/encoding/encoder.py is being split by its own owner (issue 12, encoder part).
-ELSEWHERE = {"engine/encoding/encoder.py"}
+ROOMS = ("engine", "desktop")
+# Issue 46: these rooms are being split by other hands right now; the lead removes this
+# exception once they are done (then every module of the engine and the desktop is checked).
+ELSEWHERE = ("engine/flows/", "engine/privacy/", "engine/api/")
+
+
+def _modules() -> dict[str, str]:
+    """Path (relative, with /) -> text of every checked module."""
+    return {
+        p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8")
+        for room in ROOMS
+        for p in sorted((ROOT / room).rglob("*.py"))
+        if not p.relative_to(ROOT).as_posix().startswith(ELSEWHERE)
+    }
+
 
 # (old import path, name, module that defines it)
 MOVED = [
@@ -45,15 +58,19 @@ MOVED = [
 ]
 
 
-def test_no_module_in_these_rooms_is_over_400_lines() -> None:
-    sizes = {
-        str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines())
-        for room in ROOMS
-        for p in sorted((ROOT / room).glob("*.py"))
-    }
-    assert len(sizes) >= 20  # the split modules are there, not an empty glob
-    over = {path: n for path, n in sizes.items() if n > LIMIT and path not in ELSEWHERE}
-    assert over == {}
+def test_no_module_is_over_400_lines() -> None:
+    sizes = {path: len(text.splitlines()) for path, text in _modules().items()}
+    assert len(sizes) >= 120  # every room was read, desktop included, not an empty glob
+    assert any(path.startswith("desktop/pages/") for path in sizes)
+    assert {path: n for path, n in sizes.items() if n > LIMIT} == {}
+
+
+def test_no_module_keeps_its_formatting_by_hand() -> None:
+    """No ``# fmt: skip``: ruff format lays out every line (a table of words can be one string,
+    split)."""
+    marker = "fmt: " + "skip"
+    skipped = {path for path, text in _modules().items() if marker in text}
+    assert skipped == set()
 
 
 @pytest.mark.parametrize(("old", "name", "home"), MOVED)

@@ -10,11 +10,11 @@ silently (issue 32). Here:
   ``nodes``, ``children``, ``visits``, ``score``, ``age``, ``days``, ... see
   :data:`COUNT_TOKENS`) and, where the name says neither a code nor a count, unless the values
   do not look like codes (:func:`looks_coded`: from 0 or 1 to at most 12, one gap at most; an
-  air flow of 50-80 is a measurement). The name also says whether the codes are *ordered* (``stage``,
-  ``grade``, ``ecog``, ``nyha``, ``class``, ``severity``: the ordered probit, as before) or
-  *unordered* (``race``, ``site``, ``group``, ``arm``, ``treatment``, ``centre``, ``region``,
-  ``histology``, ``type``: one indicator per level, :mod:`engine.encoding.nominal`). A code
-  whose name says neither stays ordered (the behaviour before). Measured on public tables in
+  air flow of 50-80 is a measurement). The name also says whether the codes are *ordered*
+  (``stage``, ``grade``, ``ecog``, ``nyha``, ``class``, ``severity``: the ordered probit, as before)
+  or *unordered* (``race``, ``site``, ``group``, ``arm``, ``treatment``, ``centre``, ``region``,
+  ``histology``, ``type``: one indicator per level, :mod:`engine.encoding.nominal`). A code whose
+  name says neither stays ordered (the behaviour before). Measured on public tables in
   ``benchmarks/bench_kinds.py`` (its docstring lists the misread columns).
 * **rare levels** (:func:`merge_rare`): a level held by fewer than 10 real people (the count
   rule of :mod:`engine.disclosure`) is merged into the explicit level :data:`OTHER`, written as
@@ -53,29 +53,32 @@ from engine.files.values import OTHER, other_code
 
 MAX_CODE_LEVELS = 12
 # names that say a count or a measurement: whole numbers that stay numbers
-COUNT_TOKENS = frozenset({
-    "n", "num", "number", "no", "nr", "count", "counts", "cnt", "nodes", "node", "children",
-    "child", "kids", "visits", "visit", "admissions", "episodes", "events", "score", "scores",
-    "scale", "pain", "age", "years", "year", "yrs", "days", "day", "weeks", "week", "months",
-    "month", "hours", "dose", "doses", "cigs", "cigarettes", "packs", "prior", "previous",
-    "times", "size", "length", "weight", "height", "bmi", "sbp", "dbp", "pulse", "rate", "hr",
-    "parity", "gravida", "drinks", "units", "duration", "total", "sum", "pnodes", "prio",
-    "karno", "karnofsky", "apgar", "gcs", "qol", "rank", "wt", "ht", "temp",
-})  # fmt: skip
+COUNT_TOKENS = frozenset(
+    (
+        "n num number no nr count counts cnt nodes node children child kids visits visit "
+        "admissions episodes events score scores scale pain age years year yrs days day weeks week "
+        "months month hours dose doses cigs cigarettes packs prior previous times size length "
+        "weight height bmi sbp dbp pulse rate hr parity gravida drinks units duration total sum "
+        "pnodes prio karno karnofsky apgar gcs qol rank wt ht temp"
+    ).split()
+)
 # parts of a name that say a clinical score or scale, abbreviated as researchers write them
 # (karnof, apg1, adlp, scoma1, ...): measured as numbers, not codes
 SCORE_PARTS = ("score", "karn", "apg", "adl", "coma", "scale", "count", "index", "size")
-ORDERED_TOKENS = frozenset({
-    "stage", "grade", "ecog", "nyha", "class", "severity", "tnm", "gleason", "level", "degree",
-    "ps", "who", "ordinal", "edu", "educ", "education", "income", "tgrade", "tstage", "likert",
-})  # fmt: skip
-UNORDERED_TOKENS = frozenset({
-    "race", "ethnic", "ethnicity", "raceth", "site", "centre", "center", "inst", "institution",
-    "hospital", "group", "grp", "arm", "arms", "treatment", "treat", "trt", "rx", "tx", "region",
-    "country", "state", "province", "histology", "histol", "type", "celltype", "cell", "marital",
-    "occupation", "job", "religion", "study", "cohort", "diagnosis", "dx", "cause", "sex",
-    "gender", "strata", "cluster", "ward", "clinic", "practice", "insurance", "language",
-})  # fmt: skip
+ORDERED_TOKENS = frozenset(
+    (
+        "stage grade ecog nyha class severity tnm gleason level degree ps who ordinal edu educ "
+        "education income tgrade tstage likert"
+    ).split()
+)
+UNORDERED_TOKENS = frozenset(
+    (
+        "race ethnic ethnicity raceth site centre center inst institution hospital group grp arm "
+        "arms treatment treat trt rx tx region country state province histology histol type "
+        "celltype cell marital occupation job religion study cohort diagnosis dx cause sex gender "
+        "strata cluster ward clinic practice insurance language"
+    ).split()
+)
 
 
 def code_kind(name: str, present: pd.Series) -> tuple[str, str, tuple[Any, ...], bool] | None:

@@ -68,7 +68,8 @@ def parse_dates(s: pd.Series) -> pd.Series:
     """A column as ``datetime64[ns]``: datetimes kept, text parsed (unparseable text -> NaT).
 
     Example:
-        >>> parse_dates(pd.Series(["13/02/2021", "01/03/2021", None])).dt.strftime("%Y-%m-%d").tolist()
+        >>> parsed = parse_dates(pd.Series(["13/02/2021", "01/03/2021", None]))
+        >>> parsed.dt.strftime("%Y-%m-%d").tolist()
         ['2021-02-13', '2021-03-01', nan]
     """
     if pd.api.types.is_datetime64_any_dtype(s):

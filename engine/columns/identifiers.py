@@ -55,24 +55,22 @@ ID_TOKENS = frozenset(
 )
 # "subject_no", "record_number", "case_code": an ID-like subject followed by a number word.
 ID_SUBJECTS = frozenset(
-    {
-        "subject", "subj", "record", "rec", "case", "participant", "patient", "pt", "pat",
-        "person", "member", "sample", "specimen", "accession", "chart", "hospital", "study",
-        "enrolment", "enrollment", "registration", "screening", "randomisation", "randomization",
-    }
-)  # fmt: skip
+    (
+        "subject subj record rec case participant patient pt pat person member sample specimen "
+        "accession chart hospital study enrolment enrollment registration screening randomisation "
+        "randomization"
+    ).split()
+)
 ID_NUMBER_WORDS = frozenset({"no", "nr", "num", "number", "code", "key", "ref", "idx", "index"})
 # Names of measurements that may hold many different whole numbers without being identifiers.
 MEASURE_TOKENS = frozenset(
-    {
-        "age", "time", "times", "day", "days", "week", "weeks", "month", "months", "year",
-        "years", "dur", "duration", "followup", "futime", "survival", "weight", "wt", "height",
-        "ht", "bmi", "sbp", "dbp", "bp", "chol", "cholesterol", "hdl", "ldl", "glucose", "count",
-        "cnt", "income", "salary", "cost", "charges", "price", "dose", "score", "level", "size",
-        "length", "rate", "steps", "minutes", "hours", "seconds", "mm", "cm", "kg", "g", "mg",
-        "ml", "cd4", "cd8", "rna", "platelets", "wbc", "volume", "distance", "amount", "total",
-    }
-)  # fmt: skip
+    (
+        "age time times day days week weeks month months year years dur duration followup futime "
+        "survival weight wt height ht bmi sbp dbp bp chol cholesterol hdl ldl glucose count cnt "
+        "income salary cost charges price dose score level size length rate steps minutes hours "
+        "seconds mm cm kg g mg ml cd4 cd8 rna platelets wbc volume distance amount total"
+    ).split()
+)
 NAMED_ID_SHARE = 0.9
 UNNAMED_ID_SHARE = 0.95
 MIN_ID_ROWS = 20

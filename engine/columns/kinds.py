@@ -1,4 +1,5 @@
-"""A column's kind (continuous, integer, binary, categorical, text, ...) and its :class:`ColumnSpec`.
+"""A column's kind (continuous, integer, binary, categorical, text, ...) and its
+:class:`ColumnSpec`.
 
 The automatic rules of the table in :mod:`engine.columns.schema`, applied to one column: dates and
 identifiers first (:mod:`engine.columns.identifiers`), then constant, binary, categorical, free
@@ -108,7 +109,8 @@ def binary_labels(values: Sequence[Any]) -> tuple[Any, ...]:
 
 
 def infer_column(s: pd.Series, meta: ColumnMeta | None, *, model_dates: bool = True) -> ColumnSpec:
-    """One column's spec by the automatic rules, in the order of the table in :mod:`engine.columns.schema`.
+    """One column's spec by the automatic rules, in the order of the table in
+    :mod:`engine.columns.schema`.
 
     Dates are synthesized as days from a secret reference (:mod:`engine.columns.dates`) when
     ``model_dates``, except exact dates of birth, which identify people and stay dropped.
@@ -176,8 +178,8 @@ def _classify(s: pd.Series, meta: ColumnMeta | None) -> tuple[str, str, tuple[An
             return (
                 "text",
                 (
-                    f"{n_distinct} different text values (more than {MAX_LEVELS}); free text is not "
-                    "modelled. Recode it into fewer categories, or force it with a kind"
+                    f"{n_distinct} different text values (more than {MAX_LEVELS}); free text is "
+                    "not modelled. Recode it into fewer categories, or force it with a kind"
                 ),
                 None,
             )

@@ -71,10 +71,13 @@ class RecognisedRoles:
 
 # Measurements that are numeric, non-negative and many-valued like a follow-up time, but never
 # one: a time column left unnamed is looked for among the others first.
-NOT_TIME_TOKENS = frozenset({"age", "bmi", "weight", "wt", "height", "ht", "sbp", "dbp", "bp",
-    "chol", "hdl", "ldl", "glucose", "karno", "ecog", "score", "year", "grade", "stage", "size",
-    "nodes", "count", "dose", "hr", "rate", "level", "creatinine", "albumin", "bili", "platelet",
-    "platelets", "sodium", "protein", "cd4", "cd8", "id", "loss", "cigs", "pressure"})  # fmt: skip
+NOT_TIME_TOKENS = frozenset(
+    (
+        "age bmi weight wt height ht sbp dbp bp chol hdl ldl glucose karno ecog score year grade "
+        "stage size nodes count dose hr rate level creatinine albumin bili platelet platelets "
+        "sodium protein cd4 cd8 id loss cigs pressure"
+    ).split()
+)
 
 
 def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
@@ -92,7 +95,7 @@ def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
         >>> df = pd.DataFrame({"futime": [5.0, 3.0, 9.0], "death": [1, 0, 1], "age": [50, 61, 70]})
         >>> r = recognise_survival_roles(df); (r.time, r.event)
         ('futime', 'death')
-        >>> lung = pd.DataFrame({"time": [306, 455, 1010], "status": [2, 2, 1], "age": [74, 68, 56]})
+        >>> lung = pd.DataFrame({"time": [306, 455, 1010], "status": [2, 2, 1]})
         >>> r = recognise_survival_roles(lung); (r.time, r.event, r.event_value)
         ('time', 'status', 2)
     """
@@ -193,9 +196,7 @@ def recognise_survival_roles(frame: pd.DataFrame) -> RecognisedRoles:
 
 def _close(a: str, b: str, ends: dict[str, float]) -> bool:
     """Two event columns named alike whose link to the end of follow-up differs little."""
-    return (
-        named_event_score(a) == named_event_score(b) and abs(ends[a] - ends[b]) < CLOSE_ENDS
-    )
+    return named_event_score(a) == named_event_score(b) and abs(ends[a] - ends[b]) < CLOSE_ENDS
 
 
 def _not_time_like(name: str) -> bool:

@@ -212,8 +212,12 @@ def broken(rule: Rule, frame: pd.DataFrame) -> np.ndarray:
         s = pd.to_numeric(frame[rule.a], errors="coerce")
         here = s.notna().to_numpy()
         v = s.to_numpy(dtype=float)
-        ok = {"<": v < rule.value, "<=": v <= rule.value, ">": v > rule.value,
-              ">=": v >= rule.value}[rule.op]  # fmt: skip
+        ok = {
+            "<": v < rule.value,
+            "<=": v <= rule.value,
+            ">": v > rule.value,
+            ">=": v >= rule.value,
+        }[rule.op]
         return here & ~ok
     if rule.kind == "fixed":
         expected = frame[rule.a].map(dict(rule.mapping))
@@ -327,16 +331,27 @@ def rules_record(rules: RuleSet | None, frames: list[pd.DataFrame]) -> list[dict
         return []
     out: list[dict[str, Any]] = []
     for rule in rules.kept:
-        out.append({
-            "rule": rule.text, "kind": rule.kind, "source": rule.source, "kept": True,
-            "why_not": None,
-            "synthetic_rows_breaking": (
-                sum(int(broken(rule, f).sum()) for f in frames) if frames else None
-            ),
-        })  # fmt: skip
+        out.append(
+            {
+                "rule": rule.text,
+                "kind": rule.kind,
+                "source": rule.source,
+                "kept": True,
+                "why_not": None,
+                "synthetic_rows_breaking": (
+                    sum(int(broken(rule, f).sum()) for f in frames) if frames else None
+                ),
+            }
+        )
     for rule, why in rules.not_kept:
-        out.append({
-            "rule": rule.text, "kind": rule.kind, "source": rule.source, "kept": False,
-            "why_not": why, "synthetic_rows_breaking": None,
-        })  # fmt: skip
+        out.append(
+            {
+                "rule": rule.text,
+                "kind": rule.kind,
+                "source": rule.source,
+                "kept": False,
+                "why_not": why,
+                "synthetic_rows_breaking": None,
+            }
+        )
     return out

@@ -41,8 +41,11 @@ Example:
     >>> df = pd.DataFrame({"patient_id": range(60), "smoker": ["yes", "no"] * 30,
     ...                    "age": [50.5 + i for i in range(60)]})
     >>> s = infer_schema(df)
-    >>> [(c.name, c.kind, c.action) for c in s.columns]
-    [('patient_id', 'identifier', 'drop'), ('smoker', 'binary', 'synthesize'), ('age', 'continuous', 'synthesize')]
+    >>> for c in s.columns:
+    ...     print(c.name, c.kind, c.action)
+    patient_id identifier drop
+    smoker binary synthesize
+    age continuous synthesize
     >>> s.by_name("smoker").labels
     ('no', 'yes')
 """
@@ -236,7 +239,8 @@ def _check_names(
     for name in (time, event):
         if name is not None and name in drop:
             raise InputError(
-                f"{source}: column '{name}' is a survival role and also in the columns to drop; remove one."
+                f"{source}: column '{name}' is a survival role and also in the columns to drop; "
+                "remove one."
             )
     for name, kind in kinds.items():
         if kind not in KINDS:
@@ -340,7 +344,8 @@ def _with_bounds(
     if spec.kind not in NUMERIC_KINDS:
         if user is not None:
             raise InputError(
-                f"{source}: column '{spec.name}' is {spec.kind}; bounds apply to numeric columns only."
+                f"{source}: column '{spec.name}' is {spec.kind}; bounds apply to numeric columns "
+                "only."
             )
         return spec
     from engine.disclosure import safe_bounds

@@ -98,31 +98,40 @@ from engine.files.names import name_tokens
 
 # Whole names (lower case) that mean a follow-up time.
 TIME_WHOLE = frozenset(
-    {"time", "futime", "fu_time", "fut", "stime", "survtime", "surv_time", "studytime", "lenfol",
-     "lenfollow", "rfstime", "dtime", "rtime", "ptime", "etime", "edrel", "ttr", "ttp", "tte",
-     "efs", "dfs", "pfs", "rfs", "os", "dss", "t", "days", "weeks", "week", "months", "month",
-     "years", "duration", "diff_days", "d.time", "timedth", "timecvd", "timemi", "timechd",
-     "timestrk", "followup", "follow_up", "fu", "survival", "survival_time", "time_to_event"}
-)  # fmt: skip
+    (
+        "time futime fu_time fut stime survtime surv_time studytime lenfol lenfollow rfstime dtime "
+        "rtime ptime etime edrel ttr ttp tte efs dfs pfs rfs os dss t days weeks week months month "
+        "years duration diff_days d.time timedth timecvd timemi timechd timestrk followup "
+        "follow_up fu survival survival_time time_to_event"
+    ).split()
+)
 # Tokens that make a name a time when it also holds an end-point or survival word, or alone.
-TIME_UNITS = frozenset({"time", "days", "day", "weeks", "week", "months", "month", "years", "yrs",
-                        "yr", "mo", "mos", "wk", "wks", "dys"})  # fmt: skip
-END_POINTS = frozenset({"os", "pfs", "dfs", "efs", "rfs", "dss", "ttp", "tte", "ttr", "survival",
-                        "surv", "followup", "fu", "death", "event", "relapse", "recurrence",
-                        "progression", "censor", "lenfol"})  # fmt: skip
+TIME_UNITS = frozenset(
+    "time days day weeks week months month years yrs yr mo mos wk wks dys".split()
+)
+END_POINTS = frozenset(
+    (
+        "os pfs dfs efs rfs dss ttp tte ttr survival surv followup fu death event relapse "
+        "recurrence progression censor lenfol"
+    ).split()
+)
 TIME_PREFIXES = ("followup", "follow_up", "follow-up", "time_to", "timeto", "survival", "surv_")
 
 # Whole names that mean "the event happened" (1 = event).
 EVENT_WHOLE = frozenset(
-    {"event", "status", "dead", "death", "died", "arrest", "relapse", "rel", "recur",
-     "recurrence", "progression", "prog", "fail", "failure", "failed", "fstat", "fustat",
-     "pstat", "dstat", "vstatus", "vital_status", "vitalstatus", "observed", "e", "d", "delta",
-     "death_event", "deceased", "mortality", "mort", "outcome_event", "cvd", "chd", "hospmi",
-     "os_status", "pfs_status", "dfs_status", "efs_status", "rfs_status"}
-)  # fmt: skip
-EVENT_TOKENS = frozenset({"event", "status", "death", "dead", "died", "deceased", "relapse",
-                          "recurrence", "recur", "progression", "fail", "failure", "stat",
-                          "mortality", "vital"})  # fmt: skip
+    (
+        "event status dead death died arrest relapse rel recur recurrence progression prog fail "
+        "failure failed fstat fustat pstat dstat vstatus vital_status vitalstatus observed e d "
+        "delta death_event deceased mortality mort outcome_event cvd chd hospmi os_status "
+        "pfs_status dfs_status efs_status rfs_status"
+    ).split()
+)
+EVENT_TOKENS = frozenset(
+    (
+        "event status death dead died deceased relapse recurrence recur progression fail failure "
+        "stat mortality vital"
+    ).split()
+)
 # The relapse, progression and TCGA forms (issue 44; the table's last rows): times, events and
 # the end points a time may be joined to. A 0/1 column can never be a time (it has two values),
 # so a name such as ``OS`` is an event when its column is 0/1 and a time when it holds days.
@@ -143,11 +152,15 @@ CENSOR_REVERSED_LIKELY = ("censored", "is_censored", "iscensored", "censoring", 
 # Words a status column uses for "the event happened" and for "not (yet)": cBioPortal's
 # "0:LIVING" / "1:DECEASED", METABRIC's Living / Deceased, SEER's Alive / Dead, trial files'
 # censored / relapsed.
-EVENT_WORDS = frozenset({"dead", "deceased", "died", "death", "event", "relapse", "relapsed",
-                         "recurred", "recurrence", "progressed", "progression", "failure",
-                         "failed", "progression/death"})  # fmt: skip
-NO_EVENT_WORDS = frozenset({"alive", "living", "censored", "censor", "no event", "event free",
-                            "event-free", "disease free", "diseasefree", "no", "none"})  # fmt: skip
+EVENT_WORDS = frozenset(
+    (
+        "dead deceased died death event relapse relapsed recurred recurrence progressed "
+        "progression failure failed progression/death"
+    ).split()
+)
+NO_EVENT_WORDS = frozenset(
+    "alive living censored censor event-free diseasefree no none".split()
+) | {"no event", "event free", "disease free"}
 
 
 def event_word_order(values: Sequence[Any]) -> tuple[Any, Any] | None:

@@ -1,4 +1,5 @@
-"""Disclosure rules for everything that leaves the secure environment (CONTRACTS.md, last paragraph).
+"""Disclosure rules for everything that leaves the secure environment (CONTRACTS.md, last
+paragraph).
 
 One threshold (:data:`THRESHOLD` = 10, the ACRO default) and the rules built on it, used by the
 PDF (:mod:`engine.report.data` re-exports them), ``audit.json``, ``README.txt`` and the release:

@@ -25,9 +25,9 @@ the latent codes that noise is injected into.
 
 ``S`` is an aggregate of the whole table (like the knots of the marginals), estimated on at most
 ``FIT_ROWS`` rows; a longer table burns in on those rows and sweeps every row ``FINAL_SWEEPS``
-times (100,000 x 10 with 7 discrete columns: 0.3 s). Written here because no maintained Python package does this step (R's
-``sbgcop`` and ``gcimpute``'s EM impute missing values; neither draws dequantization noise), and
-it is 40 lines of numpy on top of scipy's normal CDF.
+times (100,000 x 10 with 7 discrete columns: 0.3 s). Written here because no maintained Python
+package does this step (R's ``sbgcop`` and ``gcimpute``'s EM impute missing values; neither draws
+dequantization noise), and it is 40 lines of numpy on top of scipy's normal CDF.
 
 References: Hoff (2007) "Extending the rank likelihood for semiparametric copula estimation",
 Ann. Appl. Stat. 1(1); Albert & Chib (1993) for truncated-normal data augmentation; issue 13
@@ -55,7 +55,8 @@ from scipy.special import ndtr, ndtri
 
 from engine.threads import cores, pool
 
-SWEEPS = 10  # Gibbs sweeps (probit with rho 0.6, from 0.37: 0.49 after 1, 0.55 after 3, 0.58-0.59 from 5)
+# Gibbs sweeps (probit with rho 0.6, from 0.37: 0.49 after 1, 0.55 after 3, 0.58-0.59 from 5)
+SWEEPS = 10
 FIT_ROWS = 20_000  # rows behind each estimate of S; longer tables burn in on them alone
 FINAL_SWEEPS = 3  # sweeps over every row of a table longer than FIT_ROWS
 MIN_RESIDUAL = 0.02  # floor of a conditional variance: no column is taken as exactly determined
@@ -142,7 +143,8 @@ def truncated_normal(
 
     Example:
         >>> r = np.random.default_rng(1)
-        >>> y = truncated_normal(np.zeros(100_000), 1.0, np.zeros(100_000), np.full(100_000, np.inf), r)
+        >>> n = 100_000
+        >>> y = truncated_normal(np.zeros(n), 1.0, np.zeros(n), np.full(n, np.inf), r)
         >>> round(float(y.mean()), 2)  # E[N | N > 0] = sqrt(2 / pi)
         0.8
     """

@@ -316,7 +316,8 @@ class TableEncoder:
             "rows_used": int(keep.sum()),
             "rows_dropped": int((~keep).sum()),
             "missing_by_column": by_column,
-            "reason": "rows with a missing value in a used column are left out (complete cases, as in the paper)",
+            "reason": "rows with a missing value in a used column are left out "
+            "(complete cases, as in the paper)",
         }
         return data[keep].copy(), info
 

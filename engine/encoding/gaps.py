@@ -35,9 +35,7 @@ class GapLayer:
     gap_specs: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def fit(
-        cls, days: pd.DataFrame, rules: Any, spec_of: Callable[[str], Any]
-    ) -> GapLayer | None:
+    def fit(cls, days: pd.DataFrame, rules: Any, spec_of: Callable[[str], Any]) -> GapLayer | None:
         """The order rules of ``rules`` that can be built in, on the table as days."""
         from engine.disclosure import safe_bounds
 

@@ -69,10 +69,11 @@ class LayeredEncoder:
         wide = replace(
             self.modelled_schema,
             columns=tuple(
-                s for c in self.modelled_schema.columns
+                s
+                for c in self.modelled_schema.columns
                 for s in (self.nominal.specs(c.name) if c.name in self.nominal.levels else [c])
             ),
-        )  # fmt: skip
+        )
         self.inner = TableEncoder(wide).fit(self.nominal.expand(filled))
         # The audit's distances use each nominal column itself (one-hot), not its indicators.
         self.audit = (
@@ -96,9 +97,13 @@ class LayeredEncoder:
         col = next(c for c in self.dates.columns if c.name == spec.name)
         kind = "integer" if col.whole_days else "continuous"
         return replace(
-            spec, kind=kind, lower=col.lower, upper=col.upper,
-            decimals=0 if col.whole_days else 6, dtype="float64",
-        )  # fmt: skip
+            spec,
+            kind=kind,
+            lower=col.lower,
+            upper=col.upper,
+            decimals=0 if col.whole_days else 6,
+            dtype="float64",
+        )
 
     def _days(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Dates as days, and numeric codes read as the schema reads them (text codes, rare

@@ -40,8 +40,10 @@ def label_codes(s: pd.Series, labels: tuple[Any, ...]) -> np.ndarray:
     of rows a repeat; the object index took 0.4 ms a column of 480 rows, this 0.03 ms).
 
     Example:
-        >>> label_codes(pd.Series([1.0, 0, 2]), (0, 1, 2)).tolist(), label_codes(pd.Series(["b"]), ("a", "b")).tolist()
-        ([1, 0, 2], [1])
+        >>> label_codes(pd.Series([1.0, 0, 2]), (0, 1, 2)).tolist()
+        [1, 0, 2]
+        >>> label_codes(pd.Series(["b"]), ("a", "b")).tolist()
+        [1]
     """
     codes = numeric_codes(s, labels)
     if codes is None:

@@ -24,12 +24,12 @@ How ``F`` is built (and why it does not leak individual values):
   linearly onto ``spread_hi .. F(upper)`` before ``F^-1`` (likewise at the lower end). Why:
   decoding every draw beyond the bound *at* the bound piled them there (the share of the 9 real
   rows beyond a default bound, and any overshoot of the model, on one value: positive nodes at
-  20 on a breast-cancer table). The squeeze is monotone (ranks, and so regression slopes, are kept as
-  far as the rule allows), needs no random draws (a seeded run stays byte-identical), never
-  gives a value beyond the bound and never reads a real value beyond it (``F`` has no knot
-  there); inside the region every value keeps the shape of the real tail just inside the bound
-  with its frequency raised by the same factor, at most 1.5 with the default bounds (20 real
-  rows inside for 9 beyond: 29 / 20), instead of one value holding all the tail;
+  20 on a breast-cancer table). The squeeze is monotone (ranks, and so regression slopes, are kept
+  as far as the rule allows), needs no random draws (a seeded run stays byte-identical), never gives
+  a value beyond the bound and never reads a real value beyond it (``F`` has no knot there); inside
+  the region every value keeps the shape of the real tail just inside the bound with its frequency
+  raised by the same factor, at most 1.5 with the default bounds (20 real rows inside for 9 beyond:
+  29 / 20), instead of one value holding all the tail;
 * between knots ``F`` is linear on an ``asinh`` axis centred at the median and scaled by the
   IQR: linear near the centre, logarithmic in long tails (values near 1e200 still get even
   normal scores);

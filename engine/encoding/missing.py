@@ -238,10 +238,11 @@ class MissingLayer:
     def specs(self) -> list[ColumnSpec]:
         """Column specs of the indicators (continuous probit scores), for the modelled schema."""
         return [
-            ColumnSpec(ind, "continuous", "synthesize", f"whether '{c}' is missing",
-                       dtype="float64")
+            ColumnSpec(
+                ind, "continuous", "synthesize", f"whether '{c}' is missing", dtype="float64"
+            )
             for c, ind in self.indicators.items()
-        ]  # fmt: skip
+        ]
 
     def rates(self, frame: pd.DataFrame) -> dict[str, float]:
         """Each modelled column's share of missing values in ``frame``."""

@@ -21,14 +21,14 @@ of at least ``CALIBRATE_ROWS`` rows (the release itself): the rarest level first
 where its score leads the others' most, and so on. So this is done only where that holds for
 the release, in a table of at least ``CALIBRATE_ROWS`` rows whose every level has at least
 ``MIN_LEVEL_ROWS`` rows (the disclosure rule of :mod:`engine.encoding.frequencies`); other
-columns keep the ordered probit (:meth:`NominalLayer.fit` says why). On the kidney table (same runs): mean |z-gap| 1.15 -> 0.96, group
-terms unbiased (mean z -0.03..-0.15).
+columns keep the ordered probit (:meth:`NominalLayer.fit` says why). On the kidney table (same
+runs): mean |z-gap| 1.15 -> 0.96, group terms unbiased (mean z -0.03..-0.15).
 
-Categories labelled by numbers (a stage coded 1-4 or "1"-"4", a score) keep the ordered probit, and so do
-binary columns (one indicator either way) and categories with more than ``MAX_LEVELS`` levels
-(each indicator is a dimension of the flow, whose generating pass costs one network evaluation
-per dimension). The privacy audit's distance space is unchanged: it is computed on the column
-itself, one-hot (:meth:`engine.encoding.encoder.TableEncoder.distance_space`).
+Categories labelled by numbers (a stage coded 1-4 or "1"-"4", a score) keep the ordered probit, and
+so do binary columns (one indicator either way) and categories with more than ``MAX_LEVELS`` levels
+(each indicator is a dimension of the flow, whose generating pass costs one network evaluation per
+dimension). The privacy audit's distance space is unchanged: it is computed on the column itself,
+one-hot (:meth:`engine.encoding.encoder.TableEncoder.distance_space`).
 
 Written here because the step is specific to this encoder (scikit-learn's ``OneHotEncoder``
 gives the 0/1 columns but neither the score-based read-back nor the calibrated shares).
@@ -158,10 +158,17 @@ class NominalLayer:
         """The binary column specs that stand for ``column`` in the modelled schema."""
         labels = self.levels[column]
         return [
-            ColumnSpec(name, "binary", "synthesize", f"whether '{column}' is {labels[k]!r}",
-                       labels=(0, 1), dtype="int64")
-            for k, name in enumerate(self.names[column]) if name is not None
-        ]  # fmt: skip
+            ColumnSpec(
+                name,
+                "binary",
+                "synthesize",
+                f"whether '{column}' is {labels[k]!r}",
+                labels=(0, 1),
+                dtype="int64",
+            )
+            for k, name in enumerate(self.names[column])
+            if name is not None
+        ]
 
     def expand(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Each nominal column replaced, at its place, by its 0/1 indicators."""

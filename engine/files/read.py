@@ -219,7 +219,8 @@ def _finish(path: Path, frame: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
             bad = np.isinf(s.to_numpy())
             if bad.any():
                 notes.append(
-                    f"column '{col}': {int(bad.sum())} infinite values (inf/-inf) treated as missing"
+                    f"column '{col}': {int(bad.sum())} infinite values (inf/-inf) treated as "
+                    "missing"
                 )
                 frame[col] = s.where(~bad, np.nan)
         if frame[col].isna().all():

@@ -11,7 +11,8 @@ References: PITFALLS.md "Data import" (Excel formula cells never opened in Excel
 Example:
     >>> import tempfile, pathlib, openpyxl
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.xlsx"
-    >>> book = openpyxl.Workbook(); book.active.append(["id", "x"]); book.active.append(["007", 1.5])
+    >>> book = openpyxl.Workbook()
+    >>> book.active.append(["id", "x"]); book.active.append(["007", 1.5])
     >>> book.save(p)
     >>> frame, sheet = read_excel(p, None, (), [])
     >>> frame["id"].tolist(), frame["x"].tolist()
@@ -69,7 +70,8 @@ def read_excel(
     ]
     if not body:
         raise InputError(
-            f"{path.name}: sheet '{name}' has a header but no data rows; choose the sheet with the table."
+            f"{path.name}: sheet '{name}' has a header but no data rows; choose the sheet with the "
+            "table."
         )
     raw = pd.DataFrame(body, columns=header, dtype=object)
     frame = pd.DataFrame({c: _type_excel_column(c, raw[c], codes, notes) for c in header})

@@ -72,7 +72,8 @@ def _decode(path: Path, data: bytes, notes: list[str]) -> str:
 
 
 def sniff_delimiter(text: str, preferred: str | None = None) -> str:
-    """Pick the delimiter that gives the header's field count on every sampled line (most fields wins)."""
+    """Pick the delimiter that gives the header's field count on every sampled line (most fields
+    wins)."""
     lines = text[:200_000].splitlines()
     lines = [ln for ln in (lines[:-1] if len(text) > 200_000 else lines)[:50] if ln.strip()]
     best, best_fields = preferred or ",", 1
@@ -142,7 +143,9 @@ def type_text_column(
         rows, distinct = pd.factorize(values, sort=False)
         if len(distinct) * 4 <= len(values):
             weight = np.bincount(rows, minlength=len(distinct))
-            typed = _type_text(name, pd.Series(distinct, dtype=object), decimal_comma, codes, notes, weight)  # fmt: skip
+            typed = _type_text(
+                name, pd.Series(distinct, dtype=object), decimal_comma, codes, notes, weight
+            )
             return pd.Series(typed.to_numpy()[rows], index=values.index, dtype=typed.dtype)
     return _type_text(name, values, decimal_comma, codes, notes, None)
 

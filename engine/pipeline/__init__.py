@@ -12,9 +12,11 @@ token; neither re-implements a step. Outputs are written only after every comput
 finished, each file atomically, so a failed or cancelled run leaves no partial file.
 
 Modules, in the order a run visits them: :mod:`~engine.pipeline.config` (RunConfig, Prepared),
-:mod:`~engine.pipeline.results` (RunResult and its typed blocks), :mod:`~engine.pipeline.prepare_step` (read, schema), :mod:`~engine.pipeline.synthesize_step`
+:mod:`~engine.pipeline.results` (RunResult and its typed blocks),
+:mod:`~engine.pipeline.prepare_step` (read, schema), :mod:`~engine.pipeline.synthesize_step`
 (audit, choice of w), :mod:`~engine.pipeline.release_step` (LNI release, metrics),
-:mod:`~engine.pipeline.disclosure_step` (identity and attribute disclosure: keep, lower w or refuse),
+:mod:`~engine.pipeline.disclosure_step` (identity and attribute disclosure: keep, lower w or
+refuse),
 :mod:`~engine.pipeline.compare_step` (fidelity),
 :mod:`~engine.pipeline.record` (audit.json and README fields, built once),
 :mod:`~engine.pipeline.outputs` (atomic writing), :mod:`~engine.pipeline.run` (the whole job);

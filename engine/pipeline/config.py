@@ -108,7 +108,8 @@ class RunConfig:
         """
         if not 0.5 < self.auc_max <= 1.0:
             raise InputError(
-                f"AUC limit {self.auc_max:g}: the limit must be above 0.5 (a coin toss) and at most 1"
+                f"AUC limit {self.auc_max:g}: the limit must be above 0.5 (a coin toss) and at "
+                "most 1"
             )
         if self.forced_w is not None and not 0.0 <= self.forced_w <= 1.0:
             raise InputError(
@@ -144,7 +145,8 @@ class RunConfig:
             raise InputError(f"privacy δ = {self.dp_delta:g}: choose a value between 0 and 1")
         if self.disclosure_margin is not None and not 0.0 <= self.disclosure_margin <= 100.0:
             raise InputError(
-                f"the disclosure margin {self.disclosure_margin:g}: choose 0 to 100 percentage points"
+                f"the disclosure margin {self.disclosure_margin:g}: choose 0 to 100 percentage "
+                "points"
             )
         problems = check_analysis(self)
         if problems:
@@ -284,10 +286,21 @@ def make_rng(seed: int | None) -> np.random.Generator:
     return np.random.default_rng(seed if seed is not None else secrets.randbits(128))
 
 
-from engine.pipeline.results import RunResult  # noqa: E402  # re-exported: callers import it from here
+# re-exported: callers import it from here
+from engine.pipeline.results import RunResult  # noqa: E402
 
 __all__ = [
-    "AUDIT_MAX_ROWS", "AUDIT_ROUNDS", "BUDGETS", "DEFAULT_GRID", "FLOOR_ROUNDS", "FLOOR_ROUNDS_UP_TO", "FORMATS", "audit_rounds",
+    "AUDIT_MAX_ROWS",
+    "AUDIT_ROUNDS",
+    "BUDGETS",
+    "DEFAULT_GRID",
+    "FLOOR_ROUNDS",
+    "FLOOR_ROUNDS_UP_TO",
+    "FORMATS",
+    "audit_rounds",
     "SPLIT_TWICE_UP_TO",
-    "Prepared", "RunConfig", "RunResult", "make_rng",
-]  # fmt: skip
+    "Prepared",
+    "RunConfig",
+    "RunResult",
+    "make_rng",
+]

@@ -83,7 +83,8 @@ class TerminalProgress:
     def _write_stage(self, now: float, fraction: float) -> None:
         took = now - self.stage_start
         sys.stderr.write(
-            f"{_clock(now - self.start)}  {fraction * 100:3.0f}%  {self.stage_text} ({took:.1f} s)\n"
+            f"{_clock(now - self.start)}  {fraction * 100:3.0f}%  {self.stage_text} ({took:.1f} "
+            "s)\n"
         )
         self.last_line = now
 
@@ -108,7 +109,8 @@ def stage_of(text: str) -> str:
     the candidates of one search are one stage each.
 
     Example:
-        >>> stage_of("audit: w = 0.35 (split 1), AUC 0.481") == stage_of("audit: w = 0.4 (split 1), AUC 0.5")
+        >>> first = stage_of("audit: w = 0.35 (split 1), AUC 0.481")
+        >>> first == stage_of("audit: w = 0.4 (split 1), AUC 0.5")
         True
         >>> stage_of("choosing flow, candidate 1/2 (2 flows): training flow: epoch 3/300")
         'choosing flow, candidate #/# (# flows): training flow'
@@ -176,11 +178,12 @@ def recognise_roles(ns: Any) -> dict[str, Any]:
     A pair the wizard would ask about (a censoring-looking event, a time not named like one,
     two close candidates) is used too, with the likely coding, and the line says why it is not
     certain and how to choose others; only an event that is a blind guess (the first of several
-    two-valued columns, none named like an event) is not used, and the line says so. Why not stop with exit 2 instead: the survival model
-    compared on the real and synthetic rows is a check of fidelity, not a privacy decision (the
-    audit and the release do not depend on it), so a likely pair costs nothing a line cannot
-    undo, while a headless run that stops to ask costs a second run, and a run without a pair
-    checks no model at all (issue 44). The wizard keeps asking its one question.
+    two-valued columns, none named like an event) is not used, and the line says so. Why not stop
+    with exit 2 instead: the survival model compared on the real and synthetic rows is a check of
+    fidelity, not a privacy decision (the audit and the release do not depend on it), so a likely
+    pair costs nothing a line cannot undo, while a headless run that stops to ask costs a second
+    run, and a run without a pair checks no model at all (issue 44). The wizard keeps asking its one
+    question.
     """
     from engine.files.read import read_table
 
@@ -304,8 +307,11 @@ def command_line_message(text: str, command: str = "run") -> str:
     Example:
         >>> command_line_message("the event column must be binary (0/1).")
         'the event column must be binary (0/1). (command line: --event COL)'
-        >>> command_line_message("no covariates given: list them in the covariates", "meta")
-        'no covariates given: list them in the covariates (command line: --exposure COL --adjust COL,COL)'
+        >>> command_line_message(
+        ...     "no covariates given: list them in the covariates", "meta"
+        ... )  # doctest: +NORMALIZE_WHITESPACE
+        'no covariates given: list them in the covariates
+        (command line: --exposure COL --adjust COL,COL)'
         >>> command_line_message("AUC limit 0.4: the limit must be above 0.5")
         'AUC limit 0.4: the limit must be above 0.5'
     """

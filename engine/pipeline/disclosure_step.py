@@ -78,10 +78,11 @@ def measure_release(
     kinds = {c.name: c.kind for c in prep.schema.synthesized()}
     real = prep.real.loc[synthetic.index]
     numeric = [
-        t for t in targets
+        t
+        for t in targets
         if kinds.get(t) in NUMERIC_KINDS
         or (kinds.get(t) == "integer" and real[t].nunique() > MANY_VALUES)
-    ]  # fmt: skip
+    ]
     found = measure_disclosure(
         real, synthetic, keys, targets, rng=rng, numeric=numeric, margin_cap=cfg.disclosure_margin
     )
@@ -127,9 +128,14 @@ def apply_disclosure_rule(
             progress(0.95, f"the synthetic file disclosed more than a fresh sample: w = {w:.2f}")
             prep = replace(result.prepared, config=replace(cfg, forced_w=float(w)))
             again = release_at(
-                prep, audit, rng=rng, flow=result.flow, started=result.started,
-                timings=result.timings, disclosure_rule=False,
-            )  # fmt: skip
+                prep,
+                audit,
+                rng=rng,
+                flow=result.flow,
+                started=result.started,
+                timings=result.timings,
+                disclosure_rule=False,
+            )
             t0 = time.perf_counter()
             found = measure(again, rng)
             again = _timed(

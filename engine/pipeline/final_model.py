@@ -187,9 +187,14 @@ class FinalBesideAudit:
             X = self._rows()
             cancel.raise_if_cancelled()
             flow = select_flow(
-                X, budget=cfg.budget, device=cfg.device, seed=cfg.seed, progress=progress,
-                cancel=cancel, architecture=architecture,
-            )  # fmt: skip
+                X,
+                budget=cfg.budget,
+                device=cfg.device,
+                seed=cfg.seed,
+                progress=progress,
+                cancel=cancel,
+                architecture=architecture,
+            )
             # this core is free now while the audit's grid goes on: the report's libraries
             # load (engine.report.warm; begun with the audit, they slowed its first flows) and
             # the release metrics' real-row neighbours are found (1.7 s at 100,000 rows)

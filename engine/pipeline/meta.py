@@ -107,7 +107,8 @@ class MetaConfig:
 
 @dataclass(frozen=True, eq=False)
 class MetaRun:
-    """What ``run_meta`` computed and wrote. ``primary`` is the synthetic set when real and synthetic are paired."""
+    """What ``run_meta`` computed and wrote. ``primary`` is the synthetic set when real and
+    synthetic are paired."""
 
     config: MetaConfig
     sets: tuple[tuple[str, MetaResult], ...]
@@ -122,7 +123,8 @@ class MetaRun:
         return dict(self.sets).get("synthetic", self.sets[0][1])
 
     def difference(self) -> dict[str, Any] | None:
-        """Pooled synthetic − pooled real (and its exp when shown as ratios); None when not paired."""
+        """Pooled synthetic − pooled real (and its exp when shown as ratios); None when not
+        paired."""
         results = dict(self.sets)
         if not {"real", "synthetic"} <= results.keys():
             return None
@@ -361,7 +363,8 @@ def run_meta(
 
 def _notes(cfg: MetaConfig, sets: Sequence[tuple[str, MetaResult]]) -> tuple[str, ...]:
     notes = [
-        f"{METHOD_NAMES[cfg.method]}; τ² and I² truncated at 0; prediction interval uses t with k-2 df (Higgins et al. 2009)"
+        f"{METHOD_NAMES[cfg.method]}; τ² and I² truncated at 0; prediction interval uses t with "
+        "k-2 df (Higgins et al. 2009)"
     ]
     if cfg.excluded:
         notes.append(
@@ -370,6 +373,7 @@ def _notes(cfg: MetaConfig, sets: Sequence[tuple[str, MetaResult]]) -> tuple[str
         )
     if len(sets) > 1:
         notes.append(
-            "top-level keys describe the synthetic set; 'sets' holds both, 'difference' is synthetic minus real"
+            "top-level keys describe the synthetic set; 'sets' holds both, 'difference' is "
+            "synthetic minus real"
         )
     return tuple(notes)

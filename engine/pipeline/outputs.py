@@ -18,8 +18,10 @@ def folder_error(out: Path, err: OSError) -> str:
     folder was told to use "a shorter path").
 
     Example:
-        >>> folder_error(Path("/ro/x"), PermissionError(13, "Permission denied"))
-        '/ro/x: no permission to create this folder here (the folder above it is read-only for you); choose a folder you can write to, such as one in your Documents'
+        >>> denied = PermissionError(13, "Permission denied")
+        >>> folder_error(Path("/ro/x"), denied)  # doctest: +NORMALIZE_WHITESPACE
+        '/ro/x: no permission to create this folder here (the folder above it is read-only for
+        you); choose a folder you can write to, such as one in your Documents'
     """
     import errno
 

@@ -61,9 +61,12 @@ def _rules(config: RunConfig, table: Any, schema: Any, real: Any) -> Any:
 
     try:
         return rule_set(
-            real, list(schema.synthesized()), config.rules, config.rules_off,
+            real,
+            list(schema.synthesized()),
+            config.rules,
+            config.rules_off,
             seed=secrets.randbits(32) if config.seed is None else int(config.seed),
-        )  # fmt: skip
+        )
     except RuleError as exc:
         raise InputError(f"{table.path.name}: {exc}") from None
 

@@ -20,42 +20,46 @@ def build_audit_json(result: RunResult) -> dict[str, Any]:
     table = prep.table
     from engine.disclosure import safe_record
 
-    return safe_record(json_safe(
-        {
-            "tool": {"name": "latent-synth", "version": __version__},
-            "verdict": result.verdict.value,
-            "started": result.started,
-            "input": {
-                "name": cfg.input_label or table.path.name,
-                "sha256": table.sha256,
-                "format": table.format,
-                "rows": int(table.rows),
-                "rows_selected": int(len(table.frame)),
-                "rows_used": int(len(prep.real)),
-                "rows_dropped": prep.rows_dropped,
-                "columns": [str(c) for c in table.frame.columns],
-                "notes": list(table.notes),
-            },
-            "columns": prep.schema.to_dict(),
-            "roles": _roles(cfg),
-            "model": {} if result.model is None else {**result.model.to_dict(), **_choice(result)},
-            "audit": None
-            if result.audit is None
-            else {
-                **result.audit.to_dict(),
-                "rows_audited": min(len(prep.real), cfg.audit_max_rows),
-                "subsampled": len(prep.real) > cfg.audit_max_rows,
-            },
-            "release": result.release.to_dict(),
-            "fidelity": result.fidelity.to_dict(),
-            "disclosure_risk": _disclosure(result),
-            "rules": _rules(result),
-            "settings": _settings(cfg),
-            "timings": result.timings,
-            "software": library_versions(),
-            "outputs": result.outputs,
-        }
-    ))  # fmt: skip
+    return safe_record(
+        json_safe(
+            {
+                "tool": {"name": "latent-synth", "version": __version__},
+                "verdict": result.verdict.value,
+                "started": result.started,
+                "input": {
+                    "name": cfg.input_label or table.path.name,
+                    "sha256": table.sha256,
+                    "format": table.format,
+                    "rows": int(table.rows),
+                    "rows_selected": int(len(table.frame)),
+                    "rows_used": int(len(prep.real)),
+                    "rows_dropped": prep.rows_dropped,
+                    "columns": [str(c) for c in table.frame.columns],
+                    "notes": list(table.notes),
+                },
+                "columns": prep.schema.to_dict(),
+                "roles": _roles(cfg),
+                "model": {}
+                if result.model is None
+                else {**result.model.to_dict(), **_choice(result)},
+                "audit": None
+                if result.audit is None
+                else {
+                    **result.audit.to_dict(),
+                    "rows_audited": min(len(prep.real), cfg.audit_max_rows),
+                    "subsampled": len(prep.real) > cfg.audit_max_rows,
+                },
+                "release": result.release.to_dict(),
+                "fidelity": result.fidelity.to_dict(),
+                "disclosure_risk": _disclosure(result),
+                "rules": _rules(result),
+                "settings": _settings(cfg),
+                "timings": result.timings,
+                "software": library_versions(),
+                "outputs": result.outputs,
+            }
+        )
+    )
 
 
 def _roles(cfg: RunConfig) -> dict[str, Any] | None:
@@ -179,7 +183,10 @@ def file_summary(name: str, result: RunResult) -> str:
     release = result.release
     if name.startswith("synthetic_dp") and release.dp is not None:
         g = release.dp.guarantee
-        return f"synthetic table from a DP-SGD flow (Flow Sampling), ({g['epsilon']:.3g}, {g['delta']:.2g})-DP"
+        return (
+            "synthetic table from a DP-SGD flow (Flow Sampling), "
+            f"({g['epsilon']:.3g}, {g['delta']:.2g})-DP"
+        )
     if name.startswith("synthetic") and release.w is not None:
         return (
             f"synthetic table, {release.rows} rows, Latent Noise Injection at "

@@ -43,15 +43,19 @@ def driver_words(audit: AuditResult) -> str:
     Example:
         >>> from types import SimpleNamespace
         >>> a = SimpleNamespace(drivers=(("", 0.62), ("id", 0.50), ("age", 0.615)), threshold=0.55)
-        >>> driver_words(a)
-        "; the columns that single people out most: 'id' (the distance attack's AUC falls from 0.620 to 0.500 without it)"
+        >>> head, tail = driver_words(a).split(" (")
+        >>> head
+        "; the columns that single people out most: 'id'"
+        >>> tail
+        "the distance attack's AUC falls from 0.620 to 0.500 without it)"
     """
     named = _named_drivers(audit)
     if not named:
         return ""
     everything = audit.drivers[0][1]
     parts = [
-        f"'{named[0][0]}' (the distance attack's AUC falls from {everything:.3f} to {named[0][1]:.3f} without it)"
+        f"'{named[0][0]}' (the distance attack's AUC falls from {everything:.3f} to "
+        f"{named[0][1]:.3f} without it)"
     ]
     parts += [f"'{c}' (to {a:.3f})" for c, a in named[1:]]
     return "; the columns that single people out most: " + ", ".join(parts)
@@ -79,7 +83,10 @@ def refusal_findings(audit: AuditResult | None) -> list[str]:
         if named:
             out.append(
                 "Leaving out "
-                + ", ".join(f"'{c}' lowers the distance attack from {everything:.3f} to {a:.3f}" for c, a in named[:1])
+                + ", ".join(
+                    f"'{c}' lowers the distance attack from {everything:.3f} to {a:.3f}"
+                    for c, a in named[:1]
+                )
                 + "".join(f"; leaving out '{c}', to {a:.3f}" for c, a in named[1:])
                 + " (measured on this table at w = 0)."
             )
@@ -122,12 +129,15 @@ def refusal_reason(cfg: RunConfig, audit: AuditResult) -> tuple[str, str]:
         meets = "no tested w meets it" if selected is None else f"w = {selected:.2f} meets it"
         attack = "membership attack" if binding is None else binding.quote(cfg.auc_max)
         return (
-            f"at the requested w = {cfg.forced_w:g}{copies} the {attack} is not safely below it ({meets})",
+            f"at the requested w = {cfg.forced_w:g}{copies} the {attack} is not safely below it "
+            f"({meets})",
             "lower --w or add --allow-risky to override",
         )
     failed = audit.binding(None)
     quote = "" if failed is None else failed.quote(cfg.auc_max)
-    where = "" if failed is None else f": already at w = {failed.w:.2f} the {quote} failed the limit"
+    where = (
+        "" if failed is None else f": already at w = {failed.w:.2f} the {quote} failed the limit"
+    )
     hint = "add --allow-risky to export at w = 0 anyway"
     if failed is not None and failed.auc < cfg.auc_max:  # failed by its margin only
         where += (
@@ -152,7 +162,10 @@ def refusal_reason(cfg: RunConfig, audit: AuditResult) -> tuple[str, str]:
                     else ""
                 )
                 + ": "
-                + "; ".join(measured + ["coarsen columns that single people out (exact dates, rare categories)"])
+                + "; ".join(
+                    measured
+                    + ["coarsen columns that single people out (exact dates, rare categories)"]
+                )
                 + "; or "
                 + hint
             )

@@ -88,13 +88,13 @@ def release(
     disclosure_rule: bool = True,
     final: Any = None,
 ) -> RunResult:
-    """The second half of a run, for an audit already done: choose w (``prep.config.forced_w`` forces
-    one; raising it above the audit's choice needs ``allow_risky`` or ``risk_acknowledged``),
+    """The second half of a run, for an audit already done: choose w (``prep.config.forced_w``
+    forces one; raising it above the audit's choice needs ``allow_risky`` or ``risk_acknowledged``),
     train the final flow on all rows (or reuse ``flow``), inject noise, decode, shuffle, measure,
-    compare, and apply the disclosure rule (``engine.pipeline.disclosure_step``, which may lower
-    w or refuse). The wizard calls this again when the user moves w. ``final``: the final
-    model already training on a thread (``wait(progress)`` gives the flow, the model rows it
-    trained on and its seconds; :mod:`engine.pipeline.final_model`)."""
+    compare, and apply the disclosure rule (``engine.pipeline.disclosure_step``, which may lower w
+    or refuse). The wizard calls this again when the user moves w. ``final``: the final model
+    already training on a thread (``wait(progress)`` gives the flow, the model rows it trained on
+    and its seconds; :mod:`engine.pipeline.final_model`)."""
     cfg = prep.config
     started = started or datetime.now(UTC).isoformat(timespec="seconds")
     timings = dict(timings or {})
@@ -331,7 +331,8 @@ def _closest_copy(real: np.ndarray, copies: list[np.ndarray]) -> np.ndarray:
 
     Example:
         >>> real = np.zeros((2, 1))
-        >>> _closest_copy(real, [np.array([[1.0], [-0.1]]), np.array([[0.5], [2.0]])]).ravel().tolist()
+        >>> copies = [np.array([[1.0], [-0.1]]), np.array([[0.5], [2.0]])]
+        >>> _closest_copy(real, copies).ravel().tolist()
         [0.5, -0.1]
     """
     if len(copies) == 1:
@@ -378,10 +379,11 @@ def release_without_unique_copies(
     encoder: LayeredEncoder,
     real: pd.DataFrame,
 ) -> tuple[np.ndarray, CopyCheck]:
-    """:func:`engine.disclosure.redraw_unique_copies` for a Latent Noise Injection release: the affected rows'
-    real partners get fresh noise from :func:`engine.flows.generate.latent_noise_injection` (same w,
-    or each row's own w when outlier protection set one per row; w = 0, a fresh draw from the
-    model, for rows still copying after half the tries)."""
+    """:func:`engine.disclosure.redraw_unique_copies` for a Latent Noise Injection release: the
+    affected rows' real partners get fresh noise from
+    :func:`engine.flows.generate.latent_noise_injection` (same w, or each row's own w when outlier
+    protection set one per row; w = 0, a fresh draw from the model, for rows still copying after
+    half the tries)."""
     w_rows = np.asarray(w, dtype=float)
 
     def redraw(rows: np.ndarray, last_resort: bool) -> np.ndarray:

@@ -348,7 +348,8 @@ class RunResult:
         return nearest_point(self.audit, w)
 
     def above_choice(self, w: float) -> bool:
-        """Whether ``w`` lies above the audit's choice (:func:`engine.privacy.curve.above_choice`)."""
+        """Whether ``w`` lies above the audit's choice
+        (:func:`engine.privacy.curve.above_choice`)."""
         from engine.privacy.curve import above_choice
 
         return above_choice(self.audit, w)

@@ -156,10 +156,14 @@ class _FamilyFitter:
             if len(flows) == 1:  # one flow to choose (large tables): its final model starts now
                 self.final.begin(flows[0])
         ranked = rank_family(
-            X, budget=self.config.budget, device=self.config.device, seed=self.config.seed,
-            progress=labelled(self.tracker.fit, model="audit split 1"), cancel=self.cancel,
+            X,
+            budget=self.config.budget,
+            device=self.config.device,
+            seed=self.config.seed,
+            progress=labelled(self.tracker.fit, model="audit split 1"),
+            cancel=self.cancel,
             table_rows=self.rows,
-        )  # fmt: skip
+        )
         out: list[tuple[Candidate, LatentMap]] = []
         for flow, why in ranked:
             label = flow.config.label()
@@ -172,10 +176,14 @@ class _FamilyFitter:
 
         self.tracker.fits += 1
         return select_flow(
-            X, budget=self.config.budget, device=self.config.device, seed=self.config.seed,
+            X,
+            budget=self.config.budget,
+            device=self.config.device,
+            seed=self.config.seed,
             progress=labelled(self.tracker.fit, model=f"audit split {self.tracker.fits}"),
-            cancel=self.cancel, architecture=self.configs[label],
-        )  # fmt: skip
+            cancel=self.cancel,
+            architecture=self.configs[label],
+        )
 
     def fit_many(self, label: str, Xs: list[np.ndarray]) -> list[LatentMap]:
         """``fit`` on each table at once: one batched network (:mod:`engine.flows.ensemble`)."""
@@ -186,10 +194,15 @@ class _FamilyFitter:
         self.tracker.fits = first + count
         return list(
             train_flows(
-                Xs, self.configs[label], device=self.config.device, seed=self.config.seed,
-                progress=self.tracker.fits_from(first, count), cancel=self.cancel, names=names,
+                Xs,
+                self.configs[label],
+                device=self.config.device,
+                seed=self.config.seed,
+                progress=self.tracker.fits_from(first, count),
+                cancel=self.cancel,
+                names=names,
             )
-        )  # fmt: skip
+        )
 
 
 def _audit(
@@ -242,22 +255,35 @@ def _audit(
     # With M copies the audit's synthetic set is the union of M draws per member (what a
     # recipient of all M files holds), so the chosen w is the one safe for M copies.
     audit_cfg = AuditConfig(
-        threshold=cfg.auc_max, grid=grid, repeats=cfg.repeats, splits=1, crossfit=crossfit,
-        max_rounds=audit_rounds(len(real)), copies=cfg.copies,
+        threshold=cfg.auc_max,
+        grid=grid,
+        repeats=cfg.repeats,
+        splits=1,
+        crossfit=crossfit,
+        max_rounds=audit_rounds(len(real)),
+        copies=cfg.copies,
         nn_method=nn_method_for(choice.device, X_dist.shape[1]),
         released_columns=0 if space is None else space.width,
         select_on=("distance", "density") + (() if space is None else ("released",)),
-        release_gap=RELEASE_GAP, score_max_rows=SCORED_ROWS,
+        release_gap=RELEASE_GAP,
+        score_max_rows=SCORED_ROWS,
         floor_rounds=FLOOR_ROUNDS if len(real) <= FLOOR_ROUNDS_UP_TO else 0,
-    )  # fmt: skip
+    )
     splits = audit_cfg.split_count
     refine = audit_cfg.refine_points if audit_cfg.refine else 0
     tracker = _AuditProgress(progress, splits, len(grid), refine)
     fitter = _FamilyFitter(cfg, tracker, cancel, len(prep.real), final)  # the recipe: all rows
     result = run_family_audit(
-        X_model, X_dist, fitter, to_dist=to_dist, config=audit_cfg, rng=rng,
-        progress=tracker.grid, cancel=cancel, groups=enc.distance_groups(),
-    )  # fmt: skip
+        X_model,
+        X_dist,
+        fitter,
+        to_dist=to_dist,
+        config=audit_cfg,
+        rng=rng,
+        progress=tracker.grid,
+        cancel=cancel,
+        groups=enc.distance_groups(),
+    )
     return replace(result, architecture=fitter.configs.get(result.chosen or ""))
 
 
@@ -277,10 +303,15 @@ def synthesize(
         cancel.raise_if_cancelled()
         end = 0.8 if dp else 1.0
         result = release(
-            prep, audit, progress=sub_progress(progress, audit_end, end), cancel=cancel,
-            rng=rng, started=started, timings=timings,
+            prep,
+            audit,
+            progress=sub_progress(progress, audit_end, end),
+            cancel=cancel,
+            rng=rng,
+            started=started,
+            timings=timings,
             final=final if final.ready_for(audit) else None,
-        )  # fmt: skip
+        )
     finally:
         final.stop()  # a refusal, a cancel or an error: the thread is not left running
     if dp:
@@ -300,24 +331,38 @@ def with_dp_release(
         raise ValueError("with_dp_release needs a run in formal DP mode (dp_epsilon set)")
     t0 = time.perf_counter()
     dp = dp_release(
-        prep, epsilon=cfg.dp_epsilon, delta=cfg.dp_delta, rng=rng, seed=cfg.seed,
-        device=cfg.device, progress=sub_progress(progress, 0.0, 0.5), cancel=cancel,
-    )  # fmt: skip
-    dp_audit = dp_membership_audit(
-        prep, epsilon=cfg.dp_epsilon, delta=cfg.dp_delta, rng=rng, seed=cfg.seed,
-        device=cfg.device, repeats=cfg.repeats, progress=sub_progress(progress, 0.5, 0.95),
+        prep,
+        epsilon=cfg.dp_epsilon,
+        delta=cfg.dp_delta,
+        rng=rng,
+        seed=cfg.seed,
+        device=cfg.device,
+        progress=sub_progress(progress, 0.0, 0.5),
         cancel=cancel,
-    )  # fmt: skip
+    )
+    dp_audit = dp_membership_audit(
+        prep,
+        epsilon=cfg.dp_epsilon,
+        delta=cfg.dp_delta,
+        rng=rng,
+        seed=cfg.seed,
+        device=cfg.device,
+        repeats=cfg.repeats,
+        progress=sub_progress(progress, 0.5, 0.95),
+        cancel=cancel,
+    )
     point = dp_audit.curve[0]
     info = DPResult(
         release=dp,
         audit=DPAudit(
-            auc=point.auc, auc_sd=point.auc_sd, density_auc=point.density_auc,
+            auc=point.auc,
+            auc_sd=point.auc_sd,
+            density_auc=point.density_auc,
             repeats=dp_audit.repeats,
         ),
         fidelity=fidelity_of(prep, (dp.synthetic,)),
         file=f"synthetic_dp.{cfg.file_format}",
-    )  # fmt: skip
+    )
     timings = {**result.timings, "dp_seconds": time.perf_counter() - t0}
     release_info = replace(result.release, dp=info)
     out = replace(result, release=release_info, timings=timings, dp_synthetic=dp.synthetic)

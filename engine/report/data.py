@@ -153,8 +153,9 @@ def level_shares(real: pd.Series, synth: pd.Series | None) -> list[tuple[str, st
     """(level, real share, synthetic share) per level; shares of fewer than 10 rows suppressed.
 
     A level's real share is shown only when at least 10 real rows have it, and not when 100 %
-    minus the shown shares would reveal the hidden ones (:func:`engine.disclosure.suppressed_levels`:
-    the next smallest level is hidden too); the synthetic side follows the same rules.
+    minus the shown shares would reveal the hidden ones
+    (:func:`engine.disclosure.suppressed_levels`: the next smallest level is hidden too); the
+    synthetic side follows the same rules.
 
     Example:
         >>> level_shares(pd.Series(["a"] * 95 + ["b"] * 5), pd.Series(["a"] * 90 + ["b"] * 10))
@@ -207,7 +208,8 @@ def km_curves(
 
     Example:
         >>> rng = np.random.default_rng(1)
-        >>> d = pd.DataFrame({"t": rng.exponential(10, 400), "e": (rng.random(400) < .6).astype(int)})
+        >>> t = rng.exponential(10, 400)
+        >>> d = pd.DataFrame({"t": t, "e": (rng.random(400) < .6).astype(int)})
         >>> km = km_curves(d, d, "t", "e")
         >>> km.real == km.synthetic, km.real[0]
         (True, 1.0)

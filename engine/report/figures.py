@@ -13,7 +13,8 @@ References:
     plots real vs synthetic).
 
 Example:
-    >>> png = auc_curve_png([(0.0, 0.50, 0.01, 0.49, 0.01), (0.5, 0.53, 0.01, 0.52, 0.01)], 0.55, 0.5)
+    >>> points = [(0.0, 0.50, 0.01, 0.49, 0.01), (0.5, 0.53, 0.01, 0.52, 0.01)]
+    >>> png = auc_curve_png(points, 0.55, 0.5)
     >>> png[:8] == b"\\x89PNG\\r\\n\\x1a\\n"
     True
 """
@@ -228,8 +229,7 @@ def km_png(km: KMCurves, time_label: str) -> bytes:
     def draw(fig: Any) -> None:
         ax = fig.add_subplot(1, 1, 1)
         # a marker at every grid time, so the value at the last one (a zero-width step) shows
-        ax.step(km.times, km.real, where="post", color=REAL, lw=1.6, label="real",
-                marker="o", ms=3)  # fmt: skip
+        ax.step(km.times, km.real, where="post", color=REAL, lw=1.6, label="real", marker="o", ms=3)
         if np.isfinite(np.asarray(km.synthetic, dtype=float)).any():
             ax.step(
                 km.times,

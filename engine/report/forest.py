@@ -75,7 +75,8 @@ def forest_figure(
 
     Example:
         >>> from engine.stats.meta import pool
-        >>> fig = forest_figure([("studies", pool([0.0, 0.2], [0.1, 0.1]))], exponentiate=False, xlabel="Estimate")
+        >>> studies = [("studies", pool([0.0, 0.2], [0.1, 0.1]))]
+        >>> fig = forest_figure(studies, exponentiate=False, xlabel="Estimate")
         >>> len(fig.axes)
         1
     """
@@ -118,7 +119,8 @@ def _draw_study(
     ax.text(
         1.02,
         y,
-        f"{_estimate_text(study.estimate, exponentiate)} ({_estimate_text(study.ci_low, exponentiate)} to "
+        f"{_estimate_text(study.estimate, exponentiate)} "
+        f"({_estimate_text(study.ci_low, exponentiate)} to "
         f"{_estimate_text(study.ci_high, exponentiate)})  {study.weight:.1f}%",
         transform=ax.get_yaxis_transform(),
         va="center",
@@ -139,7 +141,8 @@ def _draw_pooled(
             color=color,
             zorder=3,
             label=f"{SET_NAMES.get(name, name)}: {_estimate_text(res.estimate, exponentiate)} "
-            f"({_estimate_text(res.ci_low, exponentiate)} to {_estimate_text(res.ci_high, exponentiate)}), "
+            f"({_estimate_text(res.ci_low, exponentiate)} to "
+            f"{_estimate_text(res.ci_high, exponentiate)}), "
             f"I² {res.I2:.0f}%, τ² {res.tau2:.3g}",
         )
     )
@@ -207,7 +210,8 @@ def forest_pdf_bytes(
     return buf.getvalue()
 
 
-# ------------------------------------------------------------------------------ report: real vs synthetic
+# ------------------------------------------------------------------------------ report: real vs
+# synthetic
 
 
 MARKER_SIZE = 6.5
@@ -283,5 +287,16 @@ def _dot(
     label: str | None,
 ) -> None:
     """One estimate with its interval; the dot stays visible where the interval is narrower."""
-    ax.errorbar([x], [y], xerr=[[x - low], [high - x]], fmt=marker, color=color, ms=MARKER_SIZE,
-                mec="white", mew=0.6, capsize=2, zorder=3, label=label)  # fmt: skip
+    ax.errorbar(
+        [x],
+        [y],
+        xerr=[[x - low], [high - x]],
+        fmt=marker,
+        color=color,
+        ms=MARKER_SIZE,
+        mec="white",
+        mew=0.6,
+        capsize=2,
+        zorder=3,
+        label=label,
+    )

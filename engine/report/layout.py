@@ -46,7 +46,8 @@ def guarded(section: Any, result: Any, sheet: dict[str, Any], width: float) -> l
         return [
             Paragraph(
                 f"This part of the report could not be drawn ({escape(type(err).__name__)} in "
-                f"{escape(Path(where.filename).name)}:{where.lineno}); the numbers are in audit.json.",
+                f"{escape(Path(where.filename).name)}:{where.lineno}); the numbers are in "
+                "audit.json.",
                 sheet["warn"],
             )
         ]

@@ -94,7 +94,8 @@ def _model_heading(comparison: Comparison, ratio: str | None, sheet: dict[str, A
             + (f", events = {safe_count(events)}" if events is not None else "")
             + f") and on the synthetic table (n = {safe_count(comparison.synthetic.n)}). "
             + scale
-            + " Overlap: the confidence-interval overlap of Karr et al. (2006), 1 = identical intervals.",
+            + " Overlap: the confidence-interval overlap of Karr et al. (2006), 1 = identical "
+            "intervals.",
             sheet,
         ),
     ]

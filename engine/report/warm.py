@@ -19,7 +19,8 @@ error reported, by the PDF step itself.
 
 Example:
     >>> start(); wait()
-    >>> import sys; "matplotlib.backends.backend_agg" in sys.modules, "reportlab.platypus" in sys.modules
+    >>> import sys
+    >>> "matplotlib.backends.backend_agg" in sys.modules, "reportlab.platypus" in sys.modules
     (True, True)
 """
 
@@ -48,10 +49,15 @@ def wait() -> None:
 # Loaded inside the PDF step itself (the sections' modules, reportlab's page layout): 0.37-0.39
 # s of a 100,000-row run's PDF before they joined the warm-up (cProfile of render_report).
 MODULES = (
-    "reportlab.platypus", "reportlab.pdfgen.canvas", "engine.report.regression",
-    "engine.report.curve_plot", "engine.report.estimates", "engine.report.sections.utility",
-    "engine.report.sections.privacy", "engine.report.sections.audit_method",
-)  # fmt: skip
+    "reportlab.platypus",
+    "reportlab.pdfgen.canvas",
+    "engine.report.regression",
+    "engine.report.curve_plot",
+    "engine.report.estimates",
+    "engine.report.sections.utility",
+    "engine.report.sections.privacy",
+    "engine.report.sections.audit_method",
+)
 
 
 def _load() -> None:

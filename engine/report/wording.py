@@ -51,26 +51,28 @@ REFERENCES: tuple[str, ...] = (
 THREAT_MODEL: tuple[str, ...] = (
     "<b>What stays inside.</b> The trained model (the flow), its weights, the hidden codes of the "
     "real records and the random noise used to make the synthetic rows never leave this computer. "
-    "They are not written into any exported file. Without a seed the noise comes from the operating "
-    "system's secure random number generator, so nobody can re-create it; this report only says "
-    "whether a seed was set, never its value.",
-    "<b>What a recipient gets.</b> A table of synthetic rows in random order, each made from one real "
-    "row that was blended with fresh noise in the model's hidden space. The recipient can study "
-    "distributions, correlations and regression results, which the report compares with the real "
-    "data. The row order carries no link back to the real table.",
-    "<b>What a recipient cannot learn (as measured).</b> The membership audit plays an attacker who "
-    "holds real records and tries to tell who was used to make the synthetic data. {audit_outcome} "
-    "Exact copies of real rows are counted and reported.",
-    "<b>What this does not cover.</b> If an attacker learned the model or the noise, a single synthetic "
-    "row could reveal as much as the model itself (the privacy-amplification paper [3]), so both "
-    "must stay hidden. Records far from everyone else (outliers) are the hardest to protect; the "
-    "per-record risk count shows how many there are. Attacks other than the two tested may do better; "
-    "the AUC is an estimate with a margin of error.",
+    "They are not written into any exported file. Without a seed the noise comes from the "
+    "operating system's secure random number generator, so nobody can re-create it; this report "
+    "only says whether a seed was set, never its value.",
+    "<b>What a recipient gets.</b> A table of synthetic rows in random order, each made from one "
+    "real row that was blended with fresh noise in the model's hidden space. The recipient can "
+    "study distributions, correlations and regression results, which the report compares with the "
+    "real data. The row order carries no link back to the real table.",
+    "<b>What a recipient cannot learn (as measured).</b> The membership audit plays an attacker "
+    "who holds real records and tries to tell who was used to make the synthetic data. "
+    "{audit_outcome} Exact copies of real rows are counted and reported.",
+    "<b>What this does not cover.</b> If an attacker learned the model or the noise, a single "
+    "synthetic row could reveal as much as the model itself (the privacy-amplification paper [3]), "
+    "so both must stay hidden. Records far from everyone else (outliers) are the hardest to "
+    "protect; the per-record risk count shows how many there are. Attacks other than the two "
+    "tested may do better; the AUC is an estimate with a margin of error.",
 )
 
 
 AUDIT_OUTCOME = {
-    "released": "At the released w both attacks stayed below the AUC limit, i.e. close to a coin toss.",
+    "released": (
+        "At the released w both attacks stayed below the AUC limit, i.e. close to a coin toss."
+    ),
     "released with override": "At the released w the attacks did better than the AUC limit allows "
     "(see page 1): a recipient has a better-than-allowed chance of telling who was in the data.",
     "refused": "No tested w kept both attacks below the AUC limit, so nothing was released.",
@@ -92,7 +94,8 @@ RECOMMEND = "The tool's recommendation"
 
 
 def verdict_words(verdict: str | None) -> tuple[str, str, str]:
-    """(headline, colour, one-line meaning) for ``released`` / ``refused`` / ``released with override``.
+    """(headline, colour, one-line meaning) for ``released`` / ``refused`` / ``released with
+    override``.
 
     The headline is the tool's recommendation, not the output checker's decision: the checker
     decides.
@@ -172,8 +175,8 @@ def closer_sentence(closer_probability: Any) -> str:
     return (
         f"On average, {percent(closer_probability)} of the other real people lie closer to a "
         "person's real record than that person's own synthetic row does (closer probability "
-        f"{decimals(closer_probability)}; 0.5 would mean the synthetic row is no closer than a random "
-        "other person, 0 that it is always the nearest)."
+        f"{decimals(closer_probability)}; 0.5 would mean the synthetic row is no closer than a "
+        "random other person, 0 that it is always the nearest)."
     )
 
 
@@ -210,9 +213,9 @@ def risk_sentence(release: Release) -> str:
     at_risk, rows = metrics.at_risk, release.rows
     share = f" ({percent(float(at_risk) / float(rows))})" if rows and float(at_risk) >= 10 else ""
     sentence = (
-        f"Records whose own synthetic row lies among their {metrics.k_risk} nearest real neighbours: "
-        f"{safe_count(at_risk)} of {safe_count(rows)}{share}: such a synthetic row stays close to its "
-        "source record."
+        f"Records whose own synthetic row lies among their {metrics.k_risk} nearest real "
+        f"neighbours: {safe_count(at_risk)} of {safe_count(rows)}{share}: such a synthetic row "
+        "stays close to its source record."
     )
     protect = release.protect_outliers
     if protect is None:
@@ -222,12 +225,14 @@ def risk_sentence(release: Release) -> str:
         sentence += (
             " No synthetic row equals a real row (to within one millionth)."
             if copies == 0
-            else f" Synthetic rows equal to a real row (to within one millionth): {safe_count(copies)}."
+            else " Synthetic rows equal to a real row (to within one millionth): "
+            f"{safe_count(copies)}."
         )
     sentence += " " + copies_sentence(release.exact_copies.to_dict())
     if protect is not None:
         sentence += (
-            f" Outlier protection added noise (a lower w) for {safe_count(protect.records_with_lower_w)}"
+            " Outlier protection added noise (a lower w) for "
+            f"{safe_count(protect.records_with_lower_w)}"
             f" records; records at risk before it: {safe_count(protect.at_risk_before)}, after: "
             f"{safe_count(protect.at_risk_after)}."
         )
@@ -239,7 +244,8 @@ def _protection_cost(effect: ProtectionEffect) -> str:
     """One sentence on what the extra noise cost in fidelity (model estimates, mean shifts)."""
     real, without, with_ = effect.model_real, effect.model_without, effect.model_with
     parts = [
-        f"{name} {real[name]:.3f} (real), {without[name]:.3f} without, {with_[name]:.3f} with protection"
+        f"{name} {real[name]:.3f} (real), {without[name]:.3f} without, {with_[name]:.3f} with "
+        "protection"
         for name in real
         if name in without and name in with_ and name != "(intercept)"
     ]
@@ -288,11 +294,14 @@ def _epsilon_statement(eps: EpsilonStatement | None, w: float | None) -> list[st
         ]
     value = finite(eps.value)
     head = (
-        f"<b>Formal bound (Shen &amp; Tian 2025; the method section names the result).</b> At w = {decimals(w, 2)} the noise "
-        f"added to each record's hidden code gives local (ε, δ)-differential privacy per record with "
+        "<b>Formal bound (Shen &amp; Tian 2025; the method section names the result).</b> At w = "
+        f"{decimals(w, 2)} the noise "
+        "added to each record's hidden code gives local (ε, δ)-differential privacy per record "
+        "with "
         f"ε = {plain(value) if value is not None else 'infinite (no noise at w = 1)'} at δ = "
         f"{plain(eps.delta)} (δ = 1/n). It uses the latent sensitivity C = {decimals(eps.C, 2)}, "
-        f"the largest distance between two records' hidden codes ({text(eps.C_method or 'method not recorded')}, "
+        "the largest distance between two records' hidden codes "
+        f"({text(eps.C_method or 'method not recorded')}, "
         "measured on this data)."
     )
     nature = eps.nature or "an estimate from the data, not a proven bound"
@@ -314,9 +323,9 @@ def _epsilon_statement(eps: EpsilonStatement | None, w: float | None) -> list[st
         else (" The theorem assumes a spectrally normalized network and a compact data domain.")
     )
     body = (
-        f"This number is {text(nature)}.{assumptions} C is measured on the observed records, not proven "
-        f"for every possible record. {strength} The operational control is the empirical membership "
-        "audit above; both are reported so the checker can weigh them."
+        f"This number is {text(nature)}.{assumptions} C is measured on the observed records, not "
+        f"proven for every possible record. {strength} The operational control is the empirical "
+        "membership audit above; both are reported so the checker can weigh them."
     )
     return [head, body]
 
@@ -324,36 +333,38 @@ def _epsilon_statement(eps: EpsilonStatement | None, w: float | None) -> list[st
 # Added to the method's model paragraph when the flow started from the fitted Gaussian (not
 # under DP-SGD, whose model sees the rows only through its noisy gradients).
 WHITENED_START = (
-    "The model starts from the correlations between the columns' normal scores and learns only what "
-    "they do not capture."
+    "The model starts from the correlations between the columns' normal scores and learns only "
+    "what they do not capture."
 )
 
 METHOD_PARAGRAPHS: tuple[str, ...] = (
-    "<b>Model.</b> A Masked Autoregressive Flow (a neural network that can be run in both directions) "
-    "learns to map each prepared real record to a code of independent standard-normal numbers and back. "
-    "Before the model, each column is mapped to normal scores through a smoothed distribution of its "
-    "values (built from groups of at least 10 people and kept inside the column's released range), "
-    "so each column's distribution, including common exact values and each category's share, "
-    "is reproduced closely; the map is inverted after generation. For a category column whose "
-    "every category is held by at least 10 people, each category's number of rows is the real one "
-    "(scaled to the synthetic table's rows); which rows fall in each category is generated. "
-    "A category column named by words (such as a group or a site; up to 12 categories) is given "
-    "to the model as one yes/no column per category, so that no order is imposed on them.",
-    "<b>Latent Noise Injection.</b> Each real record's code z is blended with fresh standard-normal noise "
-    "e: z' = √w · z + √(1 − w) · e, and z' is mapped back to a synthetic record. w = 1 would return the "
-    "real record, w = 0 an independent draw from the model. One synthetic row is made per real row and "
-    "the rows are shuffled before export.",
-    "<b>Membership audit and choice of w.</b> The records are split at random 80/20; a model trained on "
-    "the 80 % makes synthetic rows at each candidate w. Two attackers then score every real record: the "
-    "distance attack (distance to the nearest synthetic row, Shen &amp; Tian eq. 24) and a density-ratio "
-    "attack (van Breugel et al. 2023). The AUC says how well a score separates the 80 % (members) from "
-    "the 20 % (non-members): 0.5 is guessing, 1.0 certainty. The audit is repeated with fresh noise. "
-    "The chosen w is the largest for which it and every smaller grid value keep both attacks' AUC "
-    "(mean + one standard error) below the limit. The final model is then trained on all rows.",
+    "<b>Model.</b> A Masked Autoregressive Flow (a neural network that can be run in both "
+    "directions) learns to map each prepared real record to a code of independent standard-normal "
+    "numbers and back. Before the model, each column is mapped to normal scores through a smoothed "
+    "distribution of its values (built from groups of at least 10 people and kept inside the "
+    "column's released range), so each column's distribution, including common exact values and "
+    "each category's share, is reproduced closely; the map is inverted after generation. For a "
+    "category column whose every category is held by at least 10 people, each category's number of "
+    "rows is the real one (scaled to the synthetic table's rows); which rows fall in each category "
+    "is generated. A category column named by words (such as a group or a site; up to 12 "
+    "categories) is given to the model as one yes/no column per category, so that no order is "
+    "imposed on them.",
+    "<b>Latent Noise Injection.</b> Each real record's code z is blended with fresh "
+    "standard-normal noise e: z' = √w · z + √(1 − w) · e, and z' is mapped back to a synthetic "
+    "record. w = 1 would return the real record, w = 0 an independent draw from the model. One "
+    "synthetic row is made per real row and the rows are shuffled before export.",
+    "<b>Membership audit and choice of w.</b> The records are split at random 80/20; a model "
+    "trained on the 80 % makes synthetic rows at each candidate w. Two attackers then score every "
+    "real record: the distance attack (distance to the nearest synthetic row, Shen &amp; Tian eq. "
+    "24) and a density-ratio attack (van Breugel et al. 2023). The AUC says how well a score "
+    "separates the 80 % (members) from the 20 % (non-members): 0.5 is guessing, 1.0 certainty. The "
+    "audit is repeated with fresh noise. The chosen w is the largest for which it and every "
+    "smaller grid value keep both attacks' AUC (mean + one standard error) below the limit. The "
+    "final model is then trained on all rows.",
     "<b>Fidelity.</b> The same statistical model is fitted on the real and on the synthetic table; "
-    "coefficients are compared by their standardized difference and the confidence-interval overlap "
-    "of Karr et al. (2006). Pooling of several studies uses DerSimonian-Laird (1986).",
+    "coefficients are compared by their standardized difference and the confidence-interval "
+    "overlap of Karr et al. (2006). Pooling of several studies uses DerSimonian-Laird (1986).",
     "<b>Where the formulas come from.</b> The formal bound (ε) in section 2 is Theorem 2 of Shen "
-    "&amp; Tian (2025) [1]; the distance plot of section 2 follows their Figure 11 and the box plots "
-    "of section 3 their Figure 14. The rest of the report needs none of the papers.",
+    "&amp; Tian (2025) [1]; the distance plot of section 2 follows their Figure 11 and the box "
+    "plots of section 3 their Figure 14. The rest of the report needs none of the papers.",
 )

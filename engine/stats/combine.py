@@ -36,7 +36,8 @@ def combine_synthetic_copies(fits: Sequence[ModelFit], rule: Rule = "partial") -
     (ddof 1), ū = mean u_m.
 
     * ``"partial"`` (Reiter 2003): T_p = ū + b/M, t CI with ν = (M-1)(1 + ū/(b/M))².
-    * ``"full"`` (Raghunathan, Reiter & Rubin 2003): T_f = (1 + 1/M) b − ū, ν = (M-1)(1 − Mū/((M+1)b))²;
+    * ``"full"`` (Raghunathan, Reiter & Rubin 2003): T_f = (1 + 1/M) b − ū,
+      ν = (M-1)(1 − Mū/((M+1)b))²;
       when T_f <= 0 we use Reiter's (2002) adjustment T_f* = (n_syn/n) ū, which is ū here because
       every copy has as many rows as the real table, with a normal CI.
 
@@ -72,7 +73,8 @@ def combine_synthetic_copies(fits: Sequence[ModelFit], rule: Rule = "partial") -
     names = [c.name for c in fits[0].coefficients]
     if any([c.name for c in f.coefficients] != names for f in fits[1:]):
         raise InputError(
-            "the synthetic copies gave different coefficients (a category level is missing in one copy): merge rare levels"
+            "the synthetic copies gave different coefficients (a category level is missing in one "
+            "copy): merge rare levels"
         )
     m = len(fits)
     coefs, detail = [], {}

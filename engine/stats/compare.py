@@ -1,4 +1,5 @@
-"""Will the synthetic table give the same answer? One model on both tables, coefficient by coefficient.
+"""Will the synthetic table give the same answer? One model on both tables, coefficient by
+coefficient.
 
 Per coefficient: estimate, SE and 95 % CI on each side, the difference in real-SE units, the
 confidence-interval overlap of Karr et al. (2006), and whether sign and significance agree.
@@ -114,7 +115,8 @@ def compare_fits(
     rule: Rule = "partial",
     real_fit: Callable[[], ModelFit] | None = None,
 ) -> Comparison:
-    """Fit ``spec`` on both tables and compare per coefficient (several synthetic copies: combined by ``rule``).
+    """Fit ``spec`` on both tables and compare per coefficient (several synthetic copies: combined
+    by ``rule``).
 
     ``real_fit``: gives the real table's fit already made (or being made) elsewhere, with the
     levels of ``real`` (:func:`real_table_fit`); it raises what fitting it here would raise.
@@ -124,7 +126,8 @@ def compare_fits(
     Example:
         >>> from lifelines.datasets import load_rossi
         >>> d = load_rossi()
-        >>> c = compare_fits(d, d, ModelSpec("cox", time="week", event="arrest", covariates=("fin",)))
+        >>> spec = ModelSpec("cox", time="week", event="arrest", covariates=("fin",))
+        >>> c = compare_fits(d, d, spec)
         >>> c.rows[0].sign_agrees, c.rows[0].std_difference
         (True, 0.0)
     """

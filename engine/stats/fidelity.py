@@ -59,7 +59,8 @@ def marginal_fidelity(
 
     Example:
         >>> d = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0]})
-        >>> marginal_fidelity(d, d)[["column", "real_mean", "synth_mean", "std_mean_difference"]].values.tolist()
+        >>> shown = ["column", "real_mean", "synth_mean", "std_mean_difference"]
+        >>> marginal_fidelity(d, d)[shown].values.tolist()
         [['a', 2.5, 2.5, 0.0]]
     """
     rows = []
@@ -143,7 +144,8 @@ def km_comparison(
     points: int = 13,
     min_at_risk: int = 10,
 ) -> KMComparison:
-    """Kaplan-Meier curves of real and synthetic on a common grid and the log-rank test between them.
+    """Kaplan-Meier curves of real and synthetic on a common grid and the log-rank test between
+    them.
 
     References: Kaplan & Meier (1958); lifelines ``KaplanMeierFitter``, ``statistics.logrank_test``.
 
@@ -193,7 +195,8 @@ def km_comparison(
 
 @dataclass(frozen=True)
 class CorrelationComparison:
-    """Pearson correlation matrices of both tables, their difference and its largest absolute entry."""
+    """Pearson correlation matrices of both tables, their difference and its largest absolute
+    entry."""
 
     columns: tuple[str, ...]
     real: tuple[tuple[float, ...], ...]
@@ -280,7 +283,8 @@ def fidelity_report(
     rule: Rule = "partial",
     real_fit: Callable[[], ModelFit] | None = None,
 ) -> FidelityResult:
-    """Model comparison (when ``spec``), marginals, correlations and (Cox) Kaplan-Meier in one result.
+    """Model comparison (when ``spec``), marginals, correlations and (Cox) Kaplan-Meier in one
+    result.
 
     With several synthetic copies the model is combined by ``rule``; marginals, correlations and
     KM use the first copy.

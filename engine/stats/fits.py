@@ -1,4 +1,5 @@
-"""What a model asks for and what a fit returns: :class:`ModelSpec`, :class:`ModelFit`, :class:`Coefficient`.
+"""What a model asks for and what a fit returns: :class:`ModelSpec`, :class:`ModelFit`,
+:class:`Coefficient`.
 
 The shared vocabulary of the statistics room, kept apart from the fitting code
 (:mod:`engine.stats.regression`), the combining rules (:mod:`engine.stats.combine`) and the
@@ -76,7 +77,8 @@ class ModelSpec:
     ``per`` maps a covariate to the units an effect is reported per (e.g. ``{"sbp": 10}``).
 
     Example:
-        >>> ModelSpec("cox", time="t", event="cvd", covariates=("sbp",), per={"sbp": 10}).used_columns()
+        >>> spec = ModelSpec("cox", time="t", event="cvd", covariates=("sbp",), per={"sbp": 10})
+        >>> spec.used_columns()
         ['t', 'cvd', 'sbp']
     """
 
@@ -94,7 +96,8 @@ class ModelSpec:
         return [c for c in head if c is not None] + list(self.covariates)
 
     def check(self, df: pd.DataFrame, source: str = "table") -> None:
-        """Raise :class:`InputError` naming ``source`` and the column when ``df`` cannot be fitted."""
+        """Raise :class:`InputError` naming ``source`` and the column when ``df`` cannot be
+        fitted."""
         if self.analysis not in ("cox", "ols", "logistic"):
             raise InputError(f"analysis '{self.analysis}' is unknown: use cox, ols or logistic")
         if self.analysis == "cox" and (not self.time or not self.event):
@@ -109,7 +112,8 @@ class ModelSpec:
         for col in self.used_columns():
             if col not in df.columns:
                 raise InputError(
-                    f"{source}: column '{col}' not found: check the spelling ({len(df.columns)} columns read)"
+                    f"{source}: column '{col}' not found: check the spelling ({len(df.columns)} "
+                    "columns read)"
                 )
         for col in self.per or {}:
             if col not in self.covariates:
@@ -135,7 +139,8 @@ class Coefficient:
 
 @dataclass(frozen=True)
 class ModelFit:
-    """A fitted model. For Cox and logistic ``to_frame()`` adds ``hr`` / ``or`` = exp(estimate*per)."""
+    """A fitted model. For Cox and logistic ``to_frame()`` adds ``hr`` / ``or`` =
+    exp(estimate*per)."""
 
     analysis: Analysis
     n: int
@@ -151,7 +156,8 @@ class ModelFit:
             if c.name == name:
                 return c
         raise InputError(
-            f"no coefficient '{name}' in the {self.analysis} model: use one of {[c.name for c in self.coefficients]}"
+            f"no coefficient '{name}' in the {self.analysis} model: use one of "
+            f"{[c.name for c in self.coefficients]}"
         )
 
     def to_frame(self) -> pd.DataFrame:
@@ -218,8 +224,10 @@ def withhold_terms(
     ``not_shown`` note, so no file shows a statistic of a group of fewer than 10 people.
 
     Example:
-        >>> withhold_terms([{"name": "site=C", "estimate": -16.8, "per": 1.0}], ["site=C"])
-        [{'name': 'site=C', 'estimate': None, 'per': 1.0, 'not_shown': 'not shown: fewer than 10 people in this group'}]
+        >>> terms = [{"name": "site=C", "estimate": -16.8, "per": 1.0}]
+        >>> withhold_terms(terms, ["site=C"])  # doctest: +NORMALIZE_WHITESPACE
+        [{'name': 'site=C', 'estimate': None, 'per': 1.0,
+          'not_shown': 'not shown: fewer than 10 people in this group'}]
     """
     out = []
     for record in records:

@@ -14,8 +14,9 @@ Example:
     >>> row = R(name="treat", real_estimate=-0.667, real_ci_low=-1.091, real_ci_high=-0.244,
     ...         real_p=0.002, synth_estimate=-0.298, synth_ci_low=-0.705, synth_ci_high=0.109,
     ...         synth_p=0.15, per=1.0, sign_agrees=True, significance_agrees=False)
-    >>> exposure_sentence(row, "cox")
-    'In the real data treat lowers the hazard (HR 0.51, 95 % CI 0.34-0.78); in the synthetic copy the effect is weaker and not significant (HR 0.74, 95 % CI 0.49-1.12).'
+    >>> exposure_sentence(row, "cox")  # doctest: +NORMALIZE_WHITESPACE
+    'In the real data treat lowers the hazard (HR 0.51, 95 % CI 0.34-0.78); in the synthetic copy
+    the effect is weaker and not significant (HR 0.74, 95 % CI 0.49-1.12).'
     >>> changes(row)
     ('significance changes',)
 """

@@ -1,7 +1,8 @@
 """Meta-analysis across sites: fixed effect, DerSimonian-Laird, Hartung-Knapp-Sidik-Jonkman.
 
 ``pool`` works on summary numbers (one estimate and SE per study); ``site_estimates`` fits one model
-per site with :func:`engine.stats.models.fit_model`; the file-based job (``latent-synth meta``) is :func:`engine.pipeline.meta.run_meta`.
+per site with :func:`engine.stats.models.fit_model`; the file-based job (``latent-synth meta``) is
+:func:`engine.pipeline.meta.run_meta`.
 
 Written by hand (a few lines) because statsmodels' DerSimonian-Laird branch does not truncate τ²
 and I² at 0 (PITFALLS, Statistics); ``tests/test_meta.py`` cross-checks it against statsmodels
@@ -71,7 +72,8 @@ class StudyWeight:
 
 @dataclass(frozen=True)
 class MetaResult:
-    """A pooled estimate with heterogeneity statistics (τ², Q, I² in percent, prediction interval)."""
+    """A pooled estimate with heterogeneity statistics (τ², Q, I² in percent, prediction
+    interval)."""
 
     method: Method
     estimate: float
@@ -107,7 +109,8 @@ class MetaResult:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``meta.json`` keys of CONTRACTS.md plus extras (p, Q_df, Q_p, prediction interval...)."""
+        """The ``meta.json`` keys of CONTRACTS.md plus extras (p, Q_df, Q_p, prediction
+        interval...)."""
         return json_safe(
             {
                 "method": self.method,
@@ -144,7 +147,8 @@ def _check_inputs(
     )
     if y.shape != s.shape or y.ndim != 1 or len(names) != len(y):
         raise InputError(
-            "estimates, standard errors and study labels differ in length: give one of each per study"
+            "estimates, standard errors and study labels differ in length: give one of each per "
+            "study"
         )
     if len(y) < 2:
         raise InputError(
@@ -154,7 +158,8 @@ def _check_inputs(
     for i, (e, se) in enumerate(zip(y, s, strict=True)):
         if not (math.isfinite(e) and math.isfinite(se) and se > 0):
             raise InputError(
-                f"study '{names[i]}': estimate {e} with se {se} is unusable: se must be a positive number"
+                f"study '{names[i]}': estimate {e} with se {se} is unusable: se must be a positive "
+                "number"
             )
     return y, s, names
 
@@ -241,7 +246,8 @@ def pool(
 def _read_frame(
     path: Path, sheet: str | None = None, missing_codes: Sequence[Any] = ()
 ) -> pd.DataFrame:
-    """Read a table with ``engine.files.read.read_table``; a plain-pandas fallback while that module is absent."""
+    """Read a table with ``engine.files.read.read_table``; a plain-pandas fallback while that
+    module is absent."""
     if str(path).lower().startswith(("http:", "https:", "ftp:", "file:")):
         raise InputError(f"{path}: only local files are read: download it first")
     if not Path(path).is_file():
@@ -290,7 +296,8 @@ def summary_table(raw: pd.DataFrame, source: str = "summary table") -> pd.DataFr
     ``source`` names it in messages. Rows are numbered as in a file with a header row.
 
     Example:
-        >>> summary_table(pd.DataFrame({"study": ["A"], "estimate": [0.1], "se": [0.2]})).values.tolist()
+        >>> table = pd.DataFrame({"study": ["A"], "estimate": [0.1], "se": [0.2]})
+        >>> summary_table(table).values.tolist()
         [['A', 0.1, 0.2]]
     """
     raw = raw.rename(columns={c: str(c).strip().lower() for c in raw.columns})
@@ -310,11 +317,13 @@ def summary_table(raw: pd.DataFrame, source: str = "summary table") -> pd.DataFr
     for i, row in out.iterrows():
         if not (np.isfinite(row["estimate"]) and np.isfinite(row["se"]) and row["se"] > 0):
             raise InputError(
-                f"{source}: row {int(cast(int, i)) + 2} (study '{row['study']}') has no usable estimate and positive se: fix or delete that row"
+                f"{source}: row {int(cast(int, i)) + 2} (study '{row['study']}') has no usable "
+                "estimate and positive se: fix or delete that row"
             )
     if out["study"].duplicated().any():
         raise InputError(
-            f"{source}: study '{out['study'][out['study'].duplicated()].iloc[0]}' appears twice: give each study one row"
+            f"{source}: study '{out['study'][out['study'].duplicated()].iloc[0]}' appears twice: "
+            "give each study one row"
         )
     return out.reset_index(drop=True)
 
@@ -328,7 +337,8 @@ def site_estimates(
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> pd.DataFrame:
-    """Fit ``spec`` per site and return study, estimate, se, n, events of ``exposure`` per ``spec.per``.
+    """Fit ``spec`` per site and return study, estimate, se, n, events of ``exposure`` per
+    ``spec.per``.
 
     ``exposure`` is added to the covariates when absent; the estimate and se are multiplied by
     ``spec.per[exposure]`` (e.g. log HR per 10 mmHg). A site given as a list of synthetic copies is
@@ -337,7 +347,9 @@ def site_estimates(
     Example:
         >>> from lifelines.datasets import load_rossi
         >>> d = load_rossi()
-        >>> spec = ModelSpec("cox", time="week", event="arrest", covariates=("age",), per={"age": 10})
+        >>> spec = ModelSpec(
+        ...     "cox", time="week", event="arrest", covariates=("age",), per={"age": 10}
+        ... )
         >>> t = site_estimates({"a": d[d.race == 0], "b": d[d.race == 1]}, spec, "age")
         >>> t.columns.tolist()
         ['study', 'estimate', 'se', 'n', 'events']

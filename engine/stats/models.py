@@ -15,7 +15,8 @@ each part lives (each module is small enough to read in one sitting):
   :func:`json_safe` (the shared result types);
 * :mod:`engine.stats.regression`: :func:`fit_model` (Cox, OLS, logistic) and :func:`small_terms`;
 * :mod:`engine.stats.combine`: :func:`combine_synthetic_copies` (combining rules);
-* :mod:`engine.stats.compare`: :func:`compare_fits`, :func:`ci_overlap` (coefficient by coefficient);
+* :mod:`engine.stats.compare`: :func:`compare_fits`, :func:`ci_overlap` (coefficient by
+  coefficient);
 * :mod:`engine.stats.fidelity`: marginals, correlations, Kaplan-Meier, :func:`fidelity_report`.
 
 Categorical covariates are dummy coded with the first (sorted) level as reference; the levels come

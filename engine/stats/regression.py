@@ -1,4 +1,5 @@
-"""Fit one model on one table: Cox proportional hazards, ordinary least squares, logistic regression.
+"""Fit one model on one table: Cox proportional hazards, ordinary least squares, logistic
+regression.
 
 Cox via lifelines (Efron ties), OLS and logistic via statsmodels (GLM, binomial family).
 Categorical covariates are dummy coded with the first (sorted) level as reference; the levels may
@@ -18,7 +19,8 @@ Example:
     >>> rng = np.random.default_rng(0)
     >>> df = pd.DataFrame({"x": rng.normal(size=200)})
     >>> df["y"] = 2.0 * df["x"] + rng.normal(size=200)
-    >>> round(fit_model(df, ModelSpec("ols", outcome="y", covariates=("x",))).coefficient("x").estimate, 2)
+    >>> fit = fit_model(df, ModelSpec("ols", outcome="y", covariates=("x",)))
+    >>> round(fit.coefficient("x").estimate, 2)
     1.93
 """
 
@@ -55,7 +57,8 @@ def is_categorical(series: pd.Series) -> bool:
 def _design(
     df: pd.DataFrame, spec: ModelSpec, levels: Mapping[str, list[str]]
 ) -> tuple[pd.DataFrame, int]:
-    """Response column(s) + numeric design (dummies ``col=level``, first level dropped), complete cases."""
+    """Response column(s) + numeric design (dummies ``col=level``, first level dropped), complete
+    cases."""
     used = df[spec.used_columns()]
     complete = used.dropna()
     for (
@@ -101,7 +104,8 @@ def _fit_cox(
             s = CoxPHFitter().fit(data, duration_col=spec.time, event_col=spec.event).summary
     except (ConvergenceError, np.linalg.LinAlgError) as exc:
         raise ModelNotConverged(
-            f"the Cox model did not converge ({str(exc).splitlines()[0][:80]}): drop a covariate that (almost) predicts the event or is constant"
+            f"the Cox model did not converge ({str(exc).splitlines()[0][:80]}): drop a covariate "
+            "that (almost) predicts the event or is constant"
         ) from exc
     return [
         (str(n), r["coef"], r["se(coef)"], r["coef lower 95%"], r["coef upper 95%"], r["p"], None)
@@ -138,7 +142,8 @@ def _fit_glm(
                 res = GLM(y, x, family=Binomial()).fit()
     except (np.linalg.LinAlgError, ValueError) as exc:
         raise ModelNotConverged(
-            f"the {spec.analysis} model could not be fitted ({str(exc)[:80]}): drop a constant or redundant covariate"
+            f"the {spec.analysis} model could not be fitted ({str(exc)[:80]}): drop a constant or "
+            "redundant covariate"
         ) from exc
     kinds = {type(w.message) for w in caught}
     if spec.analysis == "logistic" and (
@@ -174,7 +179,8 @@ def fit_model(
 
     Example:
         >>> from lifelines.datasets import load_rossi
-        >>> fit = fit_model(load_rossi(), ModelSpec("cox", time="week", event="arrest", covariates=("fin", "age")))
+        >>> spec = ModelSpec("cox", time="week", event="arrest", covariates=("fin", "age"))
+        >>> fit = fit_model(load_rossi(), spec)
         >>> round(fit.coefficient("age").estimate, 4)
         -0.0715
     """
@@ -184,7 +190,8 @@ def fit_model(
     data, dropped = _design(df, spec, levels)
     if len(data) < data.shape[1] + 2:
         raise ModelNotConverged(
-            f"{source}: only {len(data)} complete rows for {data.shape[1] - 1} terms: use fewer covariates or fill missing values"
+            f"{source}: only {len(data)} complete rows for {data.shape[1] - 1} terms: use fewer "
+            "covariates or fill missing values"
         )
     absent = _absent_merged(data)
     fit = _fit_cox if spec.analysis == "cox" else _fit_glm
@@ -229,7 +236,8 @@ def small_terms(
 
     Example:
         >>> d = pd.DataFrame({"y": [0.0, 1.0] * 30, "g=b": [1.0] * 4 + [0.0] * 56})
-        >>> small_terms(d, ModelSpec("ols", outcome="y", covariates=("g",)), {"g": ["a", "b"]}, None)
+        >>> spec = ModelSpec("ols", outcome="y", covariates=("g",))
+        >>> small_terms(d, spec, {"g": ["a", "b"]}, None)
         ('g=b',)
     """
     ev = data[event_col] if event_col else None

@@ -214,7 +214,8 @@ def limited_table(
     values stay missing): the real table top- and bottom-coded as the release is.
 
     Example:
-        >>> limited_table(pd.DataFrame({"x": [1.0, 5.0, None, 99.0]}), {"x": (2.0, 50.0)})["x"].tolist()
+        >>> table = pd.DataFrame({"x": [1.0, 5.0, None, 99.0]})
+        >>> limited_table(table, {"x": (2.0, 50.0)})["x"].tolist()
         [2.0, 5.0, nan, 50.0]
     """
     out = real.copy()

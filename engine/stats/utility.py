@@ -140,9 +140,13 @@ def propensity_utility(
     elif method == "cart":
         p, k = _tree_scores(X, t)
         expected = float(
-            np.mean([np.mean((_tree_scores(X, rng.permutation(t))[0] - c) ** 2)
-                     for _ in range(permutations)])
-        )  # fmt: skip
+            np.mean(
+                [
+                    np.mean((_tree_scores(X, rng.permutation(t))[0] - c) ** 2)
+                    for _ in range(permutations)
+                ]
+            )
+        )
     else:
         raise ValueError(f"unknown propensity method '{method}'; use logistic or cart")
     pmse = float(np.mean((p - c) ** 2))

@@ -8,14 +8,14 @@ Flags:
 * **a coefficient** when its synthetic estimate lies more than :data:`Z_GAP_LIMIT` (2) real
   standard errors from the real one (``|β_S − β_R| / se_R``), or when the two 95 % confidence
   intervals overlap less than :data:`OVERLAP_LIMIT` (0.5; Karr et al. 2006);
-* **a column** (:mod:`engine.stats.shifts`) when its distribution differs from the real one by more than two samples of the
-  real table differ by chance: the Kolmogorov-Smirnov distance (numeric columns) or the total
-  variation distance (categorical and two-valued columns) against a *real-holdout reference level*
-  (:func:`column_shifts`).
+* **a column** (:mod:`engine.stats.shifts`) when its distribution differs from the real one by
+  more than two samples of the real table differ by chance: the Kolmogorov-Smirnov distance
+  (numeric columns) or the total variation distance (categorical and two-valued columns) against
+  a *real-holdout reference level* (:func:`column_shifts`).
 
 The reference level is computed honestly from the real table itself: the table (at most
-:data:`engine.stats.shifts.REFERENCE_ROWS` rows of it) is split at random into two halves 50 times, the same
-distance is measured between the halves,
+:data:`engine.stats.shifts.REFERENCE_ROWS` rows of it) is split at random into two halves 50
+times, the same distance is measured between the halves,
 and the 95th percentile of those distances is rescaled from two halves (n/2 and n/2 rows) to the
 sizes compared (n real and m synthetic rows) by the usual ``sqrt(1/n + 1/m)`` scaling of a
 two-sample distance. It is the level that two real samples of these sizes exceed only one time
@@ -26,9 +26,9 @@ References: Karr, Kohnen, Oganian, Reiter & Sanil (2006) Am Stat 60:224 (CI over
 Kolmogorov-Smirnov two-sample statistic (``scipy.stats.ks_2samp``); issue 13 item 7.
 
 Example:
-    >>> v = fidelity_verdict(
-    ...     [coefficient_flag("age", z_gap=2.5, ci_overlap=0.6), coefficient_flag("sex", 1.5, 0.7)], ()
-    ... )
+    >>> age = coefficient_flag("age", z_gap=2.5, ci_overlap=0.6)
+    >>> flags = [age, coefficient_flag("sex", 1.5, 0.7)]
+    >>> v = fidelity_verdict(flags, ())
     >>> [c.name for c in v.flagged_coefficients], v.same_conclusions
     (['age'], False)
     >>> v.line
@@ -146,8 +146,10 @@ class FidelityVerdict:
         """The overall line in plain words, naming what is flagged.
 
         Example:
-            >>> fidelity_verdict((), [ColumnFlag("chol", "KS", 0.2, 0.05, True)]).line
-            'Differences to check: the distribution of chol (differs more than two halves of the real table do); no outcome model was compared.'
+            >>> shift = ColumnFlag("chol", "KS", 0.2, 0.05, True)
+            >>> fidelity_verdict((), [shift]).line  # doctest: +NORMALIZE_WHITESPACE
+            'Differences to check: the distribution of chol (differs more than two halves of the
+            real table do); no outcome model was compared.'
         """
         if self.model_error is not None:
             return self._failed_line()
@@ -332,7 +334,10 @@ def fidelity_verdict(
 
 def _coef_why(c: CoefficientFlag) -> str:
     if not c.shown:  # a group under 10 people: the reason would show its numbers
-        return " (a group of fewer than 10 people, its numbers withheld: it differs between the tables)"
+        return (
+            " (a group of fewer than 10 people, its numbers withheld: it differs between the "
+            "tables)"
+        )
     return f" ({'; '.join(c.reasons)})" if c.reasons else ""
 
 

@@ -108,8 +108,8 @@ def audit_precision_sentences(
     if copies > 1:
         out.append(
             f"Each record is released {copies} times. The audit attacked the union of all {copies} "
-            "copies (the distance attack took the closest of all of them, the density attack saw all "
-            f"of them), so the chosen w is the one that is safe for {copies} copies."
+            "copies (the distance attack took the closest of all of them, the density attack saw "
+            f"all of them), so the chosen w is the one that is safe for {copies} copies."
         )
     se = getattr(audit, "se_at_decision", None)
     if se is None:
@@ -167,8 +167,7 @@ def how_the_audit_ran(result: RunResult, audit: AuditResult, sheet: dict[str, An
             f"{design_words(audit)}. Synthetic rows were made from the members at each of "
             f"{tested_w_count(audit)} candidate w, with the same noise at every w (so the points "
             "differ by the effect of w alone), and three attackers tried to tell members from "
-            "non-members. "
-            f"Selection rule: {text(audit.rule or DEFAULT_RULE)}.",
+            f"non-members. Selection rule: {text(audit.rule or DEFAULT_RULE)}.",
             sheet,
         )
     ]
@@ -207,10 +206,10 @@ def how_the_audit_ran(result: RunResult, audit: AuditResult, sheet: dict[str, An
     if result.released is not None and audited < used:
         out.append(
             paragraph(
-                f"This table is large, so the audit ran on a random subsample of {audited:,} of its "
-                f"{used:,} rows. That errs on the safe side: on fewer rows each person's synthetic row "
-                "stands out more, so the attacks score higher and the chosen w is lower than a full "
-                "audit would allow.",
+                f"This table is large, so the audit ran on a random subsample of {audited:,} of "
+                f"its {used:,} rows. That errs on the safe side: on fewer rows each person's "
+                "synthetic row stands out more, so the attacks score higher and the chosen w is "
+                "lower than a full audit would allow.",
                 sheet,
             )
         )

@@ -82,11 +82,15 @@ def rules_paragraphs(result: RunResult, sheet: dict[str, Any], width: float) -> 
     rows = [["rule", "where it came from", "synthetic rows breaking it"]]
     for r in record:
         broken = r["synthetic_rows_breaking"]
-        rows.append([
-            text(r["rule"]), origin.get(r["source"], r["source"]),
-            ("not kept: " + r["why_not"]) if not r["kept"]
-            else ("no file released" if broken is None else f"{broken:,}"),
-        ])  # fmt: skip
+        rows.append(
+            [
+                text(r["rule"]),
+                origin.get(r["source"], r["source"]),
+                ("not kept: " + r["why_not"])
+                if not r["kept"]
+                else ("no file released" if broken is None else f"{broken:,}"),
+            ]
+        )
     intro = (
         "A rule holds in every real row and, when kept, in every synthetic row, in the audit "
         "and in the released file alike. An order between two number columns with no empty "

@@ -162,10 +162,15 @@ def _target_table(found: DisclosureResult, width: float) -> Any:
     m, n = found.half_rows, found.rows
     rows = [
         [
-            "column", "real table alone", "guessed right: synthetic", "guessed right: baseline",
-            "allowed above baseline", "nearest record: synthetic / fresh", "excess risk (95 %)",
+            "column",
+            "real table alone",
+            "guessed right: synthetic",
+            "guessed right: baseline",
+            "allowed above baseline",
+            "nearest record: synthetic / fresh",
+            "excess risk (95 %)",
         ]
-    ]  # fmt: skip
+    ]
     for t in found.targets:
         inf = t.inference
         rows.append(

@@ -5,8 +5,8 @@ release's membership audit and model results beside the Latent Noise Injection r
 The accountant that states epsilon (PLD, Google's dp-accounting) is named in the text and in a
 table of the guarantee's parameters.
 
-References: Dwork & Roth 2014; Doroshenko et al. 2022 (PLD); Dong, Roth & Su 2022 (Gaussian DP); the DP-NF paper
-(seeds/dp-normalizing-flows-paper.md).
+References: Dwork & Roth 2014; Doroshenko et al. 2022 (PLD); Dong, Roth & Su 2022 (Gaussian DP); the
+DP-NF paper (seeds/dp-normalizing-flows-paper.md).
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ def dp_section(result: RunResult, sheet: dict[str, Any], width: float) -> list[A
     flow = [
         paragraph("5. Formal differential-privacy release (DP-SGD)", sheet, "h1"),
         paragraph(
-            f"A second synthetic table, <b>{text(dp.file)}</b>, was drawn from a "
-            "flow trained with differentially private stochastic gradient descent. It carries a formal "
-            f"guarantee: {text(g.get('statement', 'not available'))}. "
-            "The main synthetic table (Latent Noise Injection) does <b>not</b> carry this guarantee: "
-            "it perturbs each real record, and its protection is the membership audit above.",
+            f"A second synthetic table, <b>{text(dp.file)}</b>, was drawn from a flow trained with "
+            "differentially private stochastic gradient descent. It carries a formal guarantee: "
+            f"{text(g.get('statement', 'not available'))}. The main synthetic table (Latent Noise "
+            "Injection) does <b>not</b> carry this guarantee: it perturbs each real record, and "
+            "its protection is the membership audit above.",
             sheet,
         ),
         paragraph("Privacy accounting", sheet, "h2"),
@@ -41,7 +41,9 @@ def dp_section(result: RunResult, sheet: dict[str, Any], width: float) -> list[A
     ]
     notes = list(g.get("notes", []))
     encoder = getattr(getattr(result, "prepared", None), "encoder", None)
-    found = [r.text for r in getattr(getattr(encoder, "rules", None), "kept", []) if r.source == "found"]
+    found = [
+        r.text for r in getattr(getattr(encoder, "rules", None), "kept", []) if r.source == "found"
+    ]
     if found:  # issue 30: the rules were read from the real rows, outside the accountant
         notes.append(
             "The rules between columns found in the real data (section 1: "

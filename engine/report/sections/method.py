@@ -65,8 +65,8 @@ def method_section(result: RunResult, sheet: dict[str, Any], width: float) -> li
     out += [paragraph("Software", sheet, "h2"), table(rows, [0.4 * width, 0.3 * width])]
     out.append(
         paragraph(
-            "Timings and the machine-readable record of every number in this report are in audit.json "
-            "(checksums of every output file in results.json).",
+            "Timings and the machine-readable record of every number in this report are in "
+            "audit.json (checksums of every output file in results.json).",
             sheet,
             "small",
         )
@@ -125,10 +125,14 @@ def candidate_rows(result: RunResult, width: float, sheet: dict[str, Any]) -> li
         aucs = [
             a for a in (c.auc_w0, c.density_auc_w0, c.released_auc_w0) if a is not None and a == a
         ]
-        rows.append([
-            text(c.label), NOT_AVAILABLE if c.val_nll is None else decimals(c.val_nll, 3),
-            decimals(max(aucs), 3) if aucs else "not audited", text(c.status),
-        ])  # fmt: skip
+        rows.append(
+            [
+                text(c.label),
+                NOT_AVAILABLE if c.val_nll is None else decimals(c.val_nll, 3),
+                decimals(max(aucs), 3) if aucs else "not audited",
+                text(c.status),
+            ]
+        )
     return [
         paragraph("Choice of model", sheet, "h2"),
         paragraph(text(MODEL_CHOICE), sheet, "small"),
@@ -147,8 +151,10 @@ def settings_rows(
     if audit is not None and audit.curve:
         rows[[r[0] for r in rows].index("Candidate w values")][1] = tested_w_text(audit)
     rows.insert(3, ["Seeded (reproducible run)", "yes" if config.seed is not None else "no"])
-    rows.insert(rows.index([r for r in rows if r[0] == "Covariates"][0]) + 1,
-                ["Privacy limit overridden by the user", override_text(config, verdict)])  # fmt: skip
+    rows.insert(
+        rows.index([r for r in rows if r[0] == "Covariates"][0]) + 1,
+        ["Privacy limit overridden by the user", override_text(config, verdict)],
+    )
     return rows
 
 

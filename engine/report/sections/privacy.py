@@ -117,9 +117,7 @@ def _release_paragraphs(result: RunResult, sheet: dict[str, Any], width: float) 
     out.append(paragraph("Formal privacy statement (ε)", sheet, "h2"))
     epsilon = release.epsilon if release is not None else None
     failed = result.audit is not None and result.audit.selected_w is None
-    out += [
-        paragraph(par, sheet) for par in epsilon_paragraphs(epsilon, result.release.w, failed)
-    ]
+    out += [paragraph(par, sheet) for par in epsilon_paragraphs(epsilon, result.release.w, failed)]
     out.append(paragraph("Threat model in plain words", sheet, "h2"))
     return out + [paragraph(par, sheet) for par in threat_model(result.verdict)]
 
@@ -151,9 +149,13 @@ def _curve_table(result: RunResult, holdout: int, width: float, sheet: dict[str,
         if any(finite(getattr(p, fit, None)) is not None for p in points)
     ]
     rows: list[list[Any]] = [
-        ["w", *[f"{name} AUC (fitted ± SE)" for name, _, _ in attacks], "upper bound",
-         *[k[0] for k in kept]]
-    ]  # fmt: skip
+        [
+            "w",
+            *[f"{name} AUC (fitted ± SE)" for name, _, _ in attacks],
+            "upper bound",
+            *[k[0] for k in kept],
+        ]
+    ]
     highlight = None
     for p in points:
         if result.is_released_w(p.w):
@@ -162,7 +164,10 @@ def _curve_table(result: RunResult, holdout: int, width: float, sheet: dict[str,
         rows.append(
             [
                 decimals(p.w, 2) + once,
-                *[mean_and_se(getattr(p, fit, None), getattr(p, se, None)) for _, fit, se in attacks],
+                *[
+                    mean_and_se(getattr(p, fit, None), getattr(p, se, None))
+                    for _, fit, se in attacks
+                ],
                 decimals(p.upper()) if hasattr(p, "upper") else NOT_AVAILABLE,
                 *[low_fpr_tpr(getattr(p, _TPR_FIELD[lv]), lv, holdout) for _, lv in kept],
             ]
@@ -211,7 +216,8 @@ def _by_w(audit: AuditResult | None) -> list[CurvePoint]:
 
 
 def mean_and_se(mean: float | None, se: float | None) -> str:
-    """``"0.512 ± 0.003"`` (mean ± SE); the mean alone without an SE; "not available" without a mean.
+    """``"0.512 ± 0.003"`` (mean ± SE); the mean alone without an SE; "not available" without a
+    mean.
 
     Example:
         >>> mean_and_se(0.5123, 0.0031), mean_and_se(float("nan"), 0.01)

@@ -26,11 +26,12 @@ if TYPE_CHECKING:
     from engine.pipeline.results import RunResult
 
 HOW_TO_READ = (
-    "How to read this: the <b>membership AUC</b> measures how well an attacker who holds real records can "
-    "tell whether a person's record was used to make the synthetic table; 0.5 means no better than a coin "
-    "toss, 1.0 means certain. <b>w</b> is the share of the real record kept in the model's hidden space "
-    "(0 = pure noise, 1 = the real record unchanged). Counts below 10 are shown as “&lt; 10”. Later pages give "
-    "the data handling, the full audit, the formal ε statement, the threat model and the fidelity checks."
+    "How to read this: the <b>membership AUC</b> measures how well an attacker who holds real "
+    "records can tell whether a person's record was used to make the synthetic table; 0.5 means no "
+    "better than a coin toss, 1.0 means certain. <b>w</b> is the share of the real record kept in "
+    "the model's hidden space (0 = pure noise, 1 = the real record unchanged). Counts below 10 are "
+    "shown as “&lt; 10”. Later pages give the data handling, the full audit, the formal ε "
+    "statement, the threat model and the fidelity checks."
 )
 
 
@@ -254,10 +255,14 @@ def _attack_rows(result: RunResult) -> list[list[Any]]:
     for name, (raw, fit, se, upper) in ATTACK_FIELDS.items():
         if point is None:
             if name != "Released-columns attack":
-                rows.append([f"{name} AUC (fitted ± SE, upper bound)", attack_line(None, None, limit)])
+                rows.append(
+                    [f"{name} AUC (fitted ± SE, upper bound)", attack_line(None, None, limit)]
+                )
             continue
         if finite(getattr(point, fit, None)) is not None:
-            line = attack_line(getattr(point, fit), getattr(point, se), limit, getattr(point, upper))
+            line = attack_line(
+                getattr(point, fit), getattr(point, se), limit, getattr(point, upper)
+            )
         elif finite(getattr(point, raw, None)) is not None:  # no fit recorded: the raw mean
             line = attack_line(getattr(point, raw), getattr(point, raw + "_se", None), limit)
         else:
@@ -269,7 +274,12 @@ def _attack_rows(result: RunResult) -> list[list[Any]]:
 ATTACK_FIELDS = {
     "Distance attack": ("auc", "auc_fit", "auc_fit_se", "upper_distance"),
     "Density attack": ("density_auc", "density_fit", "density_fit_se", "upper_density"),
-    "Released-columns attack": ("released_auc", "released_fit", "released_fit_se", "upper_released"),
+    "Released-columns attack": (
+        "released_auc",
+        "released_fit",
+        "released_fit_se",
+        "upper_released",
+    ),
 }
 
 
@@ -325,7 +335,8 @@ def _after_headline(line: str, headline: str) -> str:
     Example:
         >>> _after_headline("Same conclusions: all close.", "Same conclusions")
         ': all close.'
-        >>> _after_headline("In the real data tx lowers ... Differences to check: tx.", "Differences to check")
+        >>> line = "In the real data tx lowers ... Differences to check: tx."
+        >>> _after_headline(line, "Differences to check")
         ': In the real data tx lowers ... Differences to check: tx.'
     """
     return line[len(headline) :] if line.startswith(headline) else f": {line}"

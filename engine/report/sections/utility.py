@@ -213,8 +213,9 @@ def _correlation_block(fidelity: FidelityResult, sheet: dict[str, Any], width: f
     explain = [
         paragraph("Correlations", sheet, "h2"),
         paragraph(
-            "Each cell is the synthetic table's Pearson correlation minus the real table's for that pair of "
-            "columns. White means the same; the stronger the colour, the larger the difference.",
+            "Each cell is the synthetic table's Pearson correlation minus the real table's for "
+            "that pair of columns. White means the same; the stronger the colour, the larger the "
+            "difference.",
             sheet,
         ),
         paragraph(f"Largest absolute difference: {decimals(corr.max_abs_difference, 3)}.", sheet),
