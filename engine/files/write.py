@@ -157,7 +157,8 @@ def _map_text_cells(out: pd.DataFrame, fn: Callable[[Any], Any]) -> pd.DataFrame
     for i in range(out.shape[1]):
         column = out.iloc[:, i]
         if is_text(column):
-            out.isetitem(i, _map_text(column, fn))  # type: ignore[arg-type]  # pandas-stubs: isetitem takes a Series
+            # pandas-stubs: isetitem takes a Series
+            out.isetitem(i, _map_text(column, fn))  # type: ignore[arg-type]
     out.columns = [fn(c) for c in out.columns]
     return out
 
