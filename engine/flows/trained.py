@@ -114,4 +114,3 @@ class TrainedFlow:
             "steps_per_epoch": self.config.steps_per_epoch,  # None: a pass over all rows
             "batch_size": self.config.batch_size,  # None: about 25 steps a pass
         }
-
