@@ -255,6 +255,7 @@ def test_dp_mode_needs_declared_bounds(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_dp_mode_releases_a_second_table_with_its_guarantee(tmp_path: Path) -> None:
     src = tmp_path / "c.csv"
     _cohort(600, seed=8).drop(columns=["patient_id"]).to_csv(src, index=False)
@@ -290,6 +291,7 @@ def test_dp_mode_releases_a_second_table_with_its_guarantee(tmp_path: Path) -> N
     assert "synthetic_dp.csv" in audit["outputs"]
 
 
+@pytest.mark.slow
 def test_refusal_exits_3_and_override_is_recorded(tmp_path: Path) -> None:
     """When no candidate w meets the limit the export is refused (exit 3, no synthetic file, the
     record says why); --allow-risky releases and records the override."""
@@ -311,6 +313,7 @@ def test_refusal_exits_3_and_override_is_recorded(tmp_path: Path) -> None:
     assert min(p["auc"] for p in record["audit"]["curve"]) > 0.55
 
 
+@pytest.mark.slow
 def test_copies_are_independent_and_combined_by_reiters_rule(tmp_path: Path) -> None:
     src = tmp_path / "c.csv"
     _cohort(500, seed=9).to_csv(src, index=False)
@@ -333,6 +336,7 @@ def test_copies_are_independent_and_combined_by_reiters_rule(tmp_path: Path) -> 
         )
 
 
+@pytest.mark.slow
 def test_two_runs_with_the_same_seed_give_identical_report_and_table(tmp_path: Path) -> None:
     src = tmp_path / "c.csv"
     _cohort(400, seed=12).to_csv(src, index=False)
@@ -372,6 +376,7 @@ def test_ctrl_c_cancels_cleanly_with_exit_130(tmp_path: Path) -> None:
     assert not out.exists() or not any(out.iterdir()), "a cancelled run left files behind"
 
 
+@pytest.mark.slow
 def test_protect_outliers_removes_at_risk_records_and_reports_the_cost(tmp_path: Path) -> None:
     src = tmp_path / "c.csv"
     _cohort(500, seed=13).to_csv(src, index=False)

@@ -158,6 +158,7 @@ def test_the_batched_family_fits_each_split_on_its_own_members() -> None:
     assert np.array_equal(holds, np.arange(200))  # each row held out exactly once
 
 
+@pytest.mark.slow
 def test_batched_audit_decides_like_one_by_one_on_a_small_table(
     tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -65,6 +65,7 @@ def test_exit_now_waits_for_a_thread_still_working(tmp_path):
     assert files == {"atexit", "teardown", "thread"}, "the normal exit, which waits for it"
 
 
+@pytest.mark.slow
 def test_the_command_ended_this_way_writes_whole_files_and_its_exit_codes(tmp_path):
     """``python -m engine`` ends as the installed command does: a finished run leaves every
     file whole (the CSV reads back row for row) and exits 0; a bad file exits 2 with one line."""
@@ -126,11 +127,15 @@ def test_the_installed_command_collects_less_and_ends_through_exit_now(tmp_path,
     bad.write_text("age,time\n", encoding="utf-8")
     before = gc.get_threshold()
     monkeypatch.setattr(console, "exit_now", fake_exit)
-    monkeypatch.setattr(sys, "argv", ["latent-synth", "run", str(bad), "--quiet", "--out", str(tmp_path / "o")])
+    monkeypatch.setattr(
+        sys, "argv", ["latent-synth", "run", str(bad), "--quiet", "--out", str(tmp_path / "o")]
+    )
     try:
         with pytest.raises(_Ended):
             launch.main()
-        assert ended == [(2, console.COMMAND_GC_THRESHOLD)] and console.COMMAND_GC_THRESHOLD == 10_000
+        assert (
+            ended == [(2, console.COMMAND_GC_THRESHOLD)] and console.COMMAND_GC_THRESHOLD == 10_000
+        )
         gc.set_threshold(*before)
         assert launch.main(["run", str(bad), "--quiet", "--out", str(tmp_path / "o")]) == 2
         assert len(ended) == 1 and gc.get_threshold() == before

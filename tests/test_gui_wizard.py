@@ -105,6 +105,7 @@ def test_demo_button_previews_and_columns_drop_identifiers(window, qtbot, messag
 
 
 @pytest.mark.disable_socket
+@pytest.mark.slow
 def test_whole_wizard_from_import_to_export_with_a_raised_w(
     window, qtbot, messages, small_demo, tmp_path
 ):

@@ -23,6 +23,7 @@ sys.meta_path.insert(0, _NoQt())
 """
 
 
+@pytest.mark.slow
 def test_engine_tests_pass_without_pyside6(tmp_path: Path) -> None:
     """Run a representative set of engine tests in a process where PySide6 cannot be imported."""
     plugin = tmp_path / "noqt_plugin.py"
@@ -50,6 +51,7 @@ def _unshare_works() -> bool:
 
 
 @pytest.mark.skipif(not _unshare_works(), reason="unshare -n is not permitted here")
+@pytest.mark.slow
 def test_demo_runs_with_no_network(tmp_path: Path) -> None:
     """`latent-synth demo` under `unshare -n` (no network interface at all) writes its outputs."""
     out = tmp_path / "demo"

@@ -45,6 +45,7 @@ def _co_missing(df: pd.DataFrame, a: str, b: str) -> float:
     return float((df[a].isna() & df[b].isna()).mean())
 
 
+@pytest.mark.slow
 def test_twenty_columns_with_five_percent_missing_keep_all_rows_and_their_missing_rates(
     tmp_path: Path,
 ) -> None:

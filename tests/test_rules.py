@@ -213,6 +213,7 @@ def test_released_files_keep_every_rule(rules_csv: Path, tmp_path: Path, extra: 
     assert (written["cause"].notna() == (written["status"] == 1)).all()
 
 
+@pytest.mark.slow
 def test_formal_dp_release_keeps_every_rule(tmp_path: Path) -> None:
     """The DP-SGD flow's sampled rows pass through the same repair (complete cases: the
     presence rule goes with the rows whose cause is missing)."""
@@ -303,7 +304,9 @@ def test_the_dp_section_says_found_rules_are_outside_epsilon() -> None:
     df = rules_table(100)
     found = parse_rule("diasbp < sysbp", df)
     found = Rule("order", found.a, found.b, op=found.op, source="found")
-    dp = SimpleNamespace(guarantee={"statement": "(8, 1e-6)-DP", "notes": []}, file="synthetic_dp.csv")
+    dp = SimpleNamespace(
+        guarantee={"statement": "(8, 1e-6)-DP", "notes": []}, file="synthetic_dp.csv"
+    )
 
     def words(rules: RuleSet) -> str:
         result = SimpleNamespace(
@@ -335,6 +338,7 @@ def test_the_pdf_rules_table_shows_the_record_of_audit_json() -> None:
     ]  # fmt: skip
     parts = rules_paragraphs(SimpleNamespace(audit_json={"rules": record}), styles(), 400.0)
     rows = parts[-1]._cellvalues
+
     def cell(c: object) -> str:
         return str(getattr(c, "text", c))
 

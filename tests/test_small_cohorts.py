@@ -120,6 +120,7 @@ def _fit_and_attack(seed: int, candidates: list[FlowConfig] | None) -> dict[str,
     }
 
 
+@pytest.mark.slow
 def test_small_cohort_flow_leaks_less_and_keeps_the_regression() -> None:
     """Six 200-row tables. The ``fast`` choice today (2 x 16 or 3 x 32, whitened start) against
     the larger pair from a plain start (the choice before issue 13) and against today's pair
