@@ -33,16 +33,20 @@ from engine.privacy.density import GaussianKDE, leave_one_out_refits, principal_
 from engine.privacy.neighbours import nearest_distances, neighbour_distances
 
 
-def table(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` rows, ``d`` columns: numbers, a flag, one-hot blocks of 3 levels; 5 % duplicated."""
+def table(n: int, d: int, rng: np.random.Generator, jitter: float = 0.0) -> np.ndarray:
+    """``n`` rows, ``d`` columns: numbers, a flag, one-hot blocks of 3 levels; 5 % duplicated.
+    ``jitter``: normal noise of that SD on the numbers (the discrete columns keep their levels,
+    as decoded rows do: noise there sends the CPU's cell search one query at a time)."""
     hot_blocks = max(1, (d - 1) // 6)
     numeric = d - 1 - 3 * hot_blocks
     cov = 0.5 * np.eye(numeric) + 0.5
-    parts = [rng.multivariate_normal(np.zeros(numeric), cov, n), rng.integers(0, 2, (n, 1))]
+    numbers = rng.multivariate_normal(np.zeros(numeric), cov, n)
+    parts = [numbers, rng.integers(0, 2, (n, 1))]
     parts += [np.eye(3)[rng.integers(0, 3, n)] / np.sqrt(2.0) for _ in range(hot_blocks)]
     x = np.hstack(parts).astype(np.float64)
     dup = n // 20
     x[n - dup :] = x[:dup]
+    x[:, :numeric] += jitter * rng.standard_normal((n, numeric))
     return x
 
 
@@ -91,7 +95,7 @@ def main() -> None:
         ref = table(args.reference, d, rng)
         basis = principal_basis(ref)
         for n in args.queries:
-            q = table(n, d, rng) + 0.05 * rng.standard_normal((n, d))
+            q = table(n, d, rng, jitter=0.05)
             shape = f"{n} x {args.reference} x {d}"
             cpu = None if skip else partial(nearest_distances, q, ref)
             compare("nearest", shape, cpu, partial(nearest_distances, q, ref, method=method))
