@@ -1,5 +1,5 @@
-"""How soon Cancel stops a run (issue 44: 18 s on a 7,874-row table; the guide says a second
-or two): seconds from the cancel request to the stop, per stage, on a generated table.
+"""How soon Cancel stops a run (issue 44; the guide says a second or two): seconds from the
+cancel request to the stop, per stage, on a generated table.
 
 Run: ``python benchmarks/bench_cancel.py [--rows 8000] [--seed 1] [--stages audit,final,...]``.
 
@@ -21,24 +21,7 @@ trained side by side), ``attacks`` (its attacks at each w), ``release`` (drawing
 rows), ``disclosure`` (when the run has that step), ``compare`` (real against synthetic
 results), ``report`` (writing the files and the PDF). The final model trains beside the audit.
 
-Measured (issue 44; 8,000 rows, seed 1, CPU, 2 cores shared with three other jobs; a run of
-47-68 s). Seconds from Cancel (pressed 0.5 s into the stage) to the stop, before (``--old``:
-the token's checks only) and after (each progress report stops the run too):
-
-=============  ========================  ===========================
-stage          before                    after
-=============  ========================  ===========================
-ranking        0.04                      0.00
-audit-models   0.03                      0.01
-attacks        0.01                      0.02
-release        0.28                      0.32
-compare        not seen: files written   1.37 and 2.46, nothing written
-report         not seen: files written   not seen (the PDF is built with no report)
-=============  ========================  ===========================
-
-Longest stretch with no place to see a cancel (trace, after): reading 2.3 s (its own step in
-the wizard), audit's side-by-side models 1.8 s (was 1.9), attacks 0.7 s, release 0.8 s,
-comparison 1.7 s, writing 0.8 s. No disclosure step ran on this table.
+Results: docs/bench.md ("Speed history", ``bench_cancel.py``).
 """
 
 from __future__ import annotations

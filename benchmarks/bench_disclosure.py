@@ -9,22 +9,7 @@ script prints per run the audit's w, the released w and who chose it, the verdic
 fresh / margin) and per target DiSCO (release / fresh / margin) and anonymeter's inference risk, and
 the disclosure seconds.
 
-Measured (3 seeds, flchain 2; ``fast`` budget, 2-core machine, suggested keys): 27 of 29 runs
-released (gbsg2 seed 1 and diabetes seed 2 refused by the membership audit, before any
-disclosure measure), and the disclosure rule held on all 27 files at the audit's w: it never
-bound. actg320 (AIDS trial, 1,151 rows, keys sex, race/ethnicity and age): the event's DiSCO
-45-49 % against 49-51 % for the fresh sample, inference risk 0.00-0.06; whas500 (keys age and
-gender): 26-33 % against 32-36 %; flchain (7,874 rows): 1.6-2.4 % against 1.7-2.0 %. The released
-file's DiSCO sat within -13 to +7 points of the fresh real sample's (largest excess: lung's status,
-keys age and sex, 39.5 % against 32.7 %, margin 25; rossi's arrest 15.0 % against 11.9 %; the demo's
-cvd 8.5 % against 6.3 %), repU within -1.5 to +1 point, anonymeter's inference risk at most 0.07
-(upper 95 % bounds up to 0.31 on lung's 228 rows). Forced to w = 0.9 and 0.99 (risk acknowledged) on
-lung, rossi, kidney and the demo the rule still held: with keys as coarse as age and sex a key group
-holds several patients, so a file that copies them discloses about what the group's share in any
-real sample does (DiSCO 4.6 % against 2.1 % at most); the rule binds on fine keys
-(``tests/test_disclosure_rule.py``: age x sex x ethnicity, 600 rows, a copying release at 68 %
-against 27 %). The measures took 0.05-0.7 s a run (0.05 s on the demo after the nearest records were
-found once per halving).
+Results: docs/bench.md ("Speed history", ``bench_disclosure.py``).
 
 Run: ``PYTHONPATH=. nice -n 10 python benchmarks/bench_disclosure.py [--seeds 3]``.
 """

@@ -8,30 +8,7 @@ Numbers: ``num_`` whole-number columns with 3-12 values. A column the curators p
 prefixes (ova's karn, Z243's Charls, ...) is ambiguous and left out of both. The rule sees the
 name without its prefix.
 
-Measured (2026-11-25): 24 codes and 17 numbers once the ambiguous ones are left out (SurvSet
-has no more few-valued whole-number features: short of the issue's 30 + 30). First pass of the
-rule: 27 of 41 right (codes 21 / 24; numbers 6 / 17: clinical scales abbreviated as karnof,
-apg1, adlp, scoma1 were read as codes). With the score parts (``SCORE_PARTS``) added after that
-look: 34 of 41 (codes 21 / 24, numbers 13 / 17). Still misread: prostate ``sg`` (stage-grade
-index), stagec ``gleason`` and gse4335 ``grade`` (read as ordered codes, which the issue asks
-for: curators typed them numbers), flchain ``flc_grp`` (a decile group); whas500 ``year`` and
-Framingham ``month`` (codes read as numbers by their names) and micro.censure ``N`` (nodal
-stage; "n" reads as a count).
-
-Second measurement (same day), 86 columns: SurvSet's 41 plus the 45 of ``kinds_truth.csv``
-(lifelines, statsmodels and scikit-learn tables, typed from their documentation): 37 codes and
-49 numbers. The rule as above: codes 34 / 37, numbers 23 / 49 (an air flow of 50-80, waists,
-pulse rates, GDP, counts of 0-13 read as codes). With :func:`engine.columns.codes.looks_coded`
-(an unnamed column is a code only when its values start at 0 or 1, end by 12 and leave at most
-one gap), ``educ`` an ordered code and ``size`` a count part: 72 of 86 right, codes 34 / 37,
-numbers 38 / 49. Misread codes (3): whas500 ``year`` and Framingham ``month`` (cohort codes
-with a time name), micro.censure ``N``. Misread numbers (11): prostate ``sg``, stagec
-``gleason``, gse4335 ``grade``, flchain ``flc_grp`` (scores whose names say a scale), lifelines
-panel_test / static_test ``t`` and recur ``EVENT`` (time indices 0-6), anes96 ``TVnews`` (days
-a week) and the three 7-point placements ``selfLR``/``ClinLR``/``DoleLR``, fair ``educ`` (years
-9-20, named like the education code). A number read as a code loses nothing to clipping (its
-rare values are merged openly instead); a code read as a number is the issue's failure, so the
-rule leans that way. Run::
+Results: docs/bench.md ("Speed history", ``bench_kinds.py``). Run::
 
     /work/main/.venv-bench/bin/python benchmarks/bench_kinds.py
 """

@@ -18,16 +18,7 @@ per table: the synthetic rows breaking any found rule (mean over seeds), the Cox
 
 Run: ``nice -n 10 .venv-bench/bin/python benchmarks/bench_rules.py --seeds 6``
 
-Measured (2026-11-26, 6 paired seeds, shared 2-core machine; ``results/bench_rules.csv``):
-
-==========  ======================  =================  ==========  ===========================
-table       rows breaking, off      kept               z-gap off   kept (kept - off, paired)
-==========  ======================  =================  ==========  ===========================
-whas500     17.7 (3.5 %)            0                  1.394       1.203 (-0.19, sd 0.80)
-actg320     108 (9.4 %)             0                  1.302       1.229 (-0.07, sd 0.22)
-flchain     231 (7.7 %)             0                  2.234       2.189 (-0.04, sd 0.11)
-generated   135.5 (22.6 %)          0                  1.132       0.852 (-0.28, sd 0.40)
-==========  ======================  =================  ==========  ===========================
+Results: docs/bench.md ("Speed history", ``bench_rules.py``).
 """
 
 from __future__ import annotations

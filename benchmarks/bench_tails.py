@@ -20,30 +20,7 @@ node) and the demo cohort's Framingham M study (1,608 rows).
 
 Run: ``.venv/bin/python benchmarks/bench_tails.py`` (about 20 s on 2 shared cores).
 
-Measured (seed 1, 10 draws at w = 0.5; rows per 1,000 at the upper bound real / before / after):
-
-===================  =====================  =======================  ==========================
-table, column        at upper bound         Cox z-gap before, after  limited real table (rule)
-===================  =====================  =======================  ==========================
-skewed, nodes 0-31   0.7 / 5.3 / 0.4        -4.22, -3.48             +1.12 (HR 1.0608 -> 1.0674)
-skewed, age 28-82    2.7 / 8.9 / 4.4        -0.93, -0.94             +0.08
-skewed, size 3-76    1.3 / 6.5 / 1.5        -0.89, -0.86             +0.04
-skewed, time         2.0 / 4.4 / 0.3        (outcome)
-demo, sbp 83-172     1.9 / 4.0 / 0.5        +0.51, +0.60             +0.16
-demo, totchol        1.2 / 5.7 / 0.7        -0.45, -0.40             +0.09
-demo, hdl 16-72      3.1 / 5.4 / 2.4        +0.51, +0.50             -0.00
-demo, age 18-70      2.5 / 7.1 / 3.2        -0.12, -0.08             -0.04
-===================  =====================  =======================  ==========================
-
-The lower bounds alike (demo sbp 0.6 / 7.2 / 2.8, time 0.6 / 5.7 / 0.1). KS distances equal to
-4 decimals before and after (0.016-0.022: the squeeze moves only the outer 2 % of a column).
-The pile is gone: at a bound value 0.0-4.4 synthetic rows per 1,000 after, 4.0-8.9 before, real
-0.6-7.5 (one real row is 0.6-0.7 per 1,000, so single ratios are noisy; the engine's tests
-check the 2x limit on 400,000 draws). The nodes z-gap of -4.2 (the size the issue saw on a
-breast-cancer table) is mostly not the rule's: the real table limited the same way moves the
-other way (+1.1); the squeeze takes 0.7 of it. Squeezing a tail inwards steepens a slope a
-little, which helps a gap that is negative and hurts one that is positive (demo sbp +0.51 ->
-+0.60); mean |z-gap| over the covariates 2.01 -> 1.76 (skewed), 0.40 -> 0.40 (demo).
+Results: docs/bench.md ("Speed history", ``bench_tails.py``).
 """
 
 from __future__ import annotations

@@ -15,8 +15,7 @@ from the first epochs`` (:class:`desktop.worker.TimeLeft`: the rate up to now, s
 stage makes the estimate grow, never count down) and ``new (used)`` (the same, its rate measured
 from the first privacy test on, ``wait_for_audit``: what both faces show now).
 
-Measured (the 1,608-row demo cohort, CPU, a machine shared with three other jobs): see the
-numbers printed by this script in the branch's report (issue 33 note).
+Results: docs/bench.md ("Speed history", ``bench_time_left.py``).
 """
 
 from __future__ import annotations

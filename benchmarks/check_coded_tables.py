@@ -18,16 +18,7 @@ Per coded column (a column the schema reads as numeric codes), two numbers:
   with ``merged_in_file``, ``merged_in_audit`` and ``merged_in_report``: the merged level
   written under its own name.
 
-Measured (2026-11-25, ``fast`` budget, w = 0.5, seed 1). Rows relabelled through the encoder,
-before issue 32 (``c847b2c``) -> after: ACTG ``raceth`` (codes 4 and 5 held by 7 people each in
-this half) 7 -> 0, ``txgrp`` (codes 3 and 4: 1 and 2 people) 2 -> 0, ``ivdrug`` (code 2: < 10)
-0 -> 0; lung ``ph.ecog`` (ECOG 3: 1 patient) 1 -> 0; fair ``occupation`` (a code held by < 10)
-2 -> 0, ``religious`` and ``occupation_husb`` (no rare code) 0 -> 0. After: 0 synthetic values
-outside the columns' levels; the merged level written by name in audit.json and the report
-for all 5 merged columns and present in the synthetic file for 4 (raceth 14 rows, occupation
-7, ivdrug 3, txgrp 2; lung's one-patient ECOG 3 got no synthetic row). fair's
-``rate_marriage`` (a 1-5 rating, a number by its name) stays an integer and is still bounded
-at its 10th extremes (7 rows), as a measurement should be. Run::
+Results: docs/bench.md ("Speed history", ``check_coded_tables.py``). Run::
 
     PYTHONPATH=. /work/main/.venv-bench/bin/python benchmarks/check_coded_tables.py
 """

@@ -15,11 +15,7 @@ same for the inference attack's success.
 Keys and targets are the suggested ones (``engine/columns/keys.py``): age, sex, race and the like;
 the event and the clinical columns.
 
-Measured (10 tables x 20 seeds): the excess of DiSCO has SD 0.1-10 points (largest for binary
-targets held by few, under coarse keys: rossi's mar, 10.2); a fixed margin would bind on 52 %
-(3 points) or 29 % (5 points) of these runs, 3 points or 3 / 4 / 5 SDs of the fresh sample over
-the halvings on 10 / 4 / 1 %: the rule uses the last (``engine/privacy/disclosure_check.py``;
-its 2 of 200 are rossi's, at 216 rows).
+Results: docs/bench.md ("Speed history", ``disclosure_margin.py``).
 
 Run: ``PYTHONPATH=. nice -n 10 python benchmarks/disclosure_margin.py [--seeds 20]``.
 """
