@@ -1,4 +1,4 @@
-"""The paper's meta-analysis simulation (section 3.1.2; METHOD.md section 8), at reduced size.
+"""The paper's meta-analysis simulation (section 3.1.2; docs/method.md section 8), at reduced size.
 
 K = 10 studies, n_k ~ U[750, 1000], Y = b0k + b1k X1 + ... + b4k X4 + e, X ~ N(0, I4),
 var(e) = 0.5, (b0k..b4k) ~ N((0,1,1,1,1), Sigma_beta) with Sigma_beta diagonal 1e-4 (5e-3 for

@@ -8,7 +8,7 @@ is left out of the synthetic pooling for that seed (the real pooling keeps every
 ``paired`` figures pool the real tables of the released sites only). Pooling is
 DerSimonian-Laird (:func:`engine.stats.meta.pool`).
 
-Part ``meta``: the paper's meta-analysis simulation (section 3.1.2, METHOD.md section 8; the
+Part ``meta``: the paper's meta-analysis simulation (section 3.1.2, docs/method.md section 8; the
 data as in ``bench_meta_simulation.py``). Seed s draws K = 10 studies from
 ``default_rng(2024 + s)``: n_k ~ U[750, 1000], X ~ N(0, I4), Y = b0k + b1k X1 + ... + b4k X4 + e,
 var(e) = 0.5, (b0k..b4k) ~ N((0,1,1,1,1), SIGMA_BETA); study k runs with ``seed = s * 100 + k``

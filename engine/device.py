@@ -14,7 +14,7 @@ product (cuBLAS) once per process and names the cause when they fail.
 * ``seeded_determinism(device, seeded)``: PyTorch's deterministic algorithms for seeded GPU runs.
 
 References: PyTorch notes "CUDA semantics" (TF32) and "Reproducibility";
-PITFALLS.md "Nearest neighbours".
+docs/pitfalls.md "Nearest neighbours".
 
 Example:
     >>> resolve_device("cpu")

@@ -1,4 +1,4 @@
-"""Simulate the embedded demo cohort from the paper's Table 3 (METHOD.md section 8).
+"""Simulate the embedded demo cohort from the paper's Table 3 (docs/method.md section 8).
 
 Twelve sub-studies (six cohorts x sex) with the published size, CVD event share and
 mean (SD) of follow-up time, age, total cholesterol, HDL and systolic blood pressure.

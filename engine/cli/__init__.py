@@ -1,4 +1,4 @@
-"""The ``latent-synth`` command line (CONTRACTS.md): ``run``, ``demo``, ``meta``. (With no
+"""The ``latent-synth`` command line (docs/contracts.md): ``run``, ``demo``, ``meta``. (With no
 arguments the console script opens the desktop wizard instead: see ``desktop/launch.py``.)
 
 Exit codes: 0 success; 2 bad usage or input (one line on stderr naming the file, column or row

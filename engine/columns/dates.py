@@ -18,7 +18,7 @@ extreme date is reproduced.
 Exact dates of birth (names like ``dob``, ``date_of_birth``, ``birth_date``, ``birthdate``) are
 identifier-like and stay dropped (HIPAA Safe Harbor lists all elements of dates of birth).
 
-References: METHOD.md section 2; issue 13 item 5.
+References: docs/method.md section 2; issue 13 item 5.
 
 Example:
     >>> import pandas as pd

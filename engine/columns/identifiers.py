@@ -1,17 +1,17 @@
 """Columns that identify people: e-mail addresses, phone numbers and record identifiers; and dates.
 
-Identifiers are dropped before anything is modelled (METHOD.md section 2: direct identifiers are
-never modelled). Dates are recognised here too; :mod:`engine.columns.kinds` synthesizes them as
-days from a secret reference (:mod:`engine.columns.dates`) and drops exact dates of birth. A
-column is an identifier when its values look like e-mail addresses or phone numbers (a range of
-years such as ``1988-1993`` or of numbers such as ``10-19`` is not a phone number), or when it
-is (almost) different in every row and has an ID-like name (whole tokens such as ``id``,
-``mrn``, ``subject_no``), text values, consecutive row numbers, or long numeric codes; a
-measurement name (age, weight, days, ...) protects a numeric column from the last rule, since a
-real covariate dropped by mistake would ruin the release. Split from :mod:`engine.columns.kinds`
-because these rules protect privacy and are tuned on their own.
+Identifiers are dropped before anything is modelled (docs/method.md section 2: direct
+identifiers are never modelled). Dates are recognised here too; :mod:`engine.columns.kinds`
+synthesizes them as days from a secret reference (:mod:`engine.columns.dates`) and drops exact
+dates of birth. A column is an identifier when its values look like e-mail addresses or phone
+numbers (a range of years such as ``1988-1993`` or of numbers such as ``10-19`` is not a phone
+number), or when it is (almost) different in every row and has an ID-like name (whole tokens
+such as ``id``, ``mrn``, ``subject_no``), text values, consecutive row numbers, or long numeric
+codes; a measurement name (age, weight, days, ...) protects a numeric column from the last rule,
+since a real covariate dropped by mistake would ruin the release. Split from
+:mod:`engine.columns.kinds` because these rules protect privacy and are tuned on their own.
 
-References: METHOD.md section 2; HIPAA Safe Harbor list of direct identifiers (45 CFR
+References: docs/method.md section 2; HIPAA Safe Harbor list of direct identifiers (45 CFR
 164.514(b)(2)).
 
 Example:

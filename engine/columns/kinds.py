@@ -7,7 +7,7 @@ text, integer and continuous. :func:`binary_labels` orders two labels with the r
 "negative/absent" one first. Split from the schema so that the per-column rules read apart from
 the whole-table checks and the user's overrides.
 
-References: METHOD.md section 2 (which columns are modelled, and how).
+References: docs/method.md section 2 (which columns are modelled, and how).
 
 Example:
     >>> import pandas as pd

@@ -10,7 +10,7 @@ censoring-looking name, an unrecognised partner) is returned as the likely answe
 never used silently. :func:`event_codes` turns a chosen event column into 0/1 for the models. One
 module because all of it answers the same question: which two columns describe survival.
 
-References: METHOD.md section 2; R ``survival`` package, ``Surv()`` (0/1, TRUE/FALSE or 1/2).
+References: docs/method.md section 2; R ``survival`` package, ``Surv()`` (0/1, TRUE/FALSE or 1/2).
 
 Example:
     >>> import pandas as pd

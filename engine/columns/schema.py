@@ -34,7 +34,7 @@ working): :mod:`engine.columns.kinds` (one column's kind), :mod:`engine.columns.
 and identifiers), :mod:`engine.columns.roles` (survival roles), :mod:`engine.files.values` (value
 tests they share); this module checks the whole table and applies the user's choices.
 
-References: METHOD.md section 2 (direct identifiers are never modelled; complete cases).
+References: docs/method.md section 2 (direct identifiers are never modelled; complete cases).
 
 Example:
     >>> import pandas as pd
@@ -170,7 +170,7 @@ def infer_schema(
     ``complete_cases``: at least 50 rows must then have no missing value in the used columns;
     otherwise (missing values modelled, :mod:`engine.encoding.missing`) at least 50 rows in all.
 
-    References: METHOD.md section 2 (identifiers never modelled); issue 13 items 4 and 5.
+    References: docs/method.md section 2 (identifiers never modelled); issue 13 items 4 and 5.
     """
     frame, source, meta = _unpack(table, column_meta)
     kinds, bounds = dict(kinds or {}), dict(bounds or {})

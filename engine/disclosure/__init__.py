@@ -1,4 +1,4 @@
-"""Disclosure rules for everything that leaves the secure environment (CONTRACTS.md, last
+"""Disclosure rules for everything that leaves the secure environment (docs/contracts.md, last
 paragraph).
 
 One threshold (:data:`THRESHOLD` = 10, the ACRO default) and the rules built on it, used by the

@@ -8,7 +8,7 @@ ends (rounded down, :func:`nice_floor`) where 10 real records remain at risk. On
 the three rules are the same rule (at least 10 rows at or beyond every value) for three readers.
 
 References: Griffiths et al. (2019) "Handbook on Statistical Disclosure Control for Outputs",
-graphs and "dominance"/extreme values; CONTRACTS.md, last paragraph.
+graphs and "dominance"/extreme values; docs/contracts.md, last paragraph.
 
 Example:
     >>> safe_bounds(range(100)), nice_floor(17.26)

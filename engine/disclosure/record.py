@@ -4,9 +4,9 @@ The audit's ROC curves are re-read on steps of at least 10 holdout rows (:func:`
 true-positive rate at a low false-positive rate is withheld where it rests on fewer than 10 rows
 (:func:`safe_low_fpr_tpr`), and :func:`safe_record` passes every count of the record through the
 count rules of :mod:`engine.disclosure.counts`. Kept apart from those rules because it knows the
-shape of ``audit.json`` (CONTRACTS.md), which they do not.
+shape of ``audit.json`` (docs/contracts.md), which they do not.
 
-References: ACRO (AI-SDC/ACRO) default rules; CONTRACTS.md (audit.json keys, last paragraph).
+References: ACRO (AI-SDC/ACRO) default rules; docs/contracts.md (audit.json keys, last paragraph).
 
 Example:
     >>> audit_sizes(397, 0.2)

@@ -24,8 +24,8 @@ integers, point masses), the draw is conditional on the rest of its row
 
 Categorical: ordinal code in an ordered probit, not one-hot. Reason: one dimension per column
 keeps d small, and the generating pass of a MAF costs d sequential network evaluations per layer
-(METHOD.md section 3). Trade-off: the flow sees the (sorted) level order, so noise in the latent
-space tends to move a row to a neighbouring level; for ordered categories (stage 1-4) that is
+(docs/method.md section 3). Trade-off: the flow sees the (sorted) level order, so noise in the
+latent space tends to move a row to a neighbouring level; for ordered categories (stage 1-4) that is
 natural. For nominal ones it is not harmless (a level with a large effect between two ordinary
 ones loses most of it), so the pipeline's encoder gives a category with words for labels one
 binary column per level instead (:mod:`engine.encoding.nominal`); this encoder then sees only
@@ -38,7 +38,7 @@ rows (:func:`redraw_non_finite`). A synthetic value cannot leave the bounds (``F
 a score drawn beyond a bound is placed inside it, :meth:`NormalScores.squeeze`); ``clip_counts``
 counts those scores and the non-finite values.
 
-References: METHOD.md section 2 (main paper section 4.2; DP-NF paper section 3.3).
+References: docs/method.md section 2 (main paper section 4.2; DP-NF paper section 3.3).
 
 Example:
     >>> import numpy as np, pandas as pd
@@ -141,7 +141,7 @@ class ColumnTransform:
 class TableEncoder:
     """Table <-> float matrix for the flow (sklearn-like: configure, ``fit``, then transform).
 
-    References: METHOD.md section 2.
+    References: docs/method.md section 2.
     """
 
     def __init__(self, schema: Schema, *, conditional: bool = True) -> None:
@@ -273,7 +273,7 @@ class TableEncoder:
         0/1 codes z-scored, categoricals one-hot scaled by 1/sqrt(2) (two rows in different
         levels are at distance 1 in that block). No dequantization noise.
 
-        References: METHOD.md section 5 (eq. 24, "on the standardized scale").
+        References: docs/method.md section 5 (eq. 24, "on the standardized scale").
         """
         self._check_fitted()
         blocks = []
@@ -298,7 +298,8 @@ class TableEncoder:
 
         Returns ``(frame, info)``; ``frame`` keeps the original index. ``info`` has ``rows_in``,
         ``rows_used``, ``rows_dropped``, ``missing_by_column`` (counts per used column) and a
-        plain-English ``reason``. References: METHOD.md section 2 (the paper drops incomplete rows).
+        plain-English ``reason``. References: docs/method.md section 2 (the paper drops incomplete
+        rows).
         """
         used = [c.name for c in self.schema.synthesized()]
         missing = [c for c in used if c not in df.columns]

@@ -10,7 +10,7 @@ nothing of tables: the report and the meta-analysis write through it too.
 
 References:
     POSIX ``rename(2)`` atomicity; python-atomicwrites (archived) design; Windows
-    ``MoveFileEx``; PITFALLS.md ("Export"); CONTRACTS.md ("Files are written atomically").
+    ``MoveFileEx``; docs/pitfalls.md ("Export"); docs/contracts.md ("Files are written atomically").
 
 Example:
     >>> import tempfile
@@ -335,7 +335,7 @@ def write_all_or_nothing(
     replaced get their old content back and the error names the locked file.
 
     References:
-        CONTRACTS.md ("Files are written atomically"); issue 17 item 3.
+        docs/contracts.md ("Files are written atomically"); issue 17 item 3.
 
     Example:
         >>> import tempfile

@@ -5,7 +5,7 @@ Every reader names its columns through :func:`name_columns` (a blank header beco
 kind rules (:mod:`engine.columns.identifiers`) read names through :func:`name_tokens`, so a name
 means the same thing everywhere. Kept apart from the readers because the schema uses it too.
 
-References: PITFALLS.md "Data import" (ID columns lose leading zeros unless read as text).
+References: docs/pitfalls.md "Data import" (ID columns lose leading zeros unless read as text).
 
 Example:
     >>> name_tokens("PatientID"), is_id_like_name("subject_mrn"), is_id_like_name("midline")

@@ -30,7 +30,7 @@ text-cell rule), :mod:`engine.files.read_excel` and :mod:`engine.files.read_bina
 SAS, SPSS, Stata, with :class:`ColumnMeta`); column names go through :mod:`engine.files.names`.
 Their public names are re-exported here.
 
-References: PITFALLS.md "Data import" (BOM, cp1252, "NA", leading zeros, SPSS user-missing,
+References: docs/pitfalls.md "Data import" (BOM, cp1252, "NA", leading zeros, SPSS user-missing,
 Excel formula cache, URLs).
 
 Example:
@@ -140,7 +140,7 @@ def read_table(
 ) -> LoadedTable:
     """Read a local table file (CSV/TSV/Excel/Parquet/SAS/SPSS/Stata) without modifying it.
 
-    References: PITFALLS.md "Data import".
+    References: docs/pitfalls.md "Data import".
     """
     path = _check_path(path)
     fmt = FORMATS[path.suffix.lower()]

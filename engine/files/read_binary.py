@@ -6,7 +6,7 @@ format) is kept in a :class:`ColumnMeta` for the schema and the export. SPSS use
 are read (``user_missing=True``) and then set to missing with a note, never silently lost. A
 module of its own because the readers and the metadata they return belong together.
 
-References: PITFALLS.md "Data import" (``pd.read_sas`` bytes and XPORT v5; SPSS user-missing
+References: docs/pitfalls.md "Data import" (``pd.read_sas`` bytes and XPORT v5; SPSS user-missing
 codes); pyreadstat documentation.
 
 Example:

@@ -6,7 +6,8 @@ of :mod:`engine.files.read_text`. A formula cell that was never saved in Excel h
 and reads as missing; a note says how many. A module of its own because the workbook, its sheets
 and its formula cache are Excel's alone.
 
-References: PITFALLS.md "Data import" (Excel formula cells never opened in Excel come back NaN).
+References: docs/pitfalls.md "Data import" (Excel formula cells never opened in Excel come
+back NaN).
 
 Example:
     >>> import tempfile, pathlib, openpyxl

@@ -7,7 +7,7 @@ note), its delimiter sniffed, every cell read as text, and each column typed her
 ID digits kept as text). Excel's text cells (:mod:`engine.files.read_excel`) and the typed
 formats (:mod:`engine.files.read_binary`) reuse the cell helpers, which is why they live here.
 
-References: PITFALLS.md "Data import" (BOM, cp1252, "NA", leading zeros).
+References: docs/pitfalls.md "Data import" (BOM, cp1252, "NA", leading zeros).
 
 Example:
     >>> sniff_delimiter("a;b;c\\n1;2,5;3\\n")

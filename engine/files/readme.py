@@ -7,7 +7,7 @@ A module of its own because it is wording, not file handling; it writes through
 :mod:`engine.files.atomic` like every other file.
 
 References: issue 5 ("every export is clearly marked synthetic"); ACRO/SACRO output-checking
-guidance; CONTRACTS.md (output folder).
+guidance; docs/contracts.md (output folder).
 
 Example:
     >>> text = recipient_readme_bytes({"w": 0.5, "format": "csv"}).decode("utf-8")

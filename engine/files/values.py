@@ -4,7 +4,7 @@ and a sort that tolerates mixed types.
 Kept apart so that :mod:`engine.columns.identifiers`, :mod:`engine.columns.kinds` and
 :mod:`engine.columns.schema` use one definition each (a column is "whole numbers" by one rule).
 
-References: METHOD.md section 2 (kinds decide how a column is modelled).
+References: docs/method.md section 2 (kinds decide how a column is modelled).
 
 Example:
     >>> import pandas as pd

@@ -9,7 +9,7 @@ it so that each of the two modules reads in one sitting and the labelled formats
 names, integer widths, Stata's long range) sit together.
 
 References: pyreadstat ``write_sav`` / ``write_dta``; pyarrow ``parquet.write_table``;
-PITFALLS.md ("Data import": SPSS value labels and missing codes kept for export).
+docs/pitfalls.md ("Data import": SPSS value labels and missing codes kept for export).
 
 Example:
     >>> synthetic_file_name("cohort", "sav"), format_name(".CSV")
@@ -53,7 +53,7 @@ def synthetic_file_name(stem: str = "synthetic", fmt: str = "csv") -> str:
     """File name that says "synthetic": ``synthetic.csv``, or ``cohort_synthetic.sav``.
 
     References:
-        CONTRACTS.md (output folder: ``synthetic.<ext>``).
+        docs/contracts.md (output folder: ``synthetic.<ext>``).
 
     Example:
         >>> synthetic_file_name("synthetic", "csv"), synthetic_file_name("cohort", ".DTA")

@@ -1,4 +1,4 @@
-"""Three ways to make synthetic rows from a trained flow (METHOD.md section 4).
+"""Three ways to make synthetic rows from a trained flow (docs/method.md section 4).
 
 * Latent Noise Injection (the paper's Algorithm 1, eq. 12):
   ``X~_i = f( sqrt(w) f^-1(X_i) + sqrt(1 - w) Z_i )`` — one synthetic row per real row.

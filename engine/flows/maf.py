@@ -1,4 +1,4 @@
-"""The Masked Autoregressive Flow network itself (METHOD.md section 3), hand-written.
+"""The Masked Autoregressive Flow network itself (docs/method.md section 3), hand-written.
 
 ``MAF`` stacks ``flows`` MADE layers (Germain et al. 2015) with a reversal of the feature
 order between them and, optionally, batch normalization. The weights of all layers are kept
@@ -150,7 +150,7 @@ class MAF(nn.Module):
         self.bn_log_gamma = nn.Parameter(torch.zeros(nb, d))
         self.bn_beta = nn.Parameter(torch.zeros(nb, d))
         self.register_buffer("bn_mean", torch.zeros(nb, d))
-        self.register_buffer("bn_var", torch.ones(nb, d))  # not 0: see PITFALLS.md
+        self.register_buffer("bn_var", torch.ones(nb, d))  # not 0: see docs/pitfalls.md
         # The fixed linear first step (``set_whitening``): identity until set.
         self.register_buffer("white_mean", torch.zeros(d))
         self.register_buffer("white_inv", torch.eye(d))

@@ -1,4 +1,4 @@
-"""Train and select the Masked Autoregressive Flow (METHOD.md section 3; paper section 2.1.1).
+"""Train and select the Masked Autoregressive Flow (docs/method.md section 3; paper section 2.1.1).
 
 Decision: hand-written MAF (``engine/flows/maf.py``), not zuko. Measured on a shared 2-core
 machine, one thread (``benchmarks/bench_flow.py``; n = 15,000, d = 7, 5 flows, hidden 64,
@@ -13,7 +13,7 @@ generating 100,000 rows 0.24 s vs 1.18 s at d = 7 (4.9x) and 0.60 s vs 13.1 s at
   ReduceLROnPlateau down to ``min_lr``, early stopping on validation NLL of an exponential
   moving average of the weights, best (averaged) weights restored.
 * ``TrainedFlow``: ``to_latent`` / ``from_latent`` on float64 numpy arrays (float32 on the
-  device, chunks of 16,384 rows; PITFALLS.md), non-finite output rows counted in
+  device, chunks of 16,384 rows; docs/pitfalls.md), non-finite output rows counted in
   ``last_nonfinite``.
 * ``select_flow``: the paper's Table 4 grid (hidden {32, 64, 128} x hidden layers {1, 2} x
   flows {3, 4, 5}) by validation NLL, under a time budget ``fast`` / ``default`` / ``thorough``;

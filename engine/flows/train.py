@@ -7,7 +7,7 @@
   restored, spectral-norm vectors made exact at the end; each epoch also reported as an
   :class:`engine.progress.EpochDone` partial result.
 * ``TrainedFlow``: ``to_latent`` / ``from_latent`` on float64 numpy arrays (float32 on the
-  device, chunks of 16,384 rows; PITFALLS.md), non-finite output rows counted in
+  device, chunks of 16,384 rows; docs/pitfalls.md), non-finite output rows counted in
   ``last_nonfinite``.
 
 References: Papamakarios et al. 2017 (MAF); Germain et al. 2015 (MADE); Miyato et al. 2018

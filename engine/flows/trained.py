@@ -3,7 +3,7 @@ flows' torch work (:func:`cpu_threads`); training itself is :mod:`engine.flows.t
 re-exports both.
 
 ``to_latent`` / ``from_latent`` take and give float64 numpy arrays (float32 on the device, in
-chunks of 16,384 rows; PITFALLS.md) and count non-finite output rows in ``last_nonfinite``.
+chunks of 16,384 rows; docs/pitfalls.md) and count non-finite output rows in ``last_nonfinite``.
 
 References: Papamakarios et al. 2017 (MAF).
 
@@ -100,7 +100,7 @@ class TrainedFlow:
         return self._map(Z, forward=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``model`` block of the run record (CONTRACTS.md)."""
+        """The ``model`` block of the run record (docs/contracts.md)."""
         return {
             "flows": self.config.flows,
             "hidden": self.config.hidden,

@@ -22,7 +22,7 @@ refuse),
 :mod:`~engine.pipeline.outputs` (atomic writing), :mod:`~engine.pipeline.run` (the whole job);
 :mod:`~engine.pipeline.meta` is the file-based meta-analysis job.
 
-References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
+References: docs/architecture.md; main paper Algorithm 1 and section 4.3.
 """
 
 from engine.pipeline.config import (

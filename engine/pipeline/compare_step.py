@@ -1,7 +1,7 @@
 """Real vs synthetic: the fidelity comparison of a release (:func:`fidelity_of`) and what
 outlier protection cost (:func:`protection_effect`).
 
-References: ARCHITECTURE.md; Reiter (2003) for combining copies; main paper section 4.3.
+References: docs/architecture.md; Reiter (2003) for combining copies; main paper section 4.3.
 """
 
 from __future__ import annotations

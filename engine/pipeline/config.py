@@ -2,7 +2,7 @@
 :class:`RunResult` (defined in :mod:`engine.pipeline.results`, re-exported here) and the defaults
 both faces show.
 
-References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
+References: docs/architecture.md; main paper Algorithm 1 and section 4.3.
 """
 
 from __future__ import annotations

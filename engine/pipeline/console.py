@@ -2,7 +2,7 @@
 bar with the time left, the default output folder, the survival columns recognised when none
 are named, and the one-line summary of a release.
 
-References: CONTRACTS.md (``latent-synth run`` without ``--out``; exit codes and messages).
+References: docs/contracts.md (``latent-synth run`` without ``--out``; exit codes and messages).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ DerSimonian-Laird meta-analysis of the released ones (``latent-synth demo``).
 The command line builds one :class:`~engine.pipeline.config.RunConfig` from its options and
 hands it here; each sub-study runs :func:`~engine.pipeline.run.run_pipeline` on its rows.
 
-References: ARCHITECTURE.md; main paper Table 3 (the cohorts the demo data are simulated from).
+References: docs/architecture.md; main paper Table 3 (the cohorts the demo data are simulated from).
 """
 
 from collections.abc import Callable

@@ -20,7 +20,7 @@ fidelity comparison); the measures take 0.04 s on the demo's 1,608 rows with its
 (0.5 % of the 8.5 s run) and 0.6 s on 19,296 rows (nearest neighbours on one core: spreading
 queries of a few thousand rows over threads cost more than it saved).
 
-References: ARCHITECTURE.md; Raab, Nowok & Dibben (2024) arXiv:2406.16826; Giomi et al.
+References: docs/architecture.md; Raab, Nowok & Dibben (2024) arXiv:2406.16826; Giomi et al.
 (2023) PoPETs 2023(2).
 """
 

@@ -3,7 +3,7 @@ input files -> per-site estimates -> pooled result(s) -> ``meta.json`` and ``for
 
 The pooling maths is :mod:`engine.stats.meta`; the forest plot is :mod:`engine.report.forest`.
 
-References: DerSimonian & Laird (1986) Control Clin Trials 7:177; METHOD.md section 7.
+References: DerSimonian & Laird (1986) Control Clin Trials 7:177; docs/method.md section 7.
 
 Example:
     >>> MetaConfig(out=Path("meta"), summary=Path("s.csv")).method
@@ -289,7 +289,8 @@ def run_meta(
 
     Nothing is written until every estimate is computed; both files are written atomically.
 
-    References: paper METHOD.md section 7 (Cox per sub-study, DL across sub-studies, Figure 15).
+    References: docs/method.md section 7 (Cox per sub-study, DL across sub-studies, the
+    paper's Figure 15).
 
     Example:
         >>> import tempfile, os

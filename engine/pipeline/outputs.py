@@ -1,6 +1,6 @@
 """Writing a finished run's files (synthetic table, report, audit.json, README.txt), atomically.
 
-References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
+References: docs/architecture.md; main paper Algorithm 1 and section 4.3.
 """
 
 import json

@@ -1,6 +1,6 @@
 """Read the table and infer its schema (the wizard's first pages, the command line's first step).
 
-References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
+References: docs/architecture.md; main paper Algorithm 1 and section 4.3.
 """
 
 import secrets

@@ -1,7 +1,7 @@
 """What a run records, built in one place: ``audit.json`` (:func:`build_audit_json`, from the
 typed results' ``to_dict()``) and the recipient README's fields.
 
-References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
+References: docs/architecture.md; main paper Algorithm 1 and section 4.3.
 """
 
 from typing import Any
@@ -13,7 +13,7 @@ from engine.stats.fits import json_safe
 
 
 def build_audit_json(result: RunResult) -> dict[str, Any]:
-    """The machine-readable record (CONTRACTS.md keys plus extras)."""
+    """The machine-readable record (docs/contracts.md keys plus extras)."""
     from engine.provenance import library_versions
 
     prep, cfg = result.prepared, result.config

@@ -1,7 +1,7 @@
 """Why nothing was released, in plain words (:func:`refusal_reason`), and the columns that
 drive a refusal at w = 0 (:func:`driver_words`, from the audit's leave-one-column-out AUCs).
 
-References: ARCHITECTURE.md; issue 27 item 2.
+References: docs/architecture.md; issue 27 item 2.
 """
 
 from __future__ import annotations

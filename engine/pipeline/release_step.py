@@ -1,7 +1,7 @@
 """The release at the chosen w: Latent Noise Injection, decoding, outlier protection, unique-copy
 redraws, release metrics, epsilon and fidelity.
 
-References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
+References: docs/architecture.md; main paper Algorithm 1 and section 4.3.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ wizard read their attributes; ``audit.json`` is their ``to_dict()`` output, seri
 The blocks are plain frozen dataclasses: callers read attributes; only ``audit.json`` (their
 ``to_dict()``) is a dict.
 
-References: ARCHITECTURE.md; CONTRACTS.md (``audit.json`` keys); main paper Algorithm 1.
+References: docs/architecture.md; docs/contracts.md (``audit.json`` keys); main paper Algorithm 1.
 
 Example:
     >>> Verdict("released with override") is Verdict.RELEASED_WITH_OVERRIDE
@@ -250,7 +250,8 @@ class Release:
         return "the closest of all copies per record" if self.copies > 1 else "one copy"
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``release`` block of ``audit.json`` (CONTRACTS.md keys, in their usual order)."""
+        """The ``release`` block of ``audit.json`` (docs/contracts.md keys, in their usual
+        order)."""
         out: dict[str, Any] = {
             "w": float(self.w),
             "chosen_by": self.chosen_by,

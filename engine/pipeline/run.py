@@ -1,6 +1,6 @@
 """The whole job in one call: :func:`run_pipeline` = prepare -> synthesize -> write outputs.
 
-References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
+References: docs/architecture.md; main paper Algorithm 1 and section 4.3.
 """
 
 from engine.errors import PrivacyRefused

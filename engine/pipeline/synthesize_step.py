@@ -1,6 +1,6 @@
 """Audit over the w grid, choose w (or refuse) and hand over to the release.
 
-References: ARCHITECTURE.md; main paper Algorithm 1 and section 4.3.
+References: docs/architecture.md; main paper Algorithm 1 and section 4.3.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ two runs with the same seed on the same day give byte-identical files.
 
 References:
     reportlab user guide (platypus, ``rl_config.invariant``, TTF embedding); ACRO (AI-SDC/ACRO)
-    output rules; Shen & Tian (2025) for the method; METHOD.md sections 5, 6 and 10.
+    output rules; Shen & Tian (2025) for the method; docs/method.md sections 5, 6 and 10.
 
 Sections: :mod:`engine.report.sections` (one module each); layout primitives:
 :mod:`engine.report.layout`; figures: :mod:`engine.report.figures` and :mod:`engine.report.forest`;

@@ -15,7 +15,7 @@ default limit) or a sequence of points. A point is an :class:`engine.privacy.aud
 an :class:`engine.progress.AuditPointDone` (the wizard's live partial results), a point of the
 ``curve`` list of ``audit.json``, or a tuple ``(w, distance AUC, SE, density AUC, SE)``.
 
-References: METHOD.md section 5 (selection rule); matplotlib ``Axes.errorbar``.
+References: docs/method.md section 5 (selection rule); matplotlib ``Axes.errorbar``.
 
 Example:
     >>> from matplotlib.figure import Figure

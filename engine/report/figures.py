@@ -1,7 +1,7 @@
 """The report's figures as PNG bytes: raster, aggregated, byte-for-byte reproducible.
 
 Why raster: a vector plot of real data embeds every plotted coordinate in the PDF, which an
-output checker must treat as raw data (PITFALLS.md, Report). Every figure here is drawn from
+output checker must treat as raw data (docs/pitfalls.md, Report). Every figure here is drawn from
 aggregates (:mod:`engine.report.data`) and saved as PNG at a fixed resolution with no
 ``Software`` metadata, using matplotlib's object API (``Figure`` + Agg canvas, no ``pyplot``
 state, so it is safe in a worker thread) under matplotlib's default style, so two runs give the

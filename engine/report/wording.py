@@ -2,7 +2,7 @@
 
 Kept apart from the layout so the wording can be reviewed (and tested) on its own. The
 sentences must not overclaim: the ε of Theorem 2 rests on assumptions that the run does not
-prove, and the empirical audit is the operational control (METHOD.md sections 5, 6 and 10).
+prove, and the empirical audit is the operational control (docs/method.md sections 5, 6 and 10).
 
 References:
     Shen & Tian (2025) Theorem 2, eqs. 22 and 26; Pierquin, Bellet, Tommasi & Boussard (2025)

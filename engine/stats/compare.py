@@ -7,7 +7,7 @@ Several synthetic copies are first combined (:mod:`engine.stats.combine`). The c
 comparisons (marginals, correlations, Kaplan-Meier) are in :mod:`engine.stats.fidelity`.
 
 References: Karr, Kohnen, Oganian, Reiter & Sanil (2006) Am Stat 60:224 (CI overlap);
-Reiter (2003) Surv Methodol 29:181 (combining copies); METHOD.md sections 7-8.
+Reiter (2003) Surv Methodol 29:181 (combining copies); docs/method.md sections 7-8.
 
 Example:
     >>> import numpy as np, pandas as pd

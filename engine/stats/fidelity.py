@@ -7,7 +7,7 @@ which gathers them with the model comparison of :mod:`engine.stats.compare`; its
 :mod:`engine.disclosure` (quartiles, the Kaplan-Meier grid).
 
 References: Kaplan & Meier (1958) J Am Stat Assoc 53:457; lifelines ``KaplanMeierFitter`` and
-``statistics.logrank_test``; CONTRACTS.md (small groups); METHOD.md section 8.
+``statistics.logrank_test``; docs/contracts.md (small groups); docs/method.md section 8.
 
 Example:
     >>> import pandas as pd
@@ -67,7 +67,7 @@ def marginal_fidelity(
     for c in _numeric_columns(real, synth, columns):
         row: dict[str, Any] = {"column": c}
         for tag, s in (("real", real[c].astype(float)), ("synth", synth[c].astype(float))):
-            # each quartile has >= 10 rows at or beyond it, or is pulled in (CONTRACTS.md)
+            # each quartile has >= 10 rows at or beyond it, or is pulled in (docs/contracts.md)
             q = [safe_quantile(s, p) for p in (0.25, 0.5, 0.75)]
             row.update(
                 {
@@ -108,7 +108,7 @@ class KMComparison:
 
     The grid is :func:`engine.disclosure.coarse_km_grid` of the real table: it stops (rounded
     down) where 10 real records remain at risk and every step holds 0 or at least 10 real
-    events, so no point of the curve describes a group smaller than that (CONTRACTS.md).
+    events, so no point of the curve describes a group smaller than that (docs/contracts.md).
     """
 
     grid: tuple[float, ...]

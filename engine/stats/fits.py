@@ -8,7 +8,7 @@ each of those imports these types from one place and none imports another to get
 :func:`json_safe` (numpy scalars and NaN to plain JSON) lives here because every result's
 ``to_dict()`` uses it; :func:`withhold_terms` blanks the terms of groups under 10 people.
 
-References: CONTRACTS.md (no statistic of a group under 10 people in any file).
+References: docs/contracts.md (no statistic of a group under 10 people in any file).
 
 Example:
     >>> spec = ModelSpec("ols", outcome="y", covariates=("x",))
@@ -174,7 +174,7 @@ class ModelFit:
         return frame
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe summary; the terms in ``withheld`` keep only their name (CONTRACTS.md)."""
+        """JSON-safe summary; the terms in ``withheld`` keep only their name (docs/contracts.md)."""
         combined = self.combined
         if combined and isinstance(combined.get("coefficients"), dict):
             detail = {

@@ -11,7 +11,7 @@ and I² at 0 (PITFALLS, Statistics); ``tests/test_meta.py`` cross-checks it agai
 References: DerSimonian & Laird (1986) Control Clin Trials 7:177; Hartung & Knapp (2001) Stat Med
 20:3875; Sidik & Jonkman (2002) Stat Med 21:3153; Higgins, Thompson & Spiegelhalter (2009) J R
 Stat Soc A 172:137 (prediction interval); Viechtbauer (2010) J Stat Softw 36(3) (metafor);
-paper METHOD.md section 7.
+paper docs/method.md section 7.
 
 Example:
     >>> res = pool([0.1, 0.3, 0.2], [0.1, 0.1, 0.1])
@@ -109,7 +109,7 @@ class MetaResult:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``meta.json`` keys of CONTRACTS.md plus extras (p, Q_df, Q_p, prediction
+        """The ``meta.json`` keys of docs/contracts.md plus extras (p, Q_df, Q_p, prediction
         interval...)."""
         return json_safe(
             {

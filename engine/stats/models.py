@@ -26,7 +26,7 @@ left out (complete cases) and counted.
 References: Karr, Kohnen, Oganian, Reiter & Sanil (2006) Am Stat 60:224 (CI overlap);
 Reiter (2003) Surv Methodol 29:181 (partially synthetic data); Raghunathan, Reiter & Rubin (2003)
 J Off Stat 19:1 (fully synthetic data); Raab, Nowok & Dibben (2016) J Priv Confid 7(3):67
-(synthesis without parameter draws); paper METHOD.md sections 7-8.
+(synthesis without parameter draws); paper docs/method.md sections 7-8.
 
 Example:
     >>> import numpy as np, pandas as pd

@@ -12,7 +12,7 @@ lifelines and statsmodels) stands apart from the result types (:mod:`engine.stat
 comparisons that use it (:mod:`engine.stats.compare`).
 
 References: Cox (1972) J R Stat Soc B 34:187; lifelines ``CoxPHFitter``; statsmodels ``OLS`` and
-``GLM(Binomial)``; CONTRACTS.md (small groups).
+``GLM(Binomial)``; docs/contracts.md (small groups).
 
 Example:
     >>> import numpy as np, pandas as pd
@@ -229,7 +229,7 @@ def _absent_merged(data: pd.DataFrame) -> list[str]:
 def small_terms(
     data: pd.DataFrame, spec: ModelSpec, levels: Mapping[str, list[str]], event_col: str | None
 ) -> tuple[str, ...]:
-    """Terms that describe a group of fewer than 10 rows (CONTRACTS.md, last paragraph): a
+    """Terms that describe a group of fewer than 10 rows (docs/contracts.md, last paragraph): a
     level's dummy when the level or the reference level has < 10 rows, or (Cox, logistic) < 10
     events (logistic: or non-events) among them; a two-valued numeric covariate likewise; the
     intercept when a reference level is small.

@@ -4,5 +4,5 @@
 styles and the frame width and returns flowables; :func:`engine.report.layout.guarded` turns a
 failure into a sentence.
 
-References: ARCHITECTURE.md; METHOD.md sections 5, 6 and 10.
+References: docs/architecture.md; docs/method.md sections 5, 6 and 10.
 """

@@ -3,7 +3,7 @@ in words, the attack that decided, the precision at the decision, the checker's 
 released file, and what a large table's subsample means (:mod:`engine.report.sections.privacy`
 lays the section out).
 
-References: METHOD.md section 5; Shen & Tian (2025) section 4.3.
+References: docs/method.md section 5; Shen & Tian (2025) section 4.3.
 
 Example:
     >>> from types import SimpleNamespace as NS

@@ -1,7 +1,7 @@
 """Section 1, the data: columns used and dropped (and why), rows dropped, values clipped to the
 allowed range and rows drawn again. Every count goes through :func:`safe_count`.
 
-References: ACRO output rules; METHOD.md section 10.
+References: ACRO output rules; docs/method.md section 10.
 """
 
 from __future__ import annotations

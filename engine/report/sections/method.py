@@ -1,7 +1,7 @@
 """Section 4, method, settings and software: the method in words, the released model, the
 run's settings (the seed only as yes/no), library versions and references.
 
-References: Shen & Tian (2025); Papamakarios et al. (2017) (MAF); METHOD.md section 10.
+References: Shen & Tian (2025); Papamakarios et al. (2017) (MAF); docs/method.md section 10.
 
 Example:
     >>> short_number(0.05), short_number(3)

@@ -3,7 +3,7 @@ table of attack success at every tested w, ROC curves, distances, per-record ris
 statement and the threat model.
 
 References: Shen & Tian (2025) sections 2.3.3, 3.1.1 and 4.3, Figure 11; van Breugel et al.
-(2023) (density attack); METHOD.md sections 5 and 6.
+(2023) (density attack); docs/method.md sections 5 and 6.
 
 Example:
     >>> audit_precision_sentences(None, 0.5)

@@ -1,7 +1,7 @@
 """Page 1: the verdict and what the output checker needs to sign (chosen w, both attacks against
 the limit, rows, closeness in words, the formal bound, provenance).
 
-References: Shen & Tian (2025) section 4.3; METHOD.md sections 5 and 6.
+References: Shen & Tian (2025) section 4.3; docs/method.md sections 5 and 6.
 """
 
 from __future__ import annotations
