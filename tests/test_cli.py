@@ -291,7 +291,6 @@ def test_dp_mode_releases_a_second_table_with_its_guarantee(tmp_path: Path) -> N
     assert "synthetic_dp.csv" in audit["outputs"]
 
 
-@pytest.mark.slow
 def test_refusal_exits_3_and_override_is_recorded(tmp_path: Path) -> None:
     """When no candidate w meets the limit the export is refused (exit 3, no synthetic file, the
     record says why); --allow-risky releases and records the override."""
@@ -313,7 +312,6 @@ def test_refusal_exits_3_and_override_is_recorded(tmp_path: Path) -> None:
     assert min(p["auc"] for p in record["audit"]["curve"]) > 0.55
 
 
-@pytest.mark.slow
 def test_copies_are_independent_and_combined_by_reiters_rule(tmp_path: Path) -> None:
     src = tmp_path / "c.csv"
     _cohort(500, seed=9).to_csv(src, index=False)

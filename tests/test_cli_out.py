@@ -19,6 +19,7 @@ def _table(n: int = 300) -> pd.DataFrame:
     return pd.DataFrame({"age": age, "sbp": (110 + 0.5 * age + rng.normal(0, 12, n)).round()})
 
 
+@pytest.mark.slow
 def test_run_without_out_writes_a_new_dated_folder_and_never_overwrites(
     tmp_path, monkeypatch, capsys
 ):

@@ -107,6 +107,7 @@ def _labels_with_digits_lacking_tooltips(page) -> list[str]:
     return bare
 
 
+@pytest.mark.slow
 def test_every_number_on_privacy_and_fidelity_has_a_tooltip(window, qtbot, small_demo):
     load(window, qtbot, small_demo, **DEMO_FIELDS)
     window.next()  # -> Columns

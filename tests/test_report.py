@@ -499,6 +499,7 @@ def wide_result(d: int = 200, n: int = 300) -> RunResult:
     )
 
 
+@pytest.mark.slow
 def test_a_200_column_table_gets_a_report_that_fits(tmp_path: Path) -> None:
     """Once a reportlab LayoutError (a box-plot grid taller than the page); now top-k figures."""
     result = wide_result()

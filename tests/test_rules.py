@@ -184,6 +184,7 @@ def test_built_in_order_brings_back_the_real_ties(rules_csv: Path) -> None:
 FAST = {"budget": "fast", "repeats": 2, "allow_risky": True, "report": False}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "extra",
     [
