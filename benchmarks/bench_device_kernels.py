@@ -15,15 +15,10 @@ on the CPU path (``auto``) and on the torch path (``--device cuda``: the GPU; ``
 torch code on the CPU device), the speed-up and the largest difference between the two paths
 (distances: absolute; log-densities: nats). The GPU is warmed up first (context, cuBLAS).
 
-Measured on a lent NVIDIA H200 machine (16 cores; torch 2.11, CUDA 13), CPU path / GPU seconds:
-nearest 20k x 40k x 10: 0.19 / 0.047; 100k: 0.29 / 0.20; at 34 columns 1.46 / 0.053 and
-1.38 / 0.23; kde 20k / 100k at 10 columns 0.42 / 0.023 and 1.65 / 0.11, at 34 columns
-0.37 / 0.025 and 1.44 / 0.12; kth of 40k rows 0.33 / 0.11 (10 columns), 5.2 / 0.11 (34);
-refits of 2,000 rows 0.30 / 0.005 and 0.73 / 0.010. Distances equal to 8.9e-16, log-densities
-within 1.9e-5 nats (the CPU's float32 error), refits within 9e-14.
-
 Usage: ``python benchmarks/bench_device_kernels.py [--device cuda|cpu] [--queries 20000 100000]
 [--dims 10 34] [--reference 40000] [--skip-cpu-path]``
+
+Results: docs/bench.md ("Speed history", ``bench_device_kernels.py``).
 """
 
 from __future__ import annotations
