@@ -17,19 +17,19 @@ def _blas() -> int:
 
 
 @pytest.mark.parametrize("first_out", ["a", "b"])
-def test_concurrent_blas_limits_never_leak(first_out: str) -> None:
-    if not threads._blas_controller().info():
-        pytest.skip("no BLAS library found by threadpoolctl")
-    original = _blas()
+def test_concurrent_limits_never_leak(first_out: str) -> None:
+    """Two threads request limits on one process-wide setting (a stand-in with the BLAS
+    setting's bookkeeping): the smaller holds while both are active, the other's once the
+    first ends, and the original once both have ended, in either order."""
+    value = [8]
+    setting = threads._Setting(lambda: value[0], lambda n: value.__setitem__(0, n))
     entered = {k: threading.Event() for k in "ab"}
     leave = {k: threading.Event() for k in "ab"}
-    seen: dict[str, int] = {}
 
     def worker(name: str, n: int) -> None:
-        with threads.blas_threads(n):
+        with threads._request(setting, n):
             entered[name].set()
             leave[name].wait(5)
-            seen[name] = _blas()
 
     ta = threading.Thread(target=worker, args=("a", 1))
     tb = threading.Thread(target=worker, args=("b", 2))
@@ -37,16 +37,24 @@ def test_concurrent_blas_limits_never_leak(first_out: str) -> None:
     entered["a"].wait(5)
     tb.start()
     entered["b"].wait(5)
-    assert _blas() == 1  # the smaller of the two active requests
+    assert value[0] == 1  # the smaller of the two active requests
     first, second = ("a", "b") if first_out == "a" else ("b", "a")
     leave[first].set()
     (ta if first == "a" else tb).join(5)
-    left = {"a": 1, "b": 2}[second]
-    assert _blas() == min(left, original)
+    assert value[0] == {"a": 1, "b": 2}[second]
     leave[second].set()
     ta.join(5)
     tb.join(5)
-    assert _blas() == original  # restored once the last request ended: no stale value
+    assert value[0] == 8 and not setting.requests  # the original: no stale value
+
+
+def test_a_blas_limit_is_set_and_restored() -> None:
+    if not threads._blas_controller().info():
+        pytest.skip("no BLAS library found by threadpoolctl")
+    original = _blas()
+    with threads.blas_threads(1):
+        assert _blas() == 1
+    assert _blas() == original
 
 
 def test_torch_threads_are_kept_per_thread() -> None:
