@@ -9,7 +9,8 @@ moments created at the first step), so the weights after every step are bit-iden
 (``tests/test_speed_invariants.py``). :class:`PlateauSchedule` is ``ReduceLROnPlateau``'s rule
 (mode ``min``, relative threshold 1e-4, no cooldown, eps 1e-8).
 
-References: Kingma & Ba (2015) Adam; torch.optim.Adam and torch.optim.lr_scheduler.ReduceLROnPlateau.
+References: Kingma & Ba (2015) Adam; torch.optim.Adam and
+torch.optim.lr_scheduler.ReduceLROnPlateau.
 
 Example:
     >>> import torch

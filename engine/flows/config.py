@@ -93,10 +93,14 @@ class FlowConfig:
             (4000, 2048)
         """
         return replace(
-            self, batch_size=BUDGET_BATCH, steps_per_epoch=BUDGET_STEPS,
-            max_epochs=BUDGET_EPOCHS, patience=BUDGET_PATIENCE, val_max_rows=BUDGET_VAL_ROWS,
+            self,
+            batch_size=BUDGET_BATCH,
+            steps_per_epoch=BUDGET_STEPS,
+            max_epochs=BUDGET_EPOCHS,
+            patience=BUDGET_PATIENCE,
+            val_max_rows=BUDGET_VAL_ROWS,
             min_delta=BUDGET_MIN_DELTA,
-        )  # fmt: skip
+        )
 
     def effective_batch(self, n_train: int) -> int:
         """Rows per optimizer step for ``n_train`` training rows."""

@@ -93,7 +93,8 @@ def latent_noise_injection(
     noise stream and every output bit are those of one pass (tests/test_speed_invariants.py).
     """
     _check_weight(w)
-    if np.isscalar(w) and float(w) == 1.0:  # type: ignore[arg-type]  # numpy: isscalar's TypeGuard drops float
+    # numpy: isscalar's TypeGuard drops float
+    if np.isscalar(w) and float(w) == 1.0:  # type: ignore[arg-type]
         return np.array(X, dtype=float, copy=True)
     X = np.asarray(X, dtype=float)
     if len(X) <= GENERATE_CHUNK_ROWS:

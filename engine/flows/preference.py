@@ -13,8 +13,8 @@ import numpy as np
 
 def preference_order(nll: np.ndarray, labels: list[str] | None = None) -> list[tuple[int, str]]:
     """Candidates (rows of ``nll``: per-row validation NLLs, smallest model first) in order of
-    preference: the one-standard-error rule (``engine.flows.select._parsimonious``) picks the first, then is
-    applied again to those left, and so on. Returns ``(index, why)`` pairs.
+    preference: the one-standard-error rule (``engine.flows.select._parsimonious``) picks the
+    first, then is applied again to those left, and so on. Returns ``(index, why)`` pairs.
 
     Why this criterion: validation NLL is measured on rows no candidate trained on, on the
     scale the flow is fitted in, for every table and analysis alike (a utility check would

@@ -73,10 +73,22 @@ from engine.progress import (
 )
 
 __all__ = [
-    "MAF", "FlowConfig", "TrainedFlow", "train_flow", "select_flow", "resolve_device",
-    "cpu_threads", "GRID", "GAUSSIAN", "fast_candidates", "family_configs", "family_recipe", "rank_family",
-    "preference_order", "family_order",
-]  # fmt: skip
+    "MAF",
+    "FlowConfig",
+    "TrainedFlow",
+    "train_flow",
+    "select_flow",
+    "resolve_device",
+    "cpu_threads",
+    "GRID",
+    "GAUSSIAN",
+    "fast_candidates",
+    "family_configs",
+    "family_recipe",
+    "rank_family",
+    "preference_order",
+    "family_order",
+]
 
 
 # The paper's Table 4 grid, and the candidates of the "default" budget.
@@ -134,10 +146,10 @@ def select_flow(
     ``fast``: up to 20,000 rows, 3 flows x 32 hidden or the default ``FlowConfig`` (5 x 64),
     the smaller unless the larger is better on validation rows by more than one standard error
     (:func:`_parsimonious`); up to 2,000 rows (small cohorts) 2 x 16 or 3 x 32 by the same
-    rule (:func:`fast_candidates`); above 20,000, the default alone. ``default``: three candidates on a
-    subsample of at most 4,000 rows with a short schedule, then the best retrained on all
-    rows. ``thorough``: the full 18-configuration grid of Table 4 on all rows. All candidates
-    share one split (same seed), so their validation losses are comparable.
+    rule (:func:`fast_candidates`); above 20,000, the default alone. ``default``: three
+    candidates on a subsample of at most 4,000 rows with a short schedule, then the best
+    retrained on all rows. ``thorough``: the full 18-configuration grid of Table 4 on all rows.
+    All candidates share one split (same seed), so their validation losses are comparable.
 
     ``architecture``: train exactly this configuration, no search (the pipeline passes the one
     the audit chose on its first split, so the audited and the released model are the same
@@ -293,9 +305,16 @@ def family_order(flows: list[TrainedFlow]) -> list[tuple[TrainedFlow, str]]:
     """
     floor = [f for f in flows if f.config.flows == 0]
     others = [f for f in flows if f.config.flows > 0]
-    ranked = [(others[i], why) for i, why in preference_order(
-        np.stack([f.val_row_nll for f in others]), [f.config.label() for f in others]
-    )] if others else []  # fmt: skip
+    ranked = (
+        [
+            (others[i], why)
+            for i, why in preference_order(
+                np.stack([f.val_row_nll for f in others]), [f.config.label() for f in others]
+            )
+        ]
+        if others
+        else []
+    )
     if not floor:
         return ranked
     gauss = floor[0]

@@ -39,7 +39,12 @@ from engine.flows.adam import FusedAdam, PlateauSchedule
 from engine.flows.config import MIN_DELTA, FlowConfig
 from engine.flows.maf import MAF
 from engine.flows.noise import _noise_stats, _noisy  # noqa: F401  (_noisy re-exported)
-from engine.flows.trained import CHUNK_ROWS, CPU_THREADS, TrainedFlow, cpu_threads  # noqa: F401 (re-exported)
+from engine.flows.trained import (  # noqa: F401 (re-exported)
+    CHUNK_ROWS,
+    CPU_THREADS,
+    TrainedFlow,
+    cpu_threads,
+)
 from engine.flows.whiten import whitening
 from engine.progress import (
     NEVER_CANCELLED,
@@ -260,9 +265,14 @@ def _fit(
         planned = stop.planned()
         shown = max(shown, epoch / planned)
         done = EpochDone(
-            epoch, config.max_epochs, train_nll, val_nll, time.perf_counter() - began,
-            stop.best_epoch, planned,
-        )  # fmt: skip
+            epoch,
+            config.max_epochs,
+            train_nll,
+            val_nll,
+            time.perf_counter() - began,
+            stop.best_epoch,
+            planned,
+        )
         report(
             progress,
             shown,

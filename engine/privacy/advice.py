@@ -62,7 +62,8 @@ class RowsAdvice:
             return None
         if self.fit - 0.5 <= target:
             return self.rows
-        a = math.log((self.half_fit - 0.5) / (self.fit - 0.5)) / math.log(self.rows / self.half_rows)
+        gain = (self.half_fit - 0.5) / (self.fit - 0.5)
+        a = math.log(gain) / math.log(self.rows / self.half_rows)
         factor = ((self.fit - 0.5) / target) ** (1.0 / a)
         return None if factor > MAX_FACTOR else int(math.ceil(self.rows * factor / 10.0) * 10)
 

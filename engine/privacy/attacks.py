@@ -70,8 +70,10 @@ class BindingAttack:
         if self.upper == self.upper:  # not NaN
             # four decimals where three would print the limit itself (0.5497 is not 0.550)
             near = threshold is not None and round(self.upper, 3) == round(threshold, 3)
-            text += f" (upper 95 % bound {self.upper:.4f})" if near else (
-                f" (upper 95 % bound {self.upper:.3f})"
+            text += (
+                f" (upper 95 % bound {self.upper:.4f})"
+                if near
+                else (f" (upper 95 % bound {self.upper:.3f})")
             )
         return text if threshold is None else f"{text} against the limit {threshold:g}"
 
@@ -79,14 +81,22 @@ class BindingAttack:
 _FIELDS = {
     "distance": ("auc_fit", "auc_fit_se", "auc_sd", "upper_distance", "auc", "auc_se"),
     "density": (
-        "density_fit", "density_fit_se", "density_auc_sd", "upper_density", "density_auc",
+        "density_fit",
+        "density_fit_se",
+        "density_auc_sd",
+        "upper_density",
+        "density_auc",
         "density_auc_se",
     ),
     "released": (
-        "released_fit", "released_fit_se", "released_auc_sd", "upper_released", "released_auc",
+        "released_fit",
+        "released_fit_se",
+        "released_auc_sd",
+        "upper_released",
+        "released_auc",
         "released_auc_se",
     ),
-}  # fmt: skip
+}
 
 
 def _stats(point: CurvePoint, attack: str) -> tuple[float, float, float, float]:
@@ -184,8 +194,7 @@ def fold_rows(n: int, folds: int, perm: np.ndarray) -> list[tuple[np.ndarray, np
         [(4, [0, 3]), (4, [1, 4]), (4, [2, 5])]
     """
     return [
-        (np.sort(np.setdiff1d(perm, perm[k::folds])), np.sort(perm[k::folds]))
-        for k in range(folds)
+        (np.sort(np.setdiff1d(perm, perm[k::folds])), np.sort(perm[k::folds])) for k in range(folds)
     ]
 
 

@@ -12,8 +12,9 @@ Attacks, all scored on every w of the grid (METHOD.md section 5):
     density ratio (DOMIAS): score log p_synth(X) - log p_ref(X), Gaussian KDEs (Scott) in the
         distance space. p_ref is fitted on the holdout; holdout rows are scored leave-one-out
         (a two-fold split biased the AUC below 0.5 in sparse categorical cells), so no row is
-        scored by a density fitted on it. The KDE is evaluated on at most ``density_max_eval`` random members and non-members
-        per repeat (fresh sample per repeat): its cost is rows x synthetic rows.
+        scored by a density fitted on it. The KDE is evaluated on at most ``density_max_eval``
+        random members and non-members per repeat (fresh sample per repeat): its cost is rows x
+        synthetic rows.
 
     released columns: the distance attack in the columns as a checker sees them
         (:mod:`engine.privacy.released_space`), when the pipeline asks for it.
@@ -128,6 +129,12 @@ def run_audit(
     over the grid and choose w: :func:`engine.privacy.crossfit.run_crossfit_audit` with a
     family of one, the floor (the DP release's audit and the benches call this)."""
     return run_crossfit_audit(
-        X_model, X_dist, SingleMap(fit_map), to_dist=to_dist, config=config, rng=rng,
-        progress=progress, cancel=cancel,
+        X_model,
+        X_dist,
+        SingleMap(fit_map),
+        to_dist=to_dist,
+        config=config,
+        rng=rng,
+        progress=progress,
+        cancel=cancel,
     )

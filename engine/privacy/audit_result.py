@@ -166,7 +166,7 @@ class AuditResult:
                 "batch_size": getattr(arch, "batch_size", None),
                 "max_epochs": getattr(arch, "max_epochs", None),
                 "val_max_rows": getattr(arch, "val_max_rows", None),
-            },  # fmt: skip
+            },
             "candidates": [c.to_dict() for c in self.candidates],
             "chosen_model": self.chosen,
             "chosen_because": self.chosen_because,

@@ -98,7 +98,8 @@ def candidate_record(
         status, why = (
             "chosen",
             (
-                f"passes the limit {config.threshold:g} at w = {w0:g} (highest upper bound {upper:.3f})"
+                f"passes the limit {config.threshold:g} at w = {w0:g} "
+                f"(highest upper bound {upper:.3f})"
             ),
         )
     elif d.w is not None:

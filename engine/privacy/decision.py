@@ -150,7 +150,11 @@ class Decision:
 
 
 def bounds_at(
-    curves: Mapping[str, FittedCurve], w: float, *, gap: float = 0.0, z: float = Z_UPPER,
+    curves: Mapping[str, FittedCurve],
+    w: float,
+    *,
+    gap: float = 0.0,
+    z: float = Z_UPPER,
     smallest: float = 0.0,
 ) -> dict[str, float]:
     """Each attack's upper bound at ``w``: fit + z SE, plus ``gap`` on the released attack above

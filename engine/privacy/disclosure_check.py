@@ -248,11 +248,19 @@ def measure_disclosure(
     whole = synthpop_figures(key_real, np.zeros(n, int), key_syn, np.zeros(n, int))
     results = tuple(
         _target(
-            real, synthetic, t, bands[t], key_real, key_syn, neighbours, pairs,
-            numeric=t in numeric, margin_cap=margin_cap,
+            real,
+            synthetic,
+            t,
+            bands[t],
+            key_real,
+            key_syn,
+            neighbours,
+            pairs,
+            numeric=t in numeric,
+            margin_cap=margin_cap,
         )
         for t in targets
-    )  # fmt: skip
+    )
     return DisclosureResult(
         keys=tuple(keys),
         bands={c: bands[c].describe(n) for c in bands},
@@ -322,10 +330,12 @@ def _target(
     disco = []
     main = control = fresh = 0.0
     for (a, b), (to_main, to_control, to_fresh) in zip(pairs, neighbours, strict=True):
-        disco.append([
-            synthpop_figures(key_real[a], t_real[a], key_syn[a], t_syn[a]).disco,
-            synthpop_figures(key_real[a], t_real[a], key_real[b], t_real[b]).disco,
-        ])  # fmt: skip
+        disco.append(
+            [
+                synthpop_figures(key_real[a], t_real[a], key_syn[a], t_syn[a]).disco,
+                synthpop_figures(key_real[a], t_real[a], key_real[b], t_real[b]).disco,
+            ]
+        )
         main += guesses_right(secret_syn[a][to_main], secret_real[a], numeric).mean()
         control += guesses_right(secret_syn[a][to_control], secret_real[b], numeric).mean()
         fresh += guesses_right(secret_real[b][to_fresh], secret_real[a], numeric).mean()

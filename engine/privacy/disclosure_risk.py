@@ -72,7 +72,8 @@ def synthpop_figures(
 ) -> SynthpopFigures:
     """UiO, repU, DiO and DiSCO (synthpop 1.9 ``disclosure()``, no exclusions) from integer
     codes: ``keys_*`` one code per key combination and ``target_*`` one per target level, both
-    shared between the real and the synthetic file (:func:`engine.privacy.key_groups.cell_codes`)."""
+    shared between the real and the synthetic file
+    (:func:`engine.privacy.key_groups.cell_codes`)."""
     kr, ks = np.asarray(keys_real), np.asarray(keys_syn)
     tr, ts = np.asarray(target_real), np.asarray(target_syn)
     n_keys = int(max(kr.max(initial=-1), ks.max(initial=-1))) + 1

@@ -33,7 +33,8 @@ def epsilon_for_copies(statement: EpsilonStatement, copies: int) -> EpsilonState
         >>> epsilon_for_copies(s, 1).value == s.value
         True
         >>> rho = 4 * 2.0 ** 2 * 0.5 / (2 * 0.5)
-        >>> round(epsilon_for_copies(s, 4).value, 6) == round(rho + 2 * math.sqrt(rho * math.log(100)), 6)
+        >>> expected = rho + 2 * math.sqrt(rho * math.log(100))
+        >>> round(epsilon_for_copies(s, 4).value, 6) == round(expected, 6)
         True
     """
     if copies < 1:

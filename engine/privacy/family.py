@@ -3,11 +3,12 @@
 The candidates (:class:`Family`) run from the Gaussian copula of the normal scores (the floor:
 the flow's whitened start with no MADE layer) to the flows, and come ranked by a fidelity
 criterion measured on rows they did not train on (:func:`engine.flows.select.rank_family`:
-the flows by the one-SE rule on validation NLL, the copula last unless it is best). The audit takes them in that order: each is audited at the smallest w of the grid on the SAME
-splits (same members, same holdout, same density references); the first whose point passes
-the limit is chosen, and only it is audited over the rest of the grid. A candidate that fails
-at the smallest w is dropped, not refused. Only when the floor fails is nothing released; the
-refusal then names the columns that drive the leak (:func:`column_drivers`).
+the flows by the one-SE rule on validation NLL, the copula last unless it is best). The audit
+takes them in that order: each is audited at the smallest w of the grid on the SAME splits (same
+members, same holdout, same density references); the first whose point passes the limit is
+chosen, and only it is audited over the rest of the grid. A candidate that fails at the smallest
+w is dropped, not refused. Only when the floor fails is nothing released; the refusal then names
+the columns that drive the leak (:func:`column_drivers`).
 
 Why in ranking order and stop at the first pass: it is the rule "drop the candidates that fail,
 take the best-ranked of those left" (the ranking does not depend on the audit), and in the

@@ -269,7 +269,8 @@ def count_closer(points: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> 
     float32 error bound of the radius are re-checked in float64). Never an n x n matrix.
 
     Example:
-        >>> count_closer(np.array([[0.0], [1.0], [2.0]]), np.array([[0.0]]), np.array([2.0])).tolist()
+        >>> real = np.array([[0.0], [1.0], [2.0]])
+        >>> count_closer(real, np.array([[0.0]]), np.array([2.0])).tolist()
         [2]
     """
     p = np.ascontiguousarray(points, dtype=np.float64)

@@ -79,8 +79,14 @@ class ReleasedSpace:
             if numeric and s.nunique(dropna=True) > ONE_HOT_UP_TO:
                 v = s.to_numpy(dtype="float64")
                 sd = float(np.nanstd(v))
-                out.append(_Numeric(str(name), float(np.nanmean(v)), sd if sd > 0 else 1.0,
-                                    bool(np.isnan(v).any())))  # fmt: skip
+                out.append(
+                    _Numeric(
+                        str(name),
+                        float(np.nanmean(v)),
+                        sd if sd > 0 else 1.0,
+                        bool(np.isnan(v).any()),
+                    )
+                )
             else:
                 levels = tuple(sorted(_text(s).dropna().unique()))
                 out.append(_Levels(str(name), levels))

@@ -1,8 +1,8 @@
 """Data-independent encoding for DP mode: every range comes from the user or a clinical preset.
 
-The ordinary :class:`engine.encoding.encoder.TableEncoder` z-scores with the data's means and SDs and
-takes the time window and bounds from the observed range: each is an unnoised statistic of the
-records and would void a DP guarantee. :class:`BoundedEncoder` uses only declared numbers:
+The ordinary :class:`engine.encoding.encoder.TableEncoder` z-scores with the data's means and
+SDs and takes the time window and bounds from the observed range: each is an unnoised statistic
+of the records and would void a DP guarantee. :class:`BoundedEncoder` uses only declared numbers:
 
 ==============  ========================================================  =====================
 kind            forward (u ~ U(0, 1))                                      back

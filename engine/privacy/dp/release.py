@@ -8,9 +8,9 @@
 
 The released rows are post-processing of the DP model and inherit its (epsilon, delta)
 guarantee. Latent Noise Injection does *not* (it maps each real record), so the DP release is
-always Flow Sampling. Parts: :mod:`engine.privacy.dp.accountant` (PLD, RDP bound, mu-GDP for comparison),
-:mod:`engine.privacy.dp.train` (per-record gradients, clipping, noise), :mod:`engine.privacy.dp.bounds`
-(data-independent ranges, ``CLINICAL_PRESETS``).
+always Flow Sampling. Parts: :mod:`engine.privacy.dp.accountant` (PLD, RDP bound, mu-GDP for
+comparison), :mod:`engine.privacy.dp.train` (per-record gradients, clipping, noise),
+:mod:`engine.privacy.dp.bounds` (data-independent ranges, ``CLINICAL_PRESETS``).
 
 References: DP-NF paper (seeds/dp-normalizing-flows-paper.md) sections 2.2 and 3.2;
 METHOD.md section 9; Dong, Roth & Su 2019; Bu et al. 2020.
@@ -22,7 +22,8 @@ Example:
     >>> df = pd.DataFrame({"age": rng.integers(40, 80, 300), "sbp": rng.integers(100, 180, 300)})
     >>> rel = dp_release_frame(df, infer_schema(df), epsilon=8.0, rng=rng, seed=0,
     ...                        config=DPConfig(flows=1, hidden=8, steps=5))
-    >>> len(rel.synthetic), rel.guarantee["steps"], bool(rel.synthetic["age"].between(18, 110).all())
+    >>> ages_ok = bool(rel.synthetic["age"].between(18, 110).all())
+    >>> len(rel.synthetic), rel.guarantee["steps"], ages_ok
     (300, 5, True)
 """
 
@@ -205,7 +206,8 @@ def dp_membership_audit(
     progress: ProgressFn = no_progress,
     cancel: CancelToken = NEVER_CANCELLED,
 ) -> Any:
-    """The pipeline's membership audit (:func:`engine.privacy.audit.run_audit`) applied to the DP release.
+    """The pipeline's membership audit (:func:`engine.privacy.audit.run_audit`) applied to the
+    DP release.
 
     A DP flow with the same (epsilon, delta) is trained on the audit's 80 % split and Flow
     Sampling is audited: ``w = 0`` of Latent Noise Injection *is* Flow Sampling, so the audit's
@@ -252,7 +254,8 @@ def _guarantee_dict(flow: DPTrainedFlow, enc: BoundedEncoder) -> dict[str, Any]:
     g = flow.guarantee
     assert g is not None
     notes = [
-        "The number of released rows equals the number of real complete rows; n is treated as public.",
+        "The number of released rows equals the number of real complete rows; n is treated as "
+        "public.",
         "Noise is drawn from torch's pseudo-random generator in float32 (no cryptographic or "
         "floating-point hardening).",
         "Column kinds and decimal places are read from the data unless they were declared.",
@@ -265,9 +268,10 @@ def _guarantee_dict(flow: DPTrainedFlow, enc: BoundedEncoder) -> dict[str, Any]:
         )
     if g.epsilon_gdp is not None and g.epsilon_gdp < g.epsilon * 0.98:
         notes.append(
-            f"The mu-GDP approximation used by the DP-NF paper gives epsilon {g.epsilon_gdp:.2f} for "
-            f"the same training, below the stated {g.epsilon:.2f}: it is a central-limit "
-            "approximation that under-states epsilon at small sampling rates, so it is not used."
+            "The mu-GDP approximation used by the DP-NF paper gives epsilon "
+            f"{g.epsilon_gdp:.2f} for the same training, below the stated {g.epsilon:.2f}: it is "
+            "a central-limit approximation that under-states epsilon at small sampling rates, so "
+            "it is not used."
         )
     return {
         **g.to_dict(),
