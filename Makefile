@@ -71,7 +71,7 @@ MUTATE_SCOPE ?= engine.flows.generate.* engine.privacy.audit.x_select_w__* engin
 	engine.privacy.decision.* engine.privacy.measure.x_membership_auc__* engine.privacy.audit.x_epsilon_for_copies__* \
 	engine.privacy.release.x_record_ranks__* engine.privacy.release.x_release_metrics__* \
 	engine.privacy.release.x_protect_outliers__* engine.privacy.release.x_epsilon_statement__* \
-	engine.privacy.neighbours.x_count_closer__* engine.privacy.neighbours.x_kth_neighbour_distances__* \
+	engine.search.neighbours.x_count_closer__* engine.search.neighbours.x_kth_neighbour_distances__* \
 	engine.privacy.dp.accountant.x_gdp_mu__* engine.privacy.dp.accountant.x_delta_for_epsilon__* \
 	engine.privacy.dp.accountant.x_sigma_for_epsilon__* engine.privacy.dp.accountant.x__calibrated_sigma__* \
 	engine.privacy.dp.accountant.x__bisect_sigma__* engine.privacy.dp.accountant.x_rdp_epsilon__* \

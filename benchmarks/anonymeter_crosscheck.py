@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from engine.privacy.disclosure_risk import InferenceRisk, Rate, guesses_right, nearest_guesses
-from engine.privacy.key_groups import gower_coordinates
+from engine.disclosure.key_groups import gower_coordinates
+from engine.disclosure.risk import InferenceRisk, Rate, guesses_right, nearest_guesses
 
 
 def cohort(n: int, seed: int) -> pd.DataFrame:

@@ -44,8 +44,10 @@ def main() -> None:
         event = found.event or found.likely_event
         path = folder / f"{name.split()[0]}.csv"
         frame.to_csv(path, index=False)
-        print(f"== {name}: {len(frame)} rows; recognised {time}/{event}"
-              + (f" (asked: {found.question})" if found.question else ""))
+        print(
+            f"== {name}: {len(frame)} rows; recognised {time}/{event}"
+            + (f" (asked: {found.question})" if found.question else "")
+        )
         if spec is not None:
             print(f"   bench model: {spec.time}/{spec.event}; {', '.join(spec.covariates)}")
         if not (time and event):

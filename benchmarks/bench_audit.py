@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.privacy.audit import AuditConfig, run_audit  # noqa: E402
-from engine.privacy.neighbours import count_closer, nearest_distances  # noqa: E402
+from engine.search.neighbours import count_closer, nearest_distances  # noqa: E402
 
 
 class ScaledMap:

@@ -101,8 +101,8 @@ def oracle_split(table: Table, o: int, grid: tuple[float, ...], tmp: Path) -> li
     from engine.flows.generate import inject_latent_noise
     from engine.privacy.attacks import Split, _Draw, reference_densities
     from engine.privacy.audit import AuditConfig, score_draw
-    from engine.privacy.density import principal_basis
     from engine.privacy.released_space import ReleasedSpace
+    from engine.search.density import principal_basis
 
     order = np.random.default_rng(5000 + o).permutation(len(table.frame))
     half = len(order) // 2
@@ -306,10 +306,16 @@ def verdicts(s: pd.DataFrame, runs: pd.DataFrame) -> list[str]:
             ratio <= 1.0)  # fmt: skip
         if mid["z_copula"].notna().any():
             worse = mid[mid["z"] > mid["z_copula"] + mid["z_minus_copula_se"].fillna(0)]
-            say(f"{tag}: z-gap at most the copula's + one paired SE on every 200-2,000 table "
-                f"({len(worse)} over: {', '.join(worse['table']) or 'none'})", worse.empty)
-        say(f"{tag}: refusals where the floor's w = 0 estimate was under 0.53: "
-            f"{int(part['refused_under_053'].sum())}", part["refused_under_053"].sum() == 0)
+            say(
+                f"{tag}: z-gap at most the copula's + one paired SE on every 200-2,000 table "
+                f"({len(worse)} over: {', '.join(worse['table']) or 'none'})",
+                worse.empty,
+            )
+        say(
+            f"{tag}: refusals where the floor's w = 0 estimate was under 0.53: "
+            f"{int(part['refused_under_053'].sum())}",
+            part["refused_under_053"].sum() == 0,
+        )
         large = part[2 * part["members"] >= 500]  # the table's rows: members are half of them
         if len(large):
             worst = large.loc[large["w_sd"].idxmax()]

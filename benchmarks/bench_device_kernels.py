@@ -31,8 +31,8 @@ from functools import partial
 import numpy as np
 import torch
 
-from engine.privacy.density import GaussianKDE, leave_one_out_refits, principal_basis
-from engine.privacy.neighbours import nearest_distances, neighbour_distances
+from engine.search.density import GaussianKDE, leave_one_out_refits, principal_basis
+from engine.search.neighbours import nearest_distances, neighbour_distances
 
 
 def table(n: int, d: int, rng: np.random.Generator, jitter: float = 0.0) -> np.ndarray:

@@ -68,7 +68,7 @@ from engine.pipeline.config import RunConfig  # noqa: E402
 from engine.pipeline.prepare_step import prepare  # noqa: E402
 from engine.pipeline.synthesize_step import synthesize  # noqa: E402
 from engine.privacy.audit import membership_auc  # noqa: E402
-from engine.privacy.neighbours import nearest_distances  # noqa: E402
+from engine.search.neighbours import nearest_distances  # noqa: E402
 from engine.stats.models import ModelSpec, compare_fits  # noqa: E402
 
 LABEL_KINDS = ("binary", "event", "categorical")

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engine.privacy.neighbours import nearest_distances
+from engine.search.neighbours import nearest_distances
 
 
 def make(kind: str, n: int, d: int, rng: np.random.Generator) -> np.ndarray:

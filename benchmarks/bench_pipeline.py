@@ -72,7 +72,7 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("decode latent", "engine.flows.train", "TrainedFlow.from_latent"),
     ("to distance space", "engine.encoding.encoder", "TableEncoder.distance_space"),
     ("neighbour search", "engine.privacy.measure", "nearest_distances"),
-    ("density attack", "engine.privacy.density", "GaussianKDE.log_density"),
+    ("density attack", "engine.search.density", "GaussianKDE.log_density"),
     ("release metrics", "engine.privacy.audit", "release_metrics"),  # imported at call time
     ("ranks", "engine.privacy.release", "record_ranks"),
     ("neighbours", "engine.privacy.release", "neighbour_distances"),

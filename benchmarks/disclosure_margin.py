@@ -1,5 +1,5 @@
 """How far apart two fresh real samples' disclosure measures fall: the margin of the disclosure
-rule (issue 29, ``engine/privacy/disclosure_check.py``).
+rule (issue 29, ``engine/disclosure/check.py``).
 
 For each public table (lifelines' lung, rossi, gbsg2, kidney_transplant, lymph_node, scikit-learn's
 diabetes, the demo cohort; with ``SKSURV_DATA`` set, scikit-survival's whas500, actg320 and
@@ -30,7 +30,7 @@ import pandas as pd
 
 from engine.columns.keys import suggest_keys, suggest_targets
 from engine.columns.schema import infer_schema
-from engine.privacy.disclosure_check import NUMERIC_KINDS, measure_disclosure
+from engine.disclosure.check import NUMERIC_KINDS, measure_disclosure
 
 # candidate rules: (floor in points, multiple of the fresh sample's spread over the halvings)
 RULES = {"3": (3.0, 0.0), "5": (5.0, 0.0), "max(3,3sd)": (3.0, 3.0), "max(3,4sd)": (3.0, 4.0),

@@ -48,7 +48,7 @@ __all__ = [
 
 BRUTE_FORCE_MIN_DIM = 16
 """Fewest columns for which the exact search uses the certified float32 brute force on the CPU
-(the k-d tree below). Kept at 16 (same crossover as :mod:`engine.privacy.neighbours`):
+(the k-d tree below). Kept at 16 (same crossover as :mod:`engine.search.neighbours`):
 ``benchmarks/bench_neighbours.py``, 20,000 queries x 20,000 rows, median wall seconds of 3
 (1 at d >= 16), 2 shared cores, k-d tree / brute force::
 
@@ -146,7 +146,7 @@ def resolve_device(requested: str) -> DeviceChoice:
 def nn_method_for(device: str, d: int) -> str:
     """Nearest-neighbour method for ``d`` columns on a resolved device: on a GPU ``cuda`` at
     every d (the audit's distance and density kernels in float64 blocks on the device,
-    :mod:`engine.privacy.device_kernels`; issue 45: the old float32 search synchronised with
+    :mod:`engine.search.device_kernels`; issue 45: the old float32 search synchronised with
     the host per chunk and lost to the k-d tree below 16 columns); on the CPU the exact k-d
     tree below 16 columns and the CPU brute force above."""
     if device.startswith("cuda"):

@@ -19,9 +19,9 @@ from scipy.stats import gaussian_kde
 from engine.columns.schema import infer_schema
 from engine.encoding.encoder import TableEncoder
 from engine.privacy.audit import AuditConfig, run_audit
-from engine.privacy.density import GaussianKDE, principal_basis
-from engine.privacy.neighbours import count_closer, nearest_distances
 from engine.privacy.release import record_ranks, release_metrics
+from engine.search.density import GaussianKDE, principal_basis
+from engine.search.neighbours import count_closer, nearest_distances
 
 
 def _mixed_rows(n: int, seed: int) -> np.ndarray:

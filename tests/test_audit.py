@@ -20,7 +20,6 @@ from engine.privacy.audit import (
     roc_curve,
     run_audit,
 )
-from engine.privacy.neighbours import count_closer, nearest_distances
 from engine.privacy.release import (
     epsilon_statement,
     latent_diameter,
@@ -30,6 +29,7 @@ from engine.privacy.release import (
     safe_histogram,
 )
 from engine.progress import CancelToken
+from engine.search.neighbours import count_closer, nearest_distances
 
 D, RHO, N = 5, 0.9, 2500
 SIGMA = (1 - RHO) * np.eye(D) + RHO * np.ones((D, D))

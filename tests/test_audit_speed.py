@@ -136,7 +136,7 @@ def test_the_faster_cell_searches_leave_the_audit_unchanged(monkeypatch) -> None
     order change no number of the audit: on 8,000 mixed rows (two flags, a 3-level one-hot
     block, three numbers; the cell path, reference sets above 4,096 rows) the curve's AUCs and
     SEs and the selected w equal those with numpy's unique by rows and row-order queries."""
-    import engine.privacy.cells as cells
+    import engine.search.cells as cells
 
     rng = np.random.default_rng(5)
     n = 8_000

@@ -1,5 +1,5 @@
 """The cell-split neighbour searches give the same exact distances and counts as one k-d tree
-over all columns (engine.privacy.cells), on mixed tables with ties, duplicates, empty cells and
+over all columns (engine.search.cells), on mixed tables with ties, duplicates, empty cells and
 cells that only one side has."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from scipy.spatial import cKDTree
 
-from engine.privacy.cells import (
+from engine.search.cells import (
     count_by_cell,
     discrete_columns,
     kth_by_cell,
     nearest_by_cell,
     unique_rows,
 )
-from engine.privacy.neighbours import count_closer, nearest_distances, neighbour_distances
+from engine.search.neighbours import count_closer, nearest_distances, neighbour_distances
 
 
 def _mixed(n: int, rng: np.random.Generator, *, numbers: int = 3, rounded: bool = True):
@@ -91,7 +91,7 @@ def test_count_by_cell_equals_one_tree_strictly_inside(seed):
 def test_public_searches_take_the_cell_split_above_the_size_floor(monkeypatch):
     """Above ``CELLS_MIN_ROWS`` reference rows the public searches go through the cell split
     (and give the one-tree answers); below it, one tree."""
-    import engine.privacy.neighbours as nb
+    import engine.search.neighbours as nb
 
     rng = np.random.default_rng(5)
     ref, queries = _mixed(600, rng), _mixed(200, rng)
@@ -112,7 +112,7 @@ def test_public_searches_take_the_cell_split_above_the_size_floor(monkeypatch):
 def test_nearest_by_cell_batches_many_far_queries_by_bound(monkeypatch):
     """Over 8,192 queries searching another cell go in four batches by their bound: same
     exact distances."""
-    import engine.privacy.cells as cells
+    import engine.search.cells as cells
 
     rng = np.random.default_rng(7)
     ref = np.hstack([rng.normal(size=(3000, 2)), rng.integers(0, 2, (3000, 1)).astype(float)])
@@ -161,7 +161,7 @@ def test_queries_in_tree_order_give_the_same_answers(seed, monkeypatch):
     only: 18.6 -> 5.7 s for the 5th neighbours of a 162,636-row cell); every distance and
     count is bit for bit the one in row order (the reordering forced on small inputs), and
     the one-tree answer."""
-    import engine.privacy.cells as cells
+    import engine.search.cells as cells
 
     rng = np.random.default_rng(seed)
     ref, queries = _mixed(3000, rng), _mixed(500, rng)
@@ -194,8 +194,8 @@ def test_counts_in_reach_equal_the_tiles_over_every_cell(seed):
     """Issue 31: the release's rank counts skip the cells a ball cannot reach on the discrete
     columns alone; the counts equal the float32 tiles over all points, with radii from inside
     one cell to across every cell and radii exactly at a point's distance (not counted)."""
-    from engine.privacy.cells import count_in_reach
-    from engine.privacy.neighbours import _tiled_count_closer
+    from engine.search.cells import count_in_reach
+    from engine.search.neighbours import _tiled_count_closer
 
     rng = np.random.default_rng(seed)
     ref, queries = _mixed(4000, rng), _mixed(600, rng)

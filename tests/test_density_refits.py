@@ -1,5 +1,5 @@
 """The density attack's leave-one-out references computed all at once
-(engine.privacy.density.leave_one_out_refits) against a KDE refitted without each row in turn,
+(engine.search.density.leave_one_out_refits) against a KDE refitted without each row in turn,
 and against scipy's gaussian_kde (an independent implementation)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import gaussian_kde
 
-from engine.privacy.density import GaussianKDE, leave_one_out_refits, principal_basis
+from engine.search.density import GaussianKDE, leave_one_out_refits, principal_basis
 
 
 def _one_by_one(x: np.ndarray, basis: np.ndarray) -> np.ndarray:

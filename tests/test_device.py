@@ -24,7 +24,7 @@ from engine.device import ieee_float32, nn_method_for, resolve_device, seeded_de
 from engine.errors import InputError
 from engine.flows.train import FlowConfig, train_flow
 from engine.pipeline import RunConfig, run_pipeline
-from engine.privacy.neighbours import nearest_distances
+from engine.search.neighbours import nearest_distances
 
 GPU_NAME, GPU_CAPABILITY = "Tesla V100-SXM2-16GB", (7, 0)
 NO_KERNEL = "CUDA error: no kernel image is available for execution on the device"

@@ -1,4 +1,4 @@
-"""The audit's kernels in torch blocks (engine.privacy.device_kernels, issue 45 item 2) against
+"""The audit's kernels in torch blocks (engine.search.device_kernels, issue 45 item 2) against
 the CPU path: run here on the CPU device (method "torch" or LATENT_SYNTH_TORCH_KERNELS), so CI
 runs the GPU code paths; the last tests run on a real GPU only.
 
@@ -17,13 +17,13 @@ import torch
 from scipy.spatial import cKDTree
 from scipy.special import logsumexp
 
-import engine.privacy.device_kernels as kernels
-import engine.privacy.neighbours as neighbours
+import engine.search.device_kernels as kernels
+import engine.search.neighbours as neighbours
 from engine.device import probe_cuda
 from engine.privacy.audit import AuditConfig, run_audit
-from engine.privacy.density import GaussianKDE, leave_one_out_refits, principal_basis
-from engine.privacy.device_kernels import FORCE_ENV, kernel_device, knn, log_kernel_sums
-from engine.privacy.neighbours import nearest_distances, neighbour_distances
+from engine.search.density import GaussianKDE, leave_one_out_refits, principal_basis
+from engine.search.device_kernels import FORCE_ENV, kernel_device, knn, log_kernel_sums
+from engine.search.neighbours import nearest_distances, neighbour_distances
 
 CPU = torch.device("cpu")
 SIZES = [(500, 3), (1500, 8), (3000, 20)]

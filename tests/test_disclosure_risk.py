@@ -11,9 +11,9 @@ import pytest
 
 from engine.columns.keys import suggest_keys, suggest_targets
 from engine.columns.schema import infer_schema
-from engine.privacy.disclosure_check import margin_for, measure_disclosure, shown_pct
-from engine.privacy.disclosure_risk import InferenceRisk, Rate, synthpop_figures
-from engine.privacy.key_groups import Banding, cell_codes, fit_banding, numtocat_breaks
+from engine.disclosure.check import margin_for, measure_disclosure, shown_pct
+from engine.disclosure.key_groups import Banding, cell_codes, fit_banding, numtocat_breaks
+from engine.disclosure.risk import InferenceRisk, Rate, synthpop_figures
 
 
 def _figures(real: pd.DataFrame, syn: pd.DataFrame, keys: list[str], target: str):
@@ -139,8 +139,8 @@ def test_inference_risk_agrees_with_anonymeter() -> None:
     pytest.importorskip("anonymeter")
     from anonymeter.evaluators import InferenceEvaluator
 
-    from engine.privacy.disclosure_risk import guesses_right, nearest_guesses
-    from engine.privacy.key_groups import gower_coordinates
+    from engine.disclosure.key_groups import gower_coordinates
+    from engine.disclosure.risk import guesses_right, nearest_guesses
 
     people = _fine_cohort(1000, 3)
     members, control = people.iloc[:500].reset_index(drop=True), people.iloc[500:]

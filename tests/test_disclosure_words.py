@@ -16,8 +16,8 @@ import pytest
 
 from engine.columns.keys import keys_and_targets
 from engine.columns.schema import infer_schema
-from engine.privacy.disclosure_check import DisclosureResult, measure_disclosure
-from engine.privacy.disclosure_words import left_out_columns
+from engine.disclosure.check import DisclosureResult, measure_disclosure
+from engine.disclosure.words import left_out_columns
 
 N = 400
 

@@ -168,8 +168,8 @@ def test_gaussian_candidate_is_the_whitened_start_alone() -> None:
 def _released_attack(real, members, holdout, synth) -> float:  # type: ignore[no-untyped-def]
     """The checker's attack on a released file, as the audit's ``released`` attack runs it."""
     from engine.privacy.audit import membership_auc
-    from engine.privacy.neighbours import nearest_distances
     from engine.privacy.released_space import ReleasedSpace
+    from engine.search.neighbours import nearest_distances
 
     space = ReleasedSpace.fit(real)
     ref = space.transform(synth)
@@ -327,7 +327,9 @@ def test_a_refusal_is_confirmed_on_more_rounds() -> None:
     assert res.curve[1].units == 5 and not res.curve[1].decides  # shown, measured once a split
 
     passing = _Family()
-    res2 = run_family_audit(_rows(500), _rows(500), passing, config=cfg, rng=np.random.default_rng(1))
+    res2 = run_family_audit(
+        _rows(500), _rows(500), passing, config=cfg, rng=np.random.default_rng(1)
+    )
     assert res2.selected_w is not None and res2.candidates[1].status == "chosen"
     assert res2.smallest_w_splits == 5 and passing.fitted.count("gaussian") == 5
     assert res2.candidates[0].status == "dropped" and res2.rounds == 1
@@ -353,7 +355,9 @@ def test_the_release_gap_is_added_above_the_smallest_w_only() -> None:
     assert decide({"distance": other}, 0.55, gap=0.05).w == 0.7  # the gap is the released one's
 
 
-def test_a_flow_under_the_limit_gets_more_rounds_before_it_is_dropped_a_leaky_one_does_not() -> None:
+def test_a_flow_under_the_limit_gets_more_rounds_before_it_is_dropped_a_leaky_one_does_not() -> (
+    None
+):
     """A candidate whose estimate at w = 0 is under the limit but whose bound is over it is
     measured on more rounds (up to ``max_rounds``) before it is dropped: one round's noise does
     not choose the model. One whose estimate is over the limit (a memorizer) is dropped on the

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy.spatial import cKDTree
 
-from engine.privacy.neighbours import count_closer, kth_neighbour_distances, nearest_distances
+from engine.search.neighbours import count_closer, kth_neighbour_distances, nearest_distances
 
 LINE = np.array([[0.0], [1.0], [3.0], [6.0], [10.0]])  # integer gaps: every distance exact
 
@@ -128,7 +128,7 @@ def test_count_closer_is_strict_on_both_paths(d: int) -> None:
     """Points 0, 1, 2, 3 on a line (padded to d = 16 for the brute-force path): around 0 with
     radius 2 two points lie strictly closer (0 and 1; 2 sits on the circle); radius 2.5 -> 3;
     radius 0 -> 0; around 1.5 with radius 1.5 -> 2 (0 and 3 on the circle)."""
-    from engine.privacy.neighbours import count_closer
+    from engine.search.neighbours import count_closer
 
     def pad(x: list[float]) -> np.ndarray:
         out = np.zeros((len(x), d))
@@ -146,7 +146,7 @@ def test_count_closer_brute_path_resolves_rounding_at_the_radius() -> None:
     """d = 20, large coordinates: a point exactly 5 away (3-4-5 triangle) is not closer than 5,
     one at 4.999999 is, and one at 5.000001 is not, though float64 |a|^2 + |b|^2 - 2ab cannot
     tell."""
-    from engine.privacy.neighbours import count_closer
+    from engine.search.neighbours import count_closer
 
     base = np.full((1, 20), 1e4)
     pts = np.repeat(base, 3, axis=0)

@@ -32,8 +32,8 @@ import numpy as np
 import pytest
 
 import engine.privacy.release as release
-from engine.privacy.neighbours import kth_neighbour_distances
 from engine.privacy.release import record_ranks, release_metrics
+from engine.search.neighbours import kth_neighbour_distances
 
 REAL = np.array([[0.0], [1.0], [3.0], [6.0], [10.0]])
 SYNTH = np.array([[2.0], [1.0], [6.5], [2.0], [24.0]])

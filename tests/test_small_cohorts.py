@@ -18,7 +18,7 @@ import torch
 import engine.flows.select as select
 from engine.flows.train import FlowConfig, _noisy, _split, train_flow
 from engine.privacy.audit import membership_auc
-from engine.privacy.density import GaussianKDE
+from engine.search.density import GaussianKDE
 
 
 def _population(n: int, rng: np.random.Generator) -> np.ndarray:
@@ -182,7 +182,7 @@ def test_each_holdout_row_is_scored_by_a_density_fitted_without_it() -> None:
     bandwidth too), the members' is a KDE of all holdout rows but one; above the exact-refit
     size the row's own kernel is dropped only."""
     from engine.privacy import attacks
-    from engine.privacy.density import GaussianKDE
+    from engine.search.density import GaussianKDE
 
     rng = np.random.default_rng(3)
     members, hold, basis = rng.normal(size=(30, 3)), rng.normal(size=(12, 3)), np.eye(3)

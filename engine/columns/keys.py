@@ -7,7 +7,7 @@ employer or a newspaper can know about a person: age (or year or date of birth),
 ethnicity or race, where they live, and dates of events; the targets are what they should not
 learn: the event and every other clinical column. The suggestion is a start: the wizard's Columns
 page and the command line let the user add or remove keys (:attr:`RunConfig.keys`), and the
-measures (:mod:`engine.privacy.disclosure_risk`) use exactly the columns chosen.
+measures (:mod:`engine.disclosure.risk`) use exactly the columns chosen.
 
 References: Raab, Nowok & Dibben (2024) "Practical privacy metrics for synthetic data",
 arXiv:2406.16826 (keys and targets, section 3); Elliot et al. (2020) "The Anonymisation Decision-
@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from engine.disclosure.words import MAX_TARGETS, TARGET_KINDS
 from engine.errors import InputError
 from engine.files.names import name_tokens
 
@@ -44,8 +45,9 @@ KEY_TOKENS = frozenset(
     ).split()
 )
 KEY_KINDS = frozenset({"date"})  # exact dates of events are keys whatever their name
-TARGET_KINDS = frozenset({"continuous", "integer", "binary", "categorical", "event", "time"})
-MAX_TARGETS = 8  # the event first, then the clinical columns in input order
+# TARGET_KINDS and MAX_TARGETS (the kinds a disclosure target may have, and how many are
+# measured: the event first, then the clinical columns in input order) are the disclosure
+# check's own limits, in engine.disclosure.words
 
 
 def is_key_name(name: str) -> bool:

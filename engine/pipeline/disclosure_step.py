@@ -1,6 +1,6 @@
 """Identity and attribute disclosure of the released file, and the rule that joins it to the
 choice of w (issue 29): the released file may disclose no more than a fresh real sample of the
-same size, plus a margin (:mod:`engine.privacy.disclosure_check`).
+same size, plus a margin (:mod:`engine.disclosure.check`).
 
 Called by :func:`engine.pipeline.release_step.release` on every release (the run's and the
 wizard's release at a user-chosen w), after the copies are drawn and before anything is
@@ -39,8 +39,8 @@ from engine.progress import CancelToken, ProgressFn
 if TYPE_CHECKING:
     import pandas as pd
 
+    from engine.disclosure.check import DisclosureResult
     from engine.pipeline.config import Prepared
-    from engine.privacy.disclosure_check import DisclosureResult
 
 NUMERIC_KINDS = ("continuous", "time")
 MANY_VALUES = 20  # a whole-number target with more values is guessed within 5 %, like a measurement
@@ -66,8 +66,8 @@ def measure_release(
 ) -> DisclosureResult | None:
     """The measures on a released file in record order (the index of the real rows)."""
     from engine.columns.keys import keys_and_targets
-    from engine.privacy.disclosure_check import measure_disclosure
-    from engine.privacy.disclosure_words import left_out_columns
+    from engine.disclosure.check import measure_disclosure
+    from engine.disclosure.words import left_out_columns
 
     cfg = prep.config
     if synthetic is None:
@@ -201,8 +201,8 @@ def refusal_words(found: DisclosureResult, w: float) -> str:
     figures, and what to do.
 
     Example:
-        >>> from engine.privacy.disclosure_check import DisclosureResult, TargetDisclosure
-        >>> from engine.privacy.disclosure_risk import InferenceRisk, Rate
+        >>> from engine.disclosure.check import DisclosureResult, TargetDisclosure
+        >>> from engine.disclosure.risk import InferenceRisk, Rate
         >>> t = TargetDisclosure("cvd", False, 40.0, 50.0, 52.0, 20.0, 3.0, 70.0, 50.0,
         ...     InferenceRisk.of(Rate(0.7, 0.05), Rate(0.5, 0.05)), 15.0)
         >>> d = DisclosureResult(("age", "sex"), {}, 10.0, 2.0, 1.0, 1.0, 0.2, (t,), 3.0, 800,

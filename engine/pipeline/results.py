@@ -27,10 +27,10 @@ import pandas as pd
 
 if TYPE_CHECKING:
     from engine.disclosure import CopyCheck
+    from engine.disclosure.check import DisclosureResult
     from engine.flows.train import TrainedFlow
     from engine.pipeline.config import Prepared, RunConfig
     from engine.privacy.audit import AuditResult, BindingAttack, CurvePoint
-    from engine.privacy.disclosure_check import DisclosureResult
     from engine.privacy.dp.release import DPRelease
     from engine.privacy.release import EpsilonStatement, ReleaseMetrics
     from engine.stats.models import FidelityResult, ModelFit

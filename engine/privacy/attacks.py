@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.flows.generate import inject_latent_noise
-from engine.privacy.density import GaussianKDE, leave_one_out_refits, principal_basis
+from engine.search.density import GaussianKDE, leave_one_out_refits, principal_basis
 
 if TYPE_CHECKING:
     from engine.privacy.measure import CurvePoint
@@ -246,7 +246,7 @@ def reference_densities(
     and 0.55-0.68 on 172-442-row clinical tables, enough to refuse them; refitted, 0.49-0.50
     (``tests/test_small_cohorts.py``). Above that size the bias is below 0.005 and n refits
     would cost n^2. ``method``: the audit's ``nn_method`` (``"cuda"``: the kernel sums in
-    torch on the GPU, :mod:`engine.privacy.device_kernels`).
+    torch on the GPU, :mod:`engine.search.device_kernels`).
 
     Example:
         >>> x = np.random.default_rng(0).standard_normal((40, 2))

@@ -3,9 +3,9 @@
 Why by hand: no library runs this audit. Privacy toolkits (e.g. synthcity, anonymeter) score one
 finished synthetic table; here the flow is re-fitted on a train split, Latent Noise Injection is
 re-run for every w with fresh noise, and the selection rule needs mean and standard error per w.
-Library parts used: scipy ``cKDTree`` (exact nearest neighbours, :mod:`engine.privacy.neighbours`),
+Library parts used: scipy ``cKDTree`` (exact nearest neighbours, :mod:`engine.search.neighbours`),
 ``scipy.stats.rankdata`` (AUC as a Mann-Whitney statistic, ties one half), torch matrix
-products for the kernel sums (:mod:`engine.privacy.density`).
+products for the kernel sums (:mod:`engine.search.density`).
 
 Attacks, all scored on every w of the grid (METHOD.md section 5):
     distance (the paper's eqs. 24/25): score d(X) = min over synthetic rows ||X - X~||.

@@ -13,7 +13,7 @@ That spread (ties of coded columns included) is rescaled to a checker with as ma
 as members (an AUC's variance goes as 1/n1 + 1/n0).
 
 Why by hand: the statement joins the audit's fit with a reference measured on the real rows;
-scipy's ``cKDTree`` does the neighbour searches (:mod:`engine.privacy.neighbours`).
+scipy's ``cKDTree`` does the neighbour searches (:mod:`engine.search.neighbours`).
 
 References: Hanley & McNeil (1982) on the variance of an AUC; METHOD.md section 5.
 
@@ -33,7 +33,7 @@ import numpy as np
 from scipy.stats import norm
 
 from engine.privacy.measure import membership_auc
-from engine.privacy.neighbours import nearest_distances
+from engine.search.neighbours import nearest_distances
 
 PARTITIONS = 12  # random three-way splits of the real rows behind the fresh-sample spread
 MAX_ROWS = 30_000  # rows drawn for those splits on a larger table

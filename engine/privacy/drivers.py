@@ -46,7 +46,7 @@ def column_drivers(
         'id'
     """
     from engine.privacy.measure import membership_auc
-    from engine.privacy.neighbours import nearest_distances
+    from engine.search.neighbours import nearest_distances
 
     own = np.arange(X_dist.shape[1] - config.released_columns)  # the audit's own space
     keep_sets = {"": own}

@@ -19,8 +19,8 @@ import numpy as np
 from scipy.stats import rankdata
 
 from engine.privacy.attacks import ROC_FPR, Split, _Draw, binding_attack, roc_curve
-from engine.privacy.density import GaussianKDE
-from engine.privacy.neighbours import nearest_distances
+from engine.search.density import GaussianKDE
+from engine.search.neighbours import nearest_distances
 
 ONE_REPEAT_NOTE = "measured on the first round only; above the decision, it cannot change it"
 ATTACKS = ("distance", "density", "released")

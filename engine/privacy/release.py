@@ -2,7 +2,7 @@
 
 Why by hand: no library computes the paper's closer probability (eq. 22) or ranks (eq. 26),
 and the output checker's rules (no individual distances; small counts merged) are ours. Library
-parts used: scipy ``cKDTree`` via :mod:`engine.privacy.neighbours` (ball counts, k-NN distances).
+parts used: scipy ``cKDTree`` via :mod:`engine.search.neighbours` (ball counts, k-NN distances).
 
 Definitions (real row X_i, its own synthetic row X~_i, distances in the standardized space):
     rank r_i = #{j != i : ||X_i - X_j|| < ||X_i - X~_i||}          (eq. 26)
@@ -31,7 +31,7 @@ from typing import Protocol
 import numpy as np
 
 from engine.flows.generate import perturb_latent
-from engine.privacy.neighbours import count_closer, kth_neighbour_distances, neighbour_distances
+from engine.search.neighbours import count_closer, kth_neighbour_distances, neighbour_distances
 
 K_RISK = 5  # a record is at risk when its synthetic partner is nearer than its 5th real neighbour
 

@@ -2,9 +2,9 @@
 who knows a patient's age, sex and the like learns from the synthetic file, beside what a fresh
 sample of real patients would tell them, and the rule that joins the two to the choice of w
 (issue 29). Which columns the check covers, what its margin is and what its figures mean are
-said in the engine's words (:mod:`engine.privacy.disclosure_words`, issue 44).
+said in the engine's words (:mod:`engine.disclosure.words`, issue 44).
 
-The page lays out :class:`engine.privacy.disclosure_check.DisclosureResult` (read by attribute:
+The page lays out :class:`engine.disclosure.check.DisclosureResult` (read by attribute:
 the report does not import ``privacy``): one sentence and one table row per target, the
 identity figures, the rule and how the reference was drawn. Percentages that stand for fewer
 than 10 real patients are shown as "fewer than 10 patients", as every count of the report.
@@ -27,8 +27,8 @@ from engine.report.data import THRESHOLD
 from engine.report.layout import paragraph, table, text
 
 if TYPE_CHECKING:
+    from engine.disclosure.check import DisclosureResult, TargetDisclosure
     from engine.pipeline.results import RunResult
-    from engine.privacy.disclosure_check import DisclosureResult, TargetDisclosure
 
 HEADING = "2b. Identity and attribute disclosure"
 QUESTION = (

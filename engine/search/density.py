@@ -38,8 +38,8 @@ import math
 
 import numpy as np
 
-from engine.privacy.device_kernels import kernel_device, leave_one_out_refits_torch, log_kernel_sums
-from engine.privacy.parallel import over_blocks
+from engine.search.device_kernels import kernel_device, leave_one_out_refits_torch, log_kernel_sums
+from engine.search.parallel import over_blocks
 
 _CHUNK_ELEMENTS = 2**20  # float32 entries per block (4 MiB): in cache
 RTOL = 1e-9
@@ -73,7 +73,7 @@ class GaussianKDE:
     ``principal_basis`` of the fitted points. ``rtol``: relative variance tolerance.
     ``method``: the audit's ``nn_method``; ``"cuda"`` (or ``"torch"``, or the variable
     ``LATENT_SYNTH_TORCH_KERNELS``) sums the kernels in float64 torch blocks on that device
-    (:mod:`engine.privacy.device_kernels`); else the float32 CPU path below.
+    (:mod:`engine.search.device_kernels`); else the float32 CPU path below.
     """
 
     def __init__(

@@ -3,9 +3,9 @@ others were left out, what the allowed margin is, and what the attack's figure m
 
 One place for the words, so that the report's section 2b, the wizard's Privacy page and the
 refusal say the same thing. The report and the wizard read them through
-:class:`engine.privacy.disclosure_check.DisclosureResult`'s methods (neither imports this room).
+:class:`engine.disclosure.check.DisclosureResult`'s methods (neither imports this room).
 
-What the figures are (:mod:`engine.privacy.disclosure_check`): the attacker knows a patient's key
+What the figures are (:mod:`engine.disclosure.check`): the attacker knows a patient's key
 columns, finds the synthetic records with the same combination, and where all of them hold one
 value of the target takes it as the patient's hidden value (synthpop's DiSCO): the figure is how
 often that guess is right, as a share of real patients. It is not how well the file predicts the
@@ -25,9 +25,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from engine.columns.keys import MAX_TARGETS, TARGET_KINDS
 from engine.disclosure.counts import THRESHOLD
 
+TARGET_KINDS = frozenset({"continuous", "integer", "binary", "categorical", "event", "time"})
+MAX_TARGETS = 8  # the event first, then the clinical columns in input order
 MARGIN_FLOOR = 3.0  # percentage points (the measured spread of fresh samples)
 MARGIN_SDS = 5.0  # times the fresh sample's SD over the halvings
 

@@ -2,7 +2,7 @@
 repU, DiO and DiSCO, and anonymeter's inference attack with a control set.
 
 Given the key columns an attacker knows (:mod:`engine.columns.keys`), grouped as in
-:mod:`engine.privacy.key_groups`, and one target column, synthpop's ``disclosure()`` counts, over
+:mod:`engine.disclosure.key_groups`, and one target column, synthpop's ``disclosure()`` counts, over
 the N real records (percentages of N):
 
 - **UiO**: records whose key combination is unique in the real table (identity: who could be
@@ -73,7 +73,7 @@ def synthpop_figures(
     """UiO, repU, DiO and DiSCO (synthpop 1.9 ``disclosure()``, no exclusions) from integer
     codes: ``keys_*`` one code per key combination and ``target_*`` one per target level, both
     shared between the real and the synthetic file
-    (:func:`engine.privacy.key_groups.cell_codes`)."""
+    (:func:`engine.disclosure.key_groups.cell_codes`)."""
     kr, ks = np.asarray(keys_real), np.asarray(keys_syn)
     tr, ts = np.asarray(target_real), np.asarray(target_syn)
     n_keys = int(max(kr.max(initial=-1), ks.max(initial=-1))) + 1

@@ -34,7 +34,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.spatial import cKDTree
 
-from engine.privacy.parallel import workers_for
+from engine.search.parallel import workers_for
 
 MAX_LEVELS = 16  # a column with at most this many distinct values is set aside as discrete
 MAX_CELLS = 256  # at most this many cells (else fewer discrete columns are set aside)
@@ -183,7 +183,7 @@ def _by_bound(live: np.ndarray, limit2: np.ndarray, d2: float) -> list[np.ndarra
 def nearest_by_cell(queries: np.ndarray, reference: np.ndarray, disc: np.ndarray) -> np.ndarray:
     """Distance from each query row to its nearest reference row, ``disc`` set aside. The
     distance returned is recomputed in float64 from the two whole rows (as the brute path
-    of :mod:`engine.privacy.neighbours` does), so it does not depend on the split."""
+    of :mod:`engine.search.neighbours` does), so it does not depend on the split."""
     q = np.ascontiguousarray(queries, dtype=np.float64)
     r = np.ascontiguousarray(reference, dtype=np.float64)
     index = _CellIndex(r, disc)

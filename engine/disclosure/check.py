@@ -58,19 +58,19 @@ import pandas as pd
 from scipy.spatial import cKDTree
 
 from engine.disclosure.counts import SMALL, THRESHOLD
-from engine.privacy.disclosure_risk import (
+from engine.disclosure.key_groups import Banding, cell_codes, fit_banding, gower_coordinates
+from engine.disclosure.risk import (
     InferenceRisk,
     Rate,
     guesses_right,
     synthpop_figures,
 )
-from engine.privacy.disclosure_words import MARGIN_FLOOR, MARGIN_SDS
-from engine.privacy.key_groups import Banding, cell_codes, fit_banding, gower_coordinates
-from engine.privacy.parallel import workers_for
+from engine.disclosure.words import MARGIN_FLOOR, MARGIN_SDS
+from engine.search.parallel import workers_for
 
 HALVINGS = 5
 # MARGIN_FLOOR (3 percentage points) and MARGIN_SDS (5 SDs of the fresh sample over the
-# halvings): engine.privacy.disclosure_words, which says them in words
+# halvings): engine.disclosure.words, which says them in words
 MAX_ROWS = 20_000  # larger tables are measured on a random subsample of this many records
 NUMERIC_KINDS = ("continuous", "time")  # numbers whose inference guess may be 5 % off
 
@@ -142,19 +142,19 @@ class DisclosureResult:
 
     def coverage_words(self) -> str:
         """Which columns the check covers and why the others were left out, in one sentence."""
-        from engine.privacy.disclosure_words import coverage_words
+        from engine.disclosure.words import coverage_words
 
         return coverage_words(self.keys, [t.target for t in self.targets], self.left_out)
 
     def guess_words(self, t: TargetDisclosure) -> str:
         """What one target's figures mean (the attack's success beside the baseline's)."""
-        from engine.privacy.disclosure_words import guess_words
+        from engine.disclosure.words import guess_words
 
         return guess_words(self.keys, t.target, t.disco_release, t.disco_fresh, self.half_rows)
 
     def margin_words(self) -> str:
         """What the allowed margin is and why it is that number."""
-        from engine.privacy.disclosure_words import margin_words
+        from engine.disclosure.words import margin_words
 
         margins = [t.margin for t in self.targets]
         capped = any(t.margin < margin_for(t.disco_fresh_sd) - 1e-9 for t in self.targets)

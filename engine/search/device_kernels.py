@@ -1,8 +1,8 @@
 """The audit's heavy kernels in torch, in blocks on a device: exact k-nearest-neighbour
 distances and the Gaussian kernel sums of the density attack (issue 45, item 2).
 
-Why: on a GPU the CPU's k-d trees and float32 tiles (:mod:`engine.privacy.neighbours`,
-:mod:`engine.privacy.density`) leave the device idle. Here both kernels are matrix products in
+Why: on a GPU the CPU's k-d trees and float32 tiles (:mod:`engine.search.neighbours`,
+:mod:`engine.search.density`) leave the device idle. Here both kernels are matrix products in
 row blocks on the run's device, in float64 everywhere: the audit ranks distances, so a float32
 product that moves a distance by 1e-7 relative can swap two members' ranks, while float64
 rounding (~1e-16) certifies all but exact or near-exact ties at once. (An H100's float64 rate is
@@ -22,7 +22,7 @@ Kernel sums (:func:`log_kernel_sums`): ``log sum_j exp(-|q_i - p_j|^2 / 2)`` ove
 points, ``q.p - |p|^2 / 2`` by one ``addmm``, a shifted log-sum-exp (exponents floored at -700,
 below which float64 ``exp`` adds nothing to a sum that holds 1). The CPU's float32 products
 are off by ~1e-6 relative (``density.py``: within 1e-5 nats of scipy); these are off by ~1e-13.
-:func:`leave_one_out_refits_torch` is :func:`engine.privacy.density.leave_one_out_refits` in
+:func:`leave_one_out_refits_torch` is :func:`engine.search.density.leave_one_out_refits` in
 torch (batched ``eigh``), float64 like the CPU's.
 
 Blocks: sized so that about three float64 buffers of a block fit ``min(free / 4,
@@ -222,7 +222,7 @@ def log_kernel_sums(
 
 def leave_one_out_refits_torch(y: np.ndarray, rtol: float, *, device: torch.device) -> np.ndarray:
     """Each centred, projected row's log-density under a KDE refitted on the other n - 1
-    (covariance, Scott's bandwidth): :func:`engine.privacy.density.leave_one_out_refits`'s
+    (covariance, Scott's bandwidth): :func:`engine.search.density.leave_one_out_refits`'s
     float64 computation in torch blocks, one batched ``eigh`` per block."""
     yt = _tensor(y, device)
     n, k = yt.shape

@@ -5,7 +5,7 @@ by float32 rounding can flip ranks and ties) at every size, on CPU or GPU, witho
 dependency. scipy's ``cKDTree`` (used here, on every core for large batches) is exact and
 fastest in low dimension; in high dimension a tree degenerates and exact brute force wins. From
 ``CELLS_MIN_ROWS`` rows the tree searches set binary and categorical columns aside
-(:mod:`engine.privacy.cells`: one tree per cell over the continuous columns, 2x faster at
+(:mod:`engine.search.cells`: one tree per cell over the continuous columns, 2x faster at
 d = 12), and dense ball counts go to the float32 tiles below. faiss and
 ``torch.cdist`` are float32 and not exact, so the brute path below searches in float32 with a
 matrix product and then *certifies* the winner: it re-computes in float64 every candidate that
@@ -23,7 +23,7 @@ because the tree wins on clustered and one-hot data up to d = 14 (table in
 float32 winner is not certified (near-ties: tight clusters, duplicated rows) are answered by the
 exact k-d tree, so clustered data no longer pay a second float32 pass (d = 16: 2.9 -> 1.0 s).
 On a GPU (method ``cuda``, chosen by :func:`engine.device.nn_method_for` from the run's probed
-device) the search is :func:`engine.privacy.device_kernels.knn`: float64 blocks on the device,
+device) the search is :func:`engine.search.device_kernels.knn`: float64 blocks on the device,
 certified, out of memory -> CPU; ``torch`` runs the same code on the CPU device (tests).
 
 References:
@@ -46,18 +46,18 @@ import torch
 from scipy.spatial import cKDTree
 
 from engine.device import is_out_of_memory, nn_method_for
-from engine.privacy.cells import (
+from engine.search.cells import (
     count_by_cell,
     count_in_reach,
     discrete_columns,
     kth_by_cell,
     nearest_by_cell,
 )
-from engine.privacy.device_kernels import kernel_device, knn
-from engine.privacy.parallel import over_blocks, workers_for
+from engine.search.device_kernels import kernel_device, knn
+from engine.search.parallel import over_blocks, workers_for
 
 BRUTE_FORCE_MIN_DIM = 16
-# Fewest reference rows for the cell split (engine.privacy.cells): below it one tree is
+# Fewest reference rows for the cell split (engine.search.cells): below it one tree is
 # quicker (a 300-row audit's 309 searches took 0.12 s with one tree, 0.72 s split in cells).
 CELLS_MIN_ROWS = 4096
 
@@ -167,7 +167,7 @@ def _ref_tiles(ra: np.ndarray) -> list[np.ndarray]:
 
 def _over_query_blocks(func: Callable[[int], None], n: int) -> None:
     """Run ``func(start)`` for every query block on all cores, each with a one-thread BLAS
-    (:func:`engine.privacy.parallel.over_blocks`)."""
+    (:func:`engine.search.parallel.over_blocks`)."""
     over_blocks(func, range(0, n, _TILE_QUERIES))
 
 
@@ -235,8 +235,8 @@ def neighbour_distances(
 ) -> np.ndarray:
     """Distances from each row to its k-th nearest *other* row for every k in ``orders`` (one
     column each, one search for all): exact float64, duplicates at distance 0. Discrete columns
-    are set aside when that helps (:mod:`engine.privacy.cells`). ``method`` ``cuda`` or
-    ``torch``: the device kernels (:func:`engine.privacy.device_kernels.knn`).
+    are set aside when that helps (:mod:`engine.search.cells`). ``method`` ``cuda`` or
+    ``torch``: the device kernels (:func:`engine.search.device_kernels.knn`).
 
     Example:
         >>> neighbour_distances(np.array([[0.0], [1.0], [3.0]]), (1, 2)).tolist()
