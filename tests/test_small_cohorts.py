@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import engine.flows.select as select
-from engine.flows.train import FlowConfig, _noisy, _split, train_flow
+from engine.flows.train import FlowConfig, noisy, split_indices, train_flow
 from engine.privacy.audit import membership_auc
 from engine.search.density import GaussianKDE
 
@@ -59,7 +59,7 @@ def test_input_noise_keeps_means_and_variances() -> None:
     g = torch.Generator().manual_seed(0)
     x = torch.randn(200_000, 2, generator=g) @ torch.tensor([[2.0, 1.2], [0.0, 1.6]]) + 5.0
     stats = (0.3, x.mean(0), x.std(0))
-    y = _noisy(x, stats, g)
+    y = noisy(x, stats, g)
     assert torch.allclose(y.mean(0), x.mean(0), atol=0.02)
     assert torch.allclose(y.std(0), x.std(0), rtol=0.01)
     r_x = torch.corrcoef(x.T)[0, 1]
@@ -80,7 +80,7 @@ def test_input_noise_narrows_the_generalization_gap() -> None:
     for seed in range(3, 8):
         rng = np.random.default_rng(seed)
         members, fresh = _population(200, rng), _population(2_000, rng)
-        train_rows = members[_split(200, 0.2, np.random.default_rng(0))[0]]
+        train_rows = members[split_indices(200, 0.2, np.random.default_rng(0))[0]]
         base = FlowConfig(flows=3, hidden=32)
         for cfg, out in ((base, plain), (replace(base, input_noise=0.3), noisy)):
             out.append(_gap(train_flow(members, cfg, seed=0, device="cpu"), train_rows, fresh))
@@ -99,7 +99,7 @@ def _fit_and_attack(seed: int, candidates: list[FlowConfig] | None) -> dict[str,
         flow = select.select_flow(members, budget="fast", seed=seed, device="cpu")
     else:
         flow = select._parsimonious(members, candidates, lambda *a, **k: None, kw)
-    train_rows = members[_split(200, 0.2, np.random.default_rng(seed))[0]]
+    train_rows = members[split_indices(200, 0.2, np.random.default_rng(seed))[0]]
     synth = flow.from_latent(np.random.default_rng(9).standard_normal((4_000, 4)))  # w = 0
     # DOMIAS with an exact reference density (4,000 fresh rows): training rows vs fresh rows
     p_synth = GaussianKDE(basis=np.eye(4)).fit(synth)

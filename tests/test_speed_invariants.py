@@ -192,18 +192,18 @@ def test_the_report_warm_up_leaves_figures_and_settings_as_they_were() -> None:
     import matplotlib
 
     from engine.report import warm
-    from engine.report.figures import _png
+    from engine.report.figures import figure_png
 
     def draw(fig) -> None:  # type: ignore[no-untyped-def]
         ax = fig.add_subplot(1, 1, 1)
         ax.plot([0, 1, 2], [1, 0, 2])
         ax.set_title("w = 0.5")
 
-    before, settings = _png(draw, 2.0, 1.5), dict(matplotlib.rcParams)
+    before, settings = figure_png(draw, 2.0, 1.5), dict(matplotlib.rcParams)
     warm.start()
     warm.wait()
     assert dict(matplotlib.rcParams) == settings
-    assert _png(draw, 2.0, 1.5) == before
+    assert figure_png(draw, 2.0, 1.5) == before
 
 
 def test_the_report_warm_up_loads_what_the_pdf_would_load_first() -> None:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from engine.columns.dates import DateLayer
 from engine.columns.kinds import ColumnSpec
-from engine.encoding.missing import MissingLayer, _gone
+from engine.encoding.missing import MissingLayer, missing_mask
 from engine.encoding.nominal import NominalLayer
 
 
@@ -130,7 +130,7 @@ class LayeredEncoder:
         filled = self.missing.fill(days, rng)
         cells = self.missing.cells(days)
         if self.nominal.levels:  # a nominal placeholder's indicators are free too
-            gone = {c: _gone(days[c]).to_numpy() for c in self.nominal.levels if c in days}
+            gone = {c: missing_mask(days[c]).to_numpy() for c in self.nominal.levels if c in days}
             cells.update(self.nominal.free(gone))
         wide = self.nominal.expand(filled)
         return np.asarray(self.inner.transform(wide, rng, cells=cells))
@@ -219,7 +219,7 @@ def prepared_rows(
         if c.kind == "date":
             data[c.name] = parse_dates(data[c.name])
         data[c.name] = recode(c, data[c.name])  # codes as text, rare levels merged
-    gone = pd.DataFrame({c: _gone(data[c]) for c in used}, index=data.index)
+    gone = pd.DataFrame({c: missing_mask(data[c]) for c in used}, index=data.index)
     by_column = {c: int(gone[c].sum()) for c in used if gone[c].any()}
     if complete_cases:
         real, info = TableEncoder(schema).complete_cases(data)

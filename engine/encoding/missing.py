@@ -97,7 +97,7 @@ class MissingLayer:
         indicators, observed, center, rate = {}, {}, {}, {}
         for c in columns:
             s = frame[c]
-            gone = _gone(s)
+            gone = missing_mask(s)
             if not gone.any() or gone.all():
                 continue
             indicators[c] = indicator_name(c, taken)
@@ -110,7 +110,7 @@ class MissingLayer:
             else:
                 center[c] = present.value_counts().index[0]
         corr = (
-            latent_corr(np.column_stack([_gone(frame[c]).to_numpy() for c in indicators]))
+            latent_corr(np.column_stack([missing_mask(frame[c]).to_numpy() for c in indicators]))
             if indicators
             else None
         )
@@ -167,14 +167,14 @@ class MissingLayer:
         out = frame.copy()
         present = [c for c in self.indicators if c in out.columns]
         if rng is not None and present == list(self.indicators) and present:
-            flags = np.column_stack([_gone(out[c]).to_numpy() for c in present])
+            flags = np.column_stack([missing_mask(out[c]).to_numpy() for c in present])
             joint = self.joint_scores(flags, rng)
             for j, c in enumerate(present):
                 out[self.indicators[c]] = joint[:, j]
         for c, ind in self.indicators.items():
             if c not in out.columns:
                 continue
-            gone = _gone(out[c])
+            gone = missing_mask(out[c])
             if ind not in out.columns:
                 out[ind] = self.scores(gone.to_numpy(), c, rng)
             if gone.any():
@@ -203,7 +203,7 @@ class MissingLayer:
         for c, ind in self.indicators.items():
             if c not in frame.columns:
                 continue
-            gone = _gone(frame[c]).to_numpy()
+            gone = missing_mask(frame[c]).to_numpy()
             out[ind] = (np.where(gone, cut[c], -np.inf), np.where(gone, np.inf, cut[c]))
             out[c] = (np.where(gone, -np.inf, np.nan), np.where(gone, np.inf, np.nan))
         return out
@@ -246,10 +246,12 @@ class MissingLayer:
 
     def rates(self, frame: pd.DataFrame) -> dict[str, float]:
         """Each modelled column's share of missing values in ``frame``."""
-        return {c: float(_gone(frame[c]).mean()) for c in self.indicators if c in frame.columns}
+        return {
+            c: float(missing_mask(frame[c]).mean()) for c in self.indicators if c in frame.columns
+        }
 
 
-def _gone(s: pd.Series) -> pd.Series:
+def missing_mask(s: pd.Series) -> pd.Series:
     """Missing or infinite cells."""
     gone = s.isna()
     if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):

@@ -38,7 +38,7 @@ class FlowConfig:
     (256 for an 8,000-row table; full batch below 128 training rows).
 
     ``input_noise``: standard deviation, in units of each column's SD, of Gaussian noise added
-    to every training mini-batch (fresh each step; variance preserving, see ``_noisy``;
+    to every training mini-batch (fresh each step; variance preserving, see ``noisy``;
     validation rows are left clean). A classic
     anti-memorization regulariser for density models (Bishop 1995, "Training with noise is
     equivalent to Tikhonov regularization"): the flow fits the data smoothed by a Gaussian

@@ -12,17 +12,17 @@ import torch
 from engine.flows.config import FlowConfig
 
 
-def _noise_stats(
+def noise_stats(
     config: FlowConfig, Xtr: torch.Tensor
 ) -> tuple[float, torch.Tensor, torch.Tensor] | None:
-    """``(sigma, column means, column SDs)`` of the training rows for :func:`_noisy`; None when
+    """``(sigma, column means, column SDs)`` of the training rows for :func:`noisy`; None when
     ``config.input_noise`` is 0."""
     if config.input_noise <= 0.0 or len(Xtr) < 2:
         return None
     return float(config.input_noise), Xtr.mean(0), Xtr.std(0)
 
 
-def _noisy(
+def noisy(
     xb: torch.Tensor, noise: tuple[float, torch.Tensor, torch.Tensor], gen: torch.Generator
 ) -> torch.Tensor:
     """Training rows with Gaussian noise, variance preserving: per column,

@@ -57,10 +57,10 @@ from engine.flows.train import (
     CHUNK_ROWS,
     FlowConfig,
     TrainedFlow,
-    _check_table,
-    _split,
+    check_table,
     cpu_threads,
     resolve_device,
+    split_indices,
     train_flow,
 )
 from engine.progress import (
@@ -165,7 +165,7 @@ def select_flow(
     """
     if budget not in ("fast", "default", "thorough"):
         raise InputError(f"unknown model-search budget '{budget}'; use fast, default or thorough")
-    X = _check_table(X)
+    X = check_table(X)
     seed = secrets.randbits(31) if seed is None else int(seed)
     kw: dict[str, Any] = {"device": device, "seed": seed, "cancel": cancel}
     if architecture is not None:
@@ -262,7 +262,7 @@ def rank_family(
         >>> sorted(f.config.flows for f, _ in rank_family(X, seed=0))
         [0, 2, 3]
     """
-    X = _check_table(X)
+    X = check_table(X)
     seed = secrets.randbits(31) if seed is None else int(seed)
     kw: dict[str, Any] = {"device": device, "seed": seed, "cancel": cancel}
     if budget == "fast":
@@ -345,7 +345,9 @@ def _parsimonious(
         named = labelled(inner, f"{label}: ", model=f"candidate {i + 1} of {len(configs)}")
         flows.append(train_flow(X, cfg, progress=named, **kw))
     cfg0 = configs[0]
-    _, val = _split(len(X), cfg0.val_fraction, np.random.default_rng(kw["seed"]), cfg0.val_max_rows)
+    _, val = split_indices(
+        len(X), cfg0.val_fraction, np.random.default_rng(kw["seed"]), cfg0.val_max_rows
+    )
     nll = np.stack([_row_nll(f, X[val]) for f in flows])
     best = int(np.argmin(nll.mean(axis=1)))
     for i in range(len(flows)):

@@ -38,7 +38,7 @@ from engine.errors import InputError
 from engine.flows.adam import FusedAdam, PlateauSchedule
 from engine.flows.config import MIN_DELTA, FlowConfig
 from engine.flows.maf import MAF
-from engine.flows.noise import _noise_stats, _noisy  # noqa: F401  (_noisy re-exported)
+from engine.flows.noise import noise_stats, noisy  # noqa: F401  (noisy re-exported)
 from engine.flows.trained import (  # noqa: F401 (re-exported)
     CHUNK_ROWS,
     CPU_THREADS,
@@ -129,7 +129,7 @@ def split_indices(
     return perm[n_val:], perm[:n_val]
 
 
-_check_table, _row_nll, _split = check_table, row_nll, split_indices  # (names imported before)
+_row_nll = row_nll  # (the name imported before)
 
 
 def init_model(config: FlowConfig, features: int, seed: int) -> MAF:
@@ -215,7 +215,7 @@ def _train_epoch(
             cancel.raise_if_cancelled()
         model.power_iteration_()
         if noise is not None:
-            xb = _noisy(xb, noise, gen)
+            xb = noisy(xb, noise, gen)
         loss = -model.log_prob(xb).mean()
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -244,7 +244,7 @@ def _fit(
         opt, factor=0.5, patience=max(1, config.patience // 3), min_lr=config.min_lr
     )
     batch = config.effective_batch(len(Xtr))
-    noise = _noise_stats(config, Xtr)
+    noise = noise_stats(config, Xtr)
     average = copy.deepcopy(model)
     best_state, stop = copy.deepcopy(model.state_dict()), Stopping(config)
     history: list[tuple[int, float, float]] = []

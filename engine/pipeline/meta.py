@@ -28,8 +28,8 @@ from engine.stats.meta import (
     METHOD_NAMES,
     MetaResult,
     Method,
-    _read_frame,
     pool,
+    read_frame,
     read_summary,
     site_estimates,
     summary_table,
@@ -221,10 +221,10 @@ def _load_sites(paths: Sequence[Path], cfg: MetaConfig) -> dict[str, pd.DataFram
     """
     if cfg.by is None or len(paths) > 1:
         return {
-            label: _read_frame(Path(path), cfg.sheet, cfg.missing_codes)
+            label: read_frame(Path(path), cfg.sheet, cfg.missing_codes)
             for label, path in zip(_file_labels(paths), paths, strict=True)
         }
-    frame = _read_frame(Path(paths[0]), cfg.sheet, cfg.missing_codes)
+    frame = read_frame(Path(paths[0]), cfg.sheet, cfg.missing_codes)
     if cfg.by not in frame.columns:
         raise InputError(
             f"{Path(paths[0]).name}: column '{cfg.by}' (the column that tells the sites apart) "

@@ -52,7 +52,7 @@ def _figure(width: float, height: float) -> Any:
     return fig
 
 
-def _png(draw: Any, width: float, height: float, *args: Any) -> bytes:
+def figure_png(draw: Any, width: float, height: float, *args: Any) -> bytes:
     """Run ``draw(fig, *args)`` under the default style and return the PNG bytes."""
     import matplotlib
 
@@ -98,9 +98,9 @@ def auc_curve_png(curve: Any, threshold: float, chosen_w: float | None) -> bytes
         ax = fig.add_subplot(1, 1, 1)
         shown = curve if hasattr(curve, "curve") else list(curve)
         draw_privacy_curve(ax, shown, threshold=threshold, chosen_w=chosen_w)
-        _margins(fig, 0.78, 0.15, 0.45, 0.3)
+        set_margins(fig, 0.78, 0.15, 0.45, 0.3)
 
-    return _png(draw, 6.4, 3.0)
+    return figure_png(draw, 6.4, 3.0)
 
 
 def roc_png(curves: Sequence[tuple[str, np.ndarray, np.ndarray]]) -> bytes:
@@ -119,9 +119,9 @@ def roc_png(curves: Sequence[tuple[str, np.ndarray, np.ndarray]]) -> bytes:
         ax.set_ylabel("true-positive rate")
         ax.legend(loc="lower right", fontsize=7)
         ax.grid(alpha=0.3)
-        _margins(fig, 0.5, 0.1, 0.45, 0.1)
+        set_margins(fig, 0.5, 0.1, 0.45, 0.1)
 
-    return _png(draw, 3.4, 3.2)
+    return figure_png(draw, 3.4, 3.2)
 
 
 def distance_hist_png(own: Histogram, nearest: Histogram) -> bytes:
@@ -147,9 +147,9 @@ def distance_hist_png(own: Histogram, nearest: Histogram) -> bytes:
         ax.set_ylabel("share of records (density)")
         ax.legend(loc="upper right", fontsize=7)
         ax.grid(alpha=0.3)
-        _margins(fig, 0.55, 0.15, 0.42, 0.1)
+        set_margins(fig, 0.55, 0.15, 0.42, 0.1)
 
-    return _png(draw, 6.4, 2.6)
+    return figure_png(draw, 6.4, 2.6)
 
 
 def boxplots_png(rows: Sequence[tuple[str, BoxStats | None, BoxStats | None]]) -> bytes:
@@ -182,7 +182,7 @@ def boxplots_png(rows: Sequence[tuple[str, BoxStats | None, BoxStats | None]]) -
                 for patch, (_, colour) in zip(art["boxes"], pairs, strict=True):
                     patch.set_facecolor(colour)
                     patch.set_alpha(0.55)
-            ax.set_title(_short(name, 24))
+            ax.set_title(short_label(name, 24))
             ax.tick_params(labelsize=7)
             ax.grid(axis="y", alpha=0.3)
         top = 0.22
@@ -193,9 +193,9 @@ def boxplots_png(rows: Sequence[tuple[str, BoxStats | None, BoxStats | None]]) -
                 f"{total - len(rows)} more columns in audit.json (fidelity, marginal)",
                 fontsize=8,
             )
-        _margins(fig, 0.35, 0.1, top, 0.22, wspace=0.45, hspace=0.55)
+        set_margins(fig, 0.35, 0.1, top, 0.22, wspace=0.45, hspace=0.55)
 
-    return _png(draw, 6.6, 1.9 * nrows + (0.5 if total > len(rows) else 0.2))
+    return figure_png(draw, 6.6, 1.9 * nrows + (0.5 if total > len(rows) else 0.2))
 
 
 def _top_boxes(
@@ -245,13 +245,13 @@ def km_png(km: KMCurves, time_label: str) -> bytes:
         low = min(np.nanmin(np.asarray(km.real + km.synthetic, dtype=float)), 1.0)
         ax.set_ylim(max(0.0, low - 0.05), 1.01)
         ax.set_xlim(0, km.times[-1] * 1.03)
-        ax.set_xlabel(_short(time_label, 40))
+        ax.set_xlabel(short_label(time_label, 40))
         ax.set_ylabel("share without the event")
         ax.legend(loc="lower left", fontsize=7)
         ax.grid(alpha=0.3)
-        _margins(fig, 0.62, 0.12, 0.45, 0.1)
+        set_margins(fig, 0.62, 0.12, 0.45, 0.1)
 
-    return _png(draw, 3.3, 2.8)
+    return figure_png(draw, 3.3, 2.8)
 
 
 def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> bytes:
@@ -281,7 +281,7 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
         ax = fig.add_subplot(1, 1, 1)
         lim = max(0.1, float(np.nanmax(np.abs(m))) if m.size else 0.1)
         image = ax.imshow(m, cmap="RdBu_r", vmin=-lim, vmax=lim)
-        labels = [_short(c, label_len) for c in columns]
+        labels = [short_label(c, label_len) for c in columns]
         ax.set_xticks(range(k), labels, rotation=45, ha="right", fontsize=9)
         ax.set_yticks(range(k), labels, fontsize=9)
         if k <= 12:
@@ -300,7 +300,7 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
                         )
         longest = max((len(label) for label in labels), default=4)
         margin = 0.25 + 0.062 * longest  # inches for the longest (rotated) label
-        _margins(fig, margin, 1.05, margin, 0.15 if total <= k else 0.45)
+        set_margins(fig, margin, 1.05, margin, 0.15 if total <= k else 0.45)
         box = ax.get_position()
         cax = fig.add_axes((box.x1 + 0.03, box.y0, 0.04, box.height))
         bar = fig.colorbar(image, cax=cax, label="synthetic − real")
@@ -314,9 +314,9 @@ def corr_diff_png(columns: Sequence[str], diff: Sequence[Sequence[float]]) -> by
                 fontsize=7,
             )
 
-    longest = max((len(_short(c, label_len)) for c in columns), default=4)
+    longest = max((len(short_label(c, label_len)) for c in columns), default=4)
     side = min(4.4, 1.4 + 0.3 * k + 0.055 * longest)
-    return _png(draw, side + 0.5, side)
+    return figure_png(draw, side + 0.5, side)
 
 
 def _cell(value: float) -> str:
@@ -330,7 +330,7 @@ def _cell(value: float) -> str:
     return "0" if text in ("+.00", "-.00") else text
 
 
-def _margins(
+def set_margins(
     fig: Any, left: float, right: float, bottom: float, top: float, **space: float
 ) -> None:
     """Fixed margins in inches (``tight_layout`` costs ~0.3 s a figure and is not needed)."""
@@ -340,6 +340,6 @@ def _margins(
     )
 
 
-def _short(text: str, n: int) -> str:
+def short_label(text: str, n: int) -> str:
     text = str(text)
     return text if len(text) <= n else text[: n - 1] + "…"

@@ -28,7 +28,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 from matplotlib.ticker import FuncFormatter, MaxNLocator, NullLocator
 
-from engine.report.figures import REAL, SYNTH, _margins, _png, _short
+from engine.report.figures import REAL, SYNTH, figure_png, set_margins, short_label
 
 if TYPE_CHECKING:
     from engine.stats.meta import MetaResult
@@ -233,14 +233,14 @@ def forest_png(
         ax.axvline(1.0 if log else 0.0, color="0.5", lw=0.8)
         if log:
             _ratio_axis(ax, [v for r in rows for v in r[1:] if np.isfinite(v) and v > 0])
-        ax.set_yticks([n - i for i in range(n)], [_short(r[0], 22) for r in rows], fontsize=7)
+        ax.set_yticks([n - i for i in range(n)], [short_label(r[0], 22) for r in rows], fontsize=7)
         ax.set_ylim(0.4, n + 0.6)
         ax.set_xlabel(label)
         ax.legend(loc="best", fontsize=7)
         ax.grid(axis="x", alpha=0.3)
-        _margins(fig, 1.6, 0.15, 0.45, 0.1)
+        set_margins(fig, 1.6, 0.15, 0.45, 0.1)
 
-    return _png(draw, 6.4, 0.9 + 0.42 * max(1, len(rows)))
+    return figure_png(draw, 6.4, 0.9 + 0.42 * max(1, len(rows)))
 
 
 NICE_RATIOS = (

@@ -64,11 +64,11 @@ def _load() -> None:
     try:
         import importlib
 
-        from engine.report.figures import _png
+        from engine.report.figures import figure_png
         from engine.report.layout import register_fonts
 
         register_fonts()
-        _png(lambda fig: fig.suptitle("warm-up"), 1.0, 0.5)  # loads the figure font once
+        figure_png(lambda fig: fig.suptitle("warm-up"), 1.0, 0.5)  # loads the figure font once
         for name in MODULES:
             importlib.import_module(name)
     except Exception:  # noqa: BLE001, S110 (best effort: the PDF step loads and reports itself)

@@ -243,7 +243,7 @@ def pool(
     )
 
 
-def _read_frame(
+def read_frame(
     path: Path, sheet: str | None = None, missing_codes: Sequence[Any] = ()
 ) -> pd.DataFrame:
     """Read a table with ``engine.files.read.read_table``; a plain-pandas fallback while that
@@ -288,7 +288,7 @@ def read_summary(path: str | Path, *, sheet: str | None = None) -> pd.DataFrame:
         [['A', 0.1, 0.2]]
     """
     path = Path(path)
-    return summary_table(_read_frame(path, sheet), path.name)
+    return summary_table(read_frame(path, sheet), path.name)
 
 
 def summary_table(raw: pd.DataFrame, source: str = "summary table") -> pd.DataFrame:

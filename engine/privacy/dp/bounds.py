@@ -51,7 +51,8 @@ import pandas as pd
 from scipy.special import expit, logit
 
 from engine.columns.schema import ColumnSpec, Schema
-from engine.encoding.encoder import Decoded, _codes
+from engine.encoding.encoder import Decoded
+from engine.encoding.lookup import label_codes as _codes
 from engine.encoding.restore import restore_labels, restore_number
 from engine.errors import InputError
 
