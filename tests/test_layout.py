@@ -182,3 +182,20 @@ def test_no_room_holds_more_than_15_percent_of_the_code() -> None:
     shares = {room: round(100 * n / total, 1) for room, n in lines.items()}
     assert len(shares) >= 12 and total > 20_000  # the rooms were read
     assert max(shares.values()) <= 15.0, sorted(shares.items(), key=lambda kv: -kv[1])[:3]
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    """Issue 46: 26 private names were imported across modules in 12 files. A name another
+    module needs is public in its home (an alias such as ``import x as _x`` is the importer's
+    own business and allowed)."""
+    import ast
+
+    offenders = []
+    for path in (ROOT / "engine").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("engine"):
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        offenders.append(f"{path.relative_to(ROOT)}: {alias.name}")
+    assert offenders == []

@@ -265,7 +265,7 @@ def reference_densities(
 
 
 @dataclass(frozen=True)
-class _Draw:
+class Draw:
     """One repeat's synthetic set (distance space) and its density-attack samples."""
 
     synth_dist: np.ndarray
@@ -277,7 +277,7 @@ class _Draw:
     scored_holdout: np.ndarray | None = None
 
 
-def draw_common(split: Split, points: Sequence[tuple[float, int]], to_dist, config) -> list[_Draw]:
+def draw_common(split: Split, points: Sequence[tuple[float, int]], to_dist, config) -> list[Draw]:
     """The synthetic sets of ``points`` ((w, repeat) pairs) on ``split`` with common random
     numbers: repeat i's noise and its rows to score come from ``default_rng((split.seed, i))``
     whatever the w, so the same repeat at two w differs only by w. All points are decoded and
@@ -305,7 +305,7 @@ def draw_common(split: Split, points: Sequence[tuple[float, int]], to_dist, conf
     noise = np.concatenate([draws[rep][0] for _, rep in points])
     synth = split.lmap.from_latent(inject_latent_noise(latent, ws, noise))
     parts = np.split(np.asarray(to_dist(np.asarray(synth)), dtype=np.float64), len(points))
-    return [_Draw(part, *draws[rep][1]) for part, (_, rep) in zip(parts, points, strict=True)]
+    return [Draw(part, *draws[rep][1]) for part, (_, rep) in zip(parts, points, strict=True)]
 
 
 def _one_draw(split: Split, rng: np.random.Generator, config) -> tuple[np.ndarray, list]:

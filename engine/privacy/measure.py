@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import rankdata
 
-from engine.privacy.attacks import ROC_FPR, Split, _Draw, binding_attack, roc_curve
+from engine.privacy.attacks import ROC_FPR, Draw, Split, binding_attack, roc_curve
 from engine.search.density import GaussianKDE
 from engine.search.neighbours import nearest_distances
 
@@ -116,7 +116,7 @@ class Score:
     tpr: np.ndarray
 
 
-def score_draw(split: Split, draw: _Draw, X_dist: np.ndarray, config) -> Score:
+def score_draw(split: Split, draw: Draw, X_dist: np.ndarray, config) -> Score:
     """Score the attacks on one synthetic set (the last ``config.released_columns`` columns of
     the rows are the released space: the distance attack there too)."""
     k = X_dist.shape[1] - config.released_columns
