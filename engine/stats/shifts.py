@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine.disclosure.counts import finite as _finite
 from engine.stats.regression import is_categorical
 
 SPLITS = 50
@@ -147,11 +148,3 @@ def _tv_codes(a: np.ndarray, b: np.ndarray, *, levels: int) -> float:
     pa = np.bincount(a, minlength=levels) / len(a)
     pb = np.bincount(b, minlength=levels) / len(b)
     return float(0.5 * np.abs(pa - pb).sum())
-
-
-def _finite(x: Any) -> float | None:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.disclosure.counts import finite as _finite
 from engine.stats.lead import changes, exposure_sentence
 from engine.stats.shifts import REFERENCE_METHOD, ColumnFlag
 from engine.stats.utility import PropensityUtility
@@ -343,11 +344,3 @@ def _coef_why(c: CoefficientFlag) -> str:
 
 def _join(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def _finite(x: Any) -> float | None:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
