@@ -34,7 +34,7 @@ test: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff check engine desktop tests benchmarks scripts
 	$(VENV)/bin/mypy engine
-	QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(PY) -m pytest -q
+	QT_QPA_PLATFORM=offscreen MPLBACKEND=Agg $(PY) -m pytest -q -n auto --maxprocesses=4
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_flow.py
