@@ -19,8 +19,9 @@ def recommendation_text(result: Any) -> str:
         binding = result.audit.binding(least.w)
         margin = (
             f" The estimate itself ({binding.auc:.3f}) is under the limit, but the audit adds a "
-            f"margin for its own uncertainty (upper bound {binding.upper:.3f}), and with so few "
-            "rows that margin goes over it: the audit cannot show the copy is safe."
+            "margin for its own uncertainty (upper bound "
+            f"{bound_text(binding.upper, limit)}), and with so few rows that margin goes over "
+            "it: the audit cannot show the copy is safe."
             if binding.auc < float(result.config.auc_max)
             else ""
         )
@@ -28,8 +29,8 @@ def recommendation_text(result: Any) -> str:
             f"Do not release. Even with the most noise tried (w = {least.w:.2f}, rows drawn "
             "from the model alone), an attacker holding the copy could tell whether a given "
             f"patient was in your file too well: the attack's expected score is "
-            f"{binding.auc:.3f} (upper bound {binding.upper:.3f}) where the privacy limit is "
-            f"{limit} (0.5 is a coin toss).{margin} Nothing was written."
+            f"{binding.auc:.3f} (upper bound {bound_text(binding.upper, limit)}) where the privacy "
+            f"limit is {limit} (0.5 is a coin toss).{margin} Nothing was written."
         )
     w = float(result.release.w)
     binding = result.audit.binding(w)
@@ -44,8 +45,8 @@ def recommendation_text(result: Any) -> str:
     return (
         "Meets the privacy limit the checker set. An attacker holding the copy cannot tell "
         "whether a given patient was in your file much better than a coin toss: the attack's "
-        f"expected score is {binding.auc:.3f} (upper bound {binding.upper:.3f}), under the "
-        f"limit of {limit}. The privacy audit chose the noise level w = {w:.2f}"
+        f"expected score is {binding.auc:.3f} (upper bound {bound_text(binding.upper, limit)}), "
+        f"under the limit of {limit}. The privacy audit chose the noise level w = {w:.2f}"
         f"{w_spread(result.audit, w)}.{uncertain}{at_risk_text(result)}"
     )
 
@@ -192,3 +193,15 @@ def outcome_note(choice: Any) -> str:
     return (
         f"Survival outcome used: follow-up time “{choice.time}”, event “{choice.event}”." + exposure
     )
+
+
+def bound_text(upper: float, limit: float | str) -> str:
+    """An upper bound as a person reads it beside the limit: four decimals where three would
+    print the limit itself (0.5497 is not 0.550; issue 44).
+
+    Example:
+        >>> bound_text(0.5497, 0.55), bound_text(0.5381, "0.55")
+        ('0.5497', '0.538')
+    """
+    near = round(float(upper), 3) == round(float(limit), 3)
+    return f"{upper:.4f}" if near else f"{upper:.3f}"

@@ -63,6 +63,8 @@ def attack_line(
         (True, 'not available')
         >>> "upper bound 0.552" in attack_line(0.54, 0.004, 0.55, 0.552)
         True
+        >>> "upper bound 0.5497 (limit 0.55)" in attack_line(0.54, 0.004, 0.55, 0.5497)
+        True
     """
     if mean is None or finite(mean) is None:
         return NOT_AVAILABLE
@@ -75,7 +77,10 @@ def attack_line(
         else f'<font color="{RED}"><b>{CROSS} not below the limit</b></font>'
     )
     spread = f" ± {decimals(se)}" if finite(se) is not None else ""
-    bound = f", upper bound {decimals(upper)}" if se is not None else ""
+    # four decimals where three would print the limit itself (0.5497 is not 0.550; issue 44)
+    near = limit is not None and round(float(upper), 3) == round(float(limit), 3)
+    shown = f"{float(upper):.4f}" if near else decimals(upper)
+    bound = f", upper bound {shown}" if se is not None else ""
     return f"<b>{decimals(mean)}</b>{spread}{bound} (limit {decimals(limit, 2)}) {mark}"
 
 
