@@ -124,8 +124,9 @@ def test_large_tables_train_on_a_step_budget_with_the_audited_recipe() -> None:
         seen.clear()
         select.rank_family(X, seed=0, table_rows=STEP_BUDGET_FROM - 1)
         assert all(c.steps_per_epoch is None for c in seen)
-    small = FlowConfig(flows=1, hidden=4, batch_size=256, steps_per_epoch=3, max_epochs=2,
-                       val_max_rows=1_000)  # fmt: skip
+    small = FlowConfig(
+        flows=1, hidden=4, batch_size=256, steps_per_epoch=3, max_epochs=2, val_max_rows=1_000
+    )
     flow = train_flow(X, small, seed=0)
     assert flow.epochs == 2 and len(flow.val_row_nll) == 1_000
     assert flow.to_dict()["steps_per_epoch"] == 3
@@ -211,8 +212,13 @@ def test_the_step_budget_stops_on_gains_too_small_to_matter_and_keeps_the_best_w
     rng = np.random.default_rng(3)
     X = rng.standard_normal((6_000, 3)) @ np.array([[1.0, 0.5, 0.2], [0, 1, 0.4], [0, 0, 1]])
     X[:, 2] = np.exp(X[:, 2] / 2)
-    base = replace(FlowConfig(flows=2, hidden=16).on_step_budget(), batch_size=256,
-                   steps_per_epoch=10, max_epochs=60, val_max_rows=1_000)  # fmt: skip
+    base = replace(
+        FlowConfig(flows=2, hidden=16).on_step_budget(),
+        batch_size=256,
+        steps_per_epoch=10,
+        max_epochs=60,
+        val_max_rows=1_000,
+    )
     assert FlowConfig().min_delta == MIN_DELTA == 1e-4 and base.min_delta == BUDGET_MIN_DELTA
     coarse = train_flow(X, base, seed=0)
     strict = train_flow(X, replace(base, min_delta=MIN_DELTA), seed=0)

@@ -358,9 +358,12 @@ def test_ctrl_c_cancels_cleanly_with_exit_130(tmp_path: Path) -> None:
     out = tmp_path / "o"
     proc = subprocess.Popen(
         [sys.executable, "-m", "engine", "demo", "--out", str(out), "--seed", "1"],
-        cwd=ROOT, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
         env={**os.environ, "MPLBACKEND": "Agg"},
-    )  # fmt: skip
+    )
     assert proc.stderr is not None
     for line in proc.stderr:  # progress lines arrive as the stages start
         if "training flow" in line:

@@ -21,10 +21,16 @@ def _cohort(n: int = 600, seed: int = 0) -> pd.DataFrame:
     rng.shuffle(race)
     age = rng.normal(60, 9, n).round()
     time = rng.exponential(500 * np.exp(-(age - 60) / 20 - 0.4 * (race == 2))).round() + 1
-    return pd.DataFrame({
-        "futime": time, "death": (rng.random(n) < 0.6).astype(int), "age": age, "race": race,
-        "stage": rng.integers(1, 5, n), "nodes": rng.poisson(2, n),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "futime": time,
+            "death": (rng.random(n) < 0.6).astype(int),
+            "age": age,
+            "race": race,
+            "stage": rng.integers(1, 5, n),
+            "nodes": rng.poisson(2, n),
+        }
+    )
 
 
 def test_the_kind_rule_reads_codes_as_categories_and_counts_as_numbers() -> None:
@@ -45,9 +51,17 @@ def test_a_six_person_level_is_merged_openly_and_never_clipped_into_a_neighbour(
     path = tmp_path / "trial.csv"
     frame.to_csv(path, index=False)
     cfg = RunConfig(
-        input=path, out=tmp_path / "out", time="futime", event="death", forced_w=0.6,
-        w_grid=(0.0, 0.6), repeats=2, seed=3, allow_risky=True, device="cpu",
-    )  # fmt: skip
+        input=path,
+        out=tmp_path / "out",
+        time="futime",
+        event="death",
+        forced_w=0.6,
+        w_grid=(0.0, 0.6),
+        repeats=2,
+        seed=3,
+        allow_risky=True,
+        device="cpu",
+    )
     result = run_pipeline(cfg)
     race = result.prepared.schema.by_name("race")
     assert race.labels == ("1", "2", "3", "4", OTHER) and race.merged == 1

@@ -201,9 +201,12 @@ def test_a_leak_planted_from_a_high_w_on_is_found_there() -> None:
     X = np.random.default_rng(0).standard_normal((600, 6))
     grid = (0.0, 0.2, 0.4, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)
     res = run_family_audit(
-        X, X, SingleMap(_CopiesNearOwnCode), config=AuditConfig(grid=grid, crossfit=True,
-        max_rounds=3, refine=False), rng=np.random.default_rng(1),
-    )  # fmt: skip
+        X,
+        X,
+        SingleMap(_CopiesNearOwnCode),
+        config=AuditConfig(grid=grid, crossfit=True, max_rounds=3, refine=False),
+        rng=np.random.default_rng(1),
+    )
     auc = {p.w: p.auc for p in res.curve}
     assert max(abs(auc[w] - 0.5) for w in (0.0, 0.2, 0.4)) < 0.03  # no leak at small w
     assert auc[0.95] > 0.75  # the planted copies
@@ -216,9 +219,12 @@ def test_a_leak_planted_from_a_high_w_on_is_found_there() -> None:
 def test_the_se_at_the_decision_and_the_design_are_in_the_record() -> None:
     X = np.random.default_rng(2).standard_normal((400, 3))
     res = run_family_audit(
-        X, X, SingleMap(lambda rows: _Id()), config=AuditConfig(grid=(0.0, 0.3, 0.6, 0.9),
-        crossfit=True, max_rounds=2, refine=False), rng=np.random.default_rng(3),
-    )  # fmt: skip
+        X,
+        X,
+        SingleMap(lambda rows: _Id()),
+        config=AuditConfig(grid=(0.0, 0.3, 0.6, 0.9), crossfit=True, max_rounds=2, refine=False),
+        rng=np.random.default_rng(3),
+    )
     record = res.to_dict()
     d = res.decision
     assert record["se_at_decision"] == d.se and 0 < d.se < 0.05
@@ -263,9 +269,13 @@ def test_every_field_of_a_decision_and_its_record() -> None:
     ok = decide({"distance": _curve((0.0, 0.5), (0.50, 0.52), (0.004, 0.005))}, 0.55)
     assert (ok.w, ok.attack, ok.fit, ok.se, ok.uncertain) == (0.5, "distance", 0.52, 0.005, False)
     assert ok.to_dict() == {
-        "w": 0.5, "attack": "distance", "fitted_auc": 0.52, "se": 0.005,
-        "upper_bound": ok.upper, "uncertain": False,
-    }  # fmt: skip
+        "w": 0.5,
+        "attack": "distance",
+        "fitted_auc": 0.52,
+        "se": 0.005,
+        "upper_bound": ok.upper,
+        "uncertain": False,
+    }
     no = decide({"density": _curve((0.0, 0.5), (0.56, 0.6), (0.004, 0.005))}, 0.55)
     assert (no.w, no.attack, no.fit, no.se, no.uncertain) == (None, "density", 0.56, 0.004, False)
     assert no.upper == pytest.approx(0.56 + Z_UPPER * 0.004)

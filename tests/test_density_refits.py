@@ -11,10 +11,12 @@ from engine.search.density import GaussianKDE, leave_one_out_refits, principal_b
 
 
 def _one_by_one(x: np.ndarray, basis: np.ndarray) -> np.ndarray:
-    return np.array([
-        GaussianKDE(basis=basis).fit(np.delete(x, i, 0)).log_density(x[i : i + 1])[0]
-        for i in range(len(x))
-    ])  # fmt: skip
+    return np.array(
+        [
+            GaussianKDE(basis=basis).fit(np.delete(x, i, 0)).log_density(x[i : i + 1])[0]
+            for i in range(len(x))
+        ]
+    )
 
 
 def test_refits_at_once_equal_the_refits_one_by_one_on_a_distance_space() -> None:

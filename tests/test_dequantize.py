@@ -111,8 +111,13 @@ def test_truncated_normal_matches_scipy(a, b):
 
 
 def test_truncated_normal_far_outside_returns_the_nearest_end():
-    y = truncated_normal(np.array([0.0, 0.0]), 1.0, np.array([40.0, -np.inf]), np.array([41.0, -40.0]),
-                         np.random.default_rng(0))  # fmt: skip
+    y = truncated_normal(
+        np.array([0.0, 0.0]),
+        1.0,
+        np.array([40.0, -np.inf]),
+        np.array([41.0, -40.0]),
+        np.random.default_rng(0),
+    )
     assert y.tolist() == [40.0, -40.0]
 
 

@@ -129,8 +129,15 @@ def test_explicit_cuda_that_cannot_run_is_an_input_error(monkeypatch: pytest.Mon
 # ----------------------------------------------------------------- method choice
 def test_nn_method_follows_the_resolved_device_and_dimension() -> None:
     assert [nn_method_for(dev, d) for dev in ("cpu", "cuda") for d in (7, 15, 16, 30)] == [
-        "kdtree", "kdtree", "brute", "brute", "cuda", "cuda", "cuda", "cuda",
-    ]  # fmt: skip
+        "kdtree",
+        "kdtree",
+        "brute",
+        "brute",
+        "cuda",
+        "cuda",
+        "cuda",
+        "cuda",
+    ]
 
 
 def test_auto_neighbour_search_stays_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -162,9 +169,14 @@ def test_auto_falls_back_with_the_cause_shown_and_recorded(
     src = _cohort(tmp_path / "cohort.csv")
     seen: list[str] = []
     config = RunConfig(
-        input=src, out=tmp_path / "out", w_grid=(0.0, 0.5), repeats=2, seed=5, report=False,
+        input=src,
+        out=tmp_path / "out",
+        w_grid=(0.0, 0.5),
+        repeats=2,
+        seed=5,
+        report=False,
         allow_risky=True,
-    )  # fmt: skip
+    )
     run_pipeline(config, lambda f, t: seen.append(t))
     record = json.loads((tmp_path / "out" / "audit.json").read_text())
     cause = f"compute capability 7.0) is not supported by this PyTorch build: {NO_KERNEL}"

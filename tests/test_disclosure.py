@@ -49,9 +49,16 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame
     rare_table().to_csv(src, index=False)
     out = root / "out"
     config = RunConfig(
-        input=src, out=out, time="time", event="event", forced_w=0.5, w_grid=(0.0, 0.5),
-        repeats=2, seed=2, allow_risky=True,
-    )  # fmt: skip
+        input=src,
+        out=out,
+        time="time",
+        event="event",
+        forced_w=0.5,
+        w_grid=(0.0, 0.5),
+        repeats=2,
+        seed=2,
+        allow_risky=True,
+    )
     # (seed 2: the synthetic Cox model converges, so its counts are checked too; with seed 1,
     # since the audit draws its twelve splits first, the synthetic "other" site holds 4 rows
     # with 3 events and the Cox fit does not converge)

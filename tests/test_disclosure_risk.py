@@ -54,8 +54,11 @@ def test_numbers_are_grouped_the_way_numtocat_groups_them() -> None:
     assert breaks.round(6).tolist() == [0, 20, 40, 60, 80, 100]
     band = Banding("sbp", tuple(breaks))
     assert band.levels(pd.Series([0.0, 19.9, 20.0, 100.0])).tolist() == [
-        "[0, 20)", "[0, 20)", "[20, 40)", "[80, 100]",
-    ]  # fmt: skip
+        "[0, 20)",
+        "[0, 20)",
+        "[20, 40)",
+        "[80, 100]",
+    ]
     # a column whose quantiles give fewer than three groups falls back to equal widths
     assert len(numtocat_breaks(np.array([0.0] * 8 + [1.0, 2.0]))) == 6
     rng = np.random.default_rng(0)
@@ -84,8 +87,11 @@ def test_keys_and_targets_are_suggested_from_the_names() -> None:
     assert targets[0] == "arrest" and "age" not in targets and len(targets) == 7
     kidney = infer_schema(ld.load_kidney_transplant(), time="time", event="death")
     assert suggest_keys(kidney.synthesized()) == (
-        "age", "black_male", "white_male", "black_female",
-    )  # fmt: skip
+        "age",
+        "black_male",
+        "white_male",
+        "black_female",
+    )
     frame = pd.DataFrame({"stage": [1, 2] * 30, "page_count": range(60), "Gender": ["F", "M"] * 30})
     assert suggest_keys(infer_schema(frame).synthesized()) == ("Gender",)  # words, not letters
 

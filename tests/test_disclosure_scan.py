@@ -35,10 +35,20 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame
     frame.to_csv(src, index=False)
     out = root / "out"
     config = RunConfig(
-        input=src, out=out, time="time", event="event", forced_w=0.5, w_grid=(0.0, 0.5), repeats=2,
-        seed=1, allow_risky=True, analysis="cox", covariates=("age", "site", "sbp"),
-        keep=("seq",), drop=("note_id",),
-    )  # fmt: skip
+        input=src,
+        out=out,
+        time="time",
+        event="event",
+        forced_w=0.5,
+        w_grid=(0.0, 0.5),
+        repeats=2,
+        seed=1,
+        allow_risky=True,
+        analysis="cox",
+        covariates=("age", "site", "sbp"),
+        keep=("seq",),
+        drop=("note_id",),
+    )
     run_pipeline(config)
     real = pd.read_csv(src).drop(columns=["note_id"]).dropna().reset_index(drop=True)
     texts = {p.name: p.read_text(encoding="utf-8") for p in out.iterdir() if p.suffix != ".pdf"}

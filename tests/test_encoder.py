@@ -1,4 +1,5 @@
-"""engine.encoding.encoder: exact round trips, time window, clipping counts, deterministic distances."""
+"""engine.encoding.encoder: exact round trips, time window, clipping counts, deterministic
+distances."""
 
 from __future__ import annotations
 

@@ -89,8 +89,13 @@ def test_epochs_reported_per_member_by_name() -> None:
         if partial is not None:
             seen.setdefault(partial.model, []).append(partial.epoch)  # type: ignore[attr-defined]
 
-    flows = train_flows(_tables(3), FlowConfig(flows=1, hidden=8, max_epochs=5), seed=0,
-                        progress=progress, names=["split 2", "split 3", "split 4"])  # fmt: skip
+    flows = train_flows(
+        _tables(3),
+        FlowConfig(flows=1, hidden=8, max_epochs=5),
+        seed=0,
+        progress=progress,
+        names=["split 2", "split 3", "split 4"],
+    )
     assert sorted(seen) == ["split 2", "split 3", "split 4"]
     for name, flow in zip(["split 2", "split 3", "split 4"], flows, strict=True):
         assert seen[name] == list(range(1, flow.epochs + 1))
@@ -147,8 +152,13 @@ def test_the_batched_family_fits_each_split_on_its_own_members() -> None:
 
     fam.make_split = spy
     try:
-        run_family_audit(X, X, family, config=AuditConfig(grid=(0.0, 0.5), crossfit=True,
-                         refine=False), rng=np.random.default_rng(1))  # fmt: skip
+        run_family_audit(
+            X,
+            X,
+            family,
+            config=AuditConfig(grid=(0.0, 0.5), crossfit=True, refine=False),
+            rng=np.random.default_rng(1),
+        )
     finally:
         fam.make_split = real_make
     assert family.batches == 1 and len(captured) == 5
@@ -177,16 +187,23 @@ def test_batched_audit_decides_like_one_by_one_on_a_small_table(
     t = rng.exponential(5 * np.exp(-risk))
     c = rng.exponential(8, n)
     src = tmp_path / "cohort.csv"
-    pd.DataFrame({"age": age, "sex": sex, "time": np.minimum(t, c).round(2),
-                  "event": (t <= c).astype(int)}).to_csv(src, index=False)  # fmt: skip
+    pd.DataFrame(
+        {"age": age, "sex": sex, "time": np.minimum(t, c).round(2), "event": (t <= c).astype(int)}
+    ).to_csv(src, index=False)
     aucs: dict[str, list[float]] = {"batched": [], "alone": []}
     ws: dict[str, list[float]] = {"batched": [], "alone": []}
     for mode in ("batched", "alone"):
         if mode == "alone":
             monkeypatch.delattr(synthesize_step._FamilyFitter, "fit_many")
         for seed in (1, 2, 3):
-            cfg = RunConfig(input=src, time="time", event="event", seed=seed, report=False,
-                            w_grid=(0.0, 0.1, 0.2, 0.4, 0.6))  # fmt: skip
+            cfg = RunConfig(
+                input=src,
+                time="time",
+                event="event",
+                seed=seed,
+                report=False,
+                w_grid=(0.0, 0.1, 0.2, 0.4, 0.6),
+            )
             res = synthesize(prepare(cfg))
             assert res.audit.splits == 5 * res.audit.rounds
             aucs[mode].append(res.audit.curve[0].auc)

@@ -107,8 +107,14 @@ def test_the_released_model_is_the_one_trained_after_the_audit(
     monkeypatch.setattr(select_module, "select_flow", spy)
     monkeypatch.setattr(audit_module, "release_metrics", metrics_spy)
     monkeypatch.setattr(synthesize_step, "BESIDE_FROM_ROWS", 0)  # (300 rows: after, by default)
-    config = RunConfig(input=_table(tmp_path), time="time", event="event", seed=3,
-                       w_grid=(0.0, 0.3, 0.6), allow_risky=True)  # fmt: skip
+    config = RunConfig(
+        input=_table(tmp_path),
+        time="time",
+        event="event",
+        seed=3,
+        w_grid=(0.0, 0.3, 0.6),
+        allow_risky=True,
+    )
     prep = prepare(config)
     result = synthesize(prep)
     # the real rows' neighbours, found on the model's thread, are those of every real row
@@ -122,9 +128,12 @@ def test_the_released_model_is_the_one_trained_after_the_audit(
     assert result.flow is not None and result.audit.architecture is not None
     X = prep.encoder.transform(prep.real, make_rng(config.seed).spawn(1)[0])
     after = select_flow(
-        X, budget=config.budget, device="cpu", seed=config.seed,
+        X,
+        budget=config.budget,
+        device="cpu",
+        seed=config.seed,
         architecture=result.audit.architecture,
-    )  # fmt: skip
+    )
     assert _same_weights(after.model, result.flow.model)
     assert result.timings["train_seconds"] > 0
     assert not _final_threads()
@@ -145,8 +154,14 @@ def test_a_small_table_trains_its_final_model_after_the_audit(
         return select_flow(X, **kwargs)
 
     monkeypatch.setattr(select_module, "select_flow", spy)
-    config = RunConfig(input=_table(tmp_path), time="time", event="event", seed=3,
-                       w_grid=(0.0, 0.3, 0.6), allow_risky=True)  # fmt: skip
+    config = RunConfig(
+        input=_table(tmp_path),
+        time="time",
+        event="event",
+        seed=3,
+        w_grid=(0.0, 0.3, 0.6),
+        allow_risky=True,
+    )
     result = synthesize(prepare(config))
     assert 300 <= synthesize_step.BESIDE_FROM_ROWS
     assert trained_on[-1] == (threading.main_thread().name, 300)
@@ -160,8 +175,14 @@ def test_a_cancel_during_the_audit_stops_the_final_model(
     """The user cancels while the audit scores the grid (the final model already training
     beside it): synthesize raises Cancelled and no training thread is left running."""
     monkeypatch.setattr(synthesize_step, "BESIDE_FROM_ROWS", 0)
-    config = RunConfig(input=_table(tmp_path), time="time", event="event", seed=3,
-                       w_grid=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5), allow_risky=True)  # fmt: skip
+    config = RunConfig(
+        input=_table(tmp_path),
+        time="time",
+        event="event",
+        seed=3,
+        w_grid=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5),
+        allow_risky=True,
+    )
     prep = prepare(config)
     token = CancelToken()
     seen: list[bool] = []

@@ -29,9 +29,12 @@ def test_a_code_is_shown_as_a_category_with_its_reason_and_can_be_switched(
     n = 300
     race = np.r_[np.repeat(1, 160), np.repeat(2, 90), np.repeat(3, 44), np.repeat(4, 6)]
     frame = pd.DataFrame(
-        {"race": rng.permutation(race), "age": rng.normal(60, 9, n).round(1),
-         "children": rng.poisson(1.5, n).clip(0, 5)}
-    )  # fmt: skip
+        {
+            "race": rng.permutation(race),
+            "age": rng.normal(60, 9, n).round(1),
+            "children": rng.poisson(1.5, n).clip(0, 5),
+        }
+    )
     path = tmp_path / "coded.csv"
     frame.to_csv(path, index=False)
     load(window, qtbot, path)

@@ -56,15 +56,21 @@ def _drop(window, path: Path) -> None:
     where = QtCore.QPointF(window.width() / 2, window.height() / 2)
     actions = QtCore.Qt.DropAction.CopyAction
     enter = QtGui.QDragEnterEvent(
-        where.toPoint(), actions, mime, QtCore.Qt.MouseButton.LeftButton,
+        where.toPoint(),
+        actions,
+        mime,
+        QtCore.Qt.MouseButton.LeftButton,
         QtCore.Qt.KeyboardModifier.NoModifier,
-    )  # fmt: skip
+    )
     QtWidgets.QApplication.sendEvent(window, enter)
     assert enter.isAccepted()
     drop = QtGui.QDropEvent(
-        where, actions, mime, QtCore.Qt.MouseButton.LeftButton,
+        where,
+        actions,
+        mime,
+        QtCore.Qt.MouseButton.LeftButton,
         QtCore.Qt.KeyboardModifier.NoModifier,
-    )  # fmt: skip
+    )
     QtWidgets.QApplication.sendEvent(window, drop)
 
 
@@ -272,8 +278,10 @@ def test_the_question_is_asked_only_when_the_outcome_is_unclear():
     plan = plan_outcome(unclear)
     assert plan.must_ask
     assert [(c.time, c.event) for c in plan.choices] == [
-        ("os_time", "cvd"), ("pfs_time", "cvd"), (None, None)
-    ]  # fmt: skip
+        ("os_time", "cvd"),
+        ("pfs_time", "cvd"),
+        (None, None),
+    ]
     # nothing that could be a survival outcome: no question, and the summary says what was done
     plan = plan_outcome(pd.DataFrame(base))
     assert not plan.must_ask and plan.recognised is None and plan.choices == ()

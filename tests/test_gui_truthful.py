@@ -244,8 +244,8 @@ def test_the_advice_after_a_refusal_is_the_same_in_the_app_and_the_guide():
         assert "Raising the limit is possible" not in face
         assert "higher limit" not in face
     assert (
-        "Change the privacy settings… opens the step-by-step wizard at its Settings page with the audit kept"
-        in guide
+        "Change the privacy settings… opens the step-by-step wizard at its Settings page "
+        "with the audit kept" in guide
     )
 
 

@@ -36,7 +36,8 @@ def test_window_shows_in_under_three_seconds_without_heavy_imports():
         "from desktop.wizard import MainWindow\n"
         "w = MainWindow(); w.show(); app.processEvents()\n"
         "print(time.perf_counter() - t0)\n"
-        "heavy = [m for m in ('torch', 'pandas', 'matplotlib', 'lifelines', 'statsmodels') if m in sys.modules]\n"
+        "heavy = [m for m in ('torch', 'pandas', 'matplotlib', 'lifelines', 'statsmodels')\n"
+        "         if m in sys.modules]\n"
         "print(','.join(heavy))\n"
         "w.close()\n"
     )

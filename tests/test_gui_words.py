@@ -2,8 +2,8 @@
 
 Walks every page of the wizard after a fast real run (released, then refused), every dialog
 that can be opened (message boxes, the user guide, About), the meta-analysis window after a
-pooling, and the text of the PDF report and README.txt of that run. A text fails when it contains ``--``
-followed by a letter (a flag), ``np.`` (a numpy repr) or a digit-e-sign-digit number
+pooling, and the text of the PDF report and README.txt of that run. A text fails when it
+contains ``--`` followed by a letter (a flag), ``np.`` (a numpy repr) or a digit-e-sign-digit number
 (``1.12e+03``).
 """
 

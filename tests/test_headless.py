@@ -36,9 +36,25 @@ def test_engine_tests_pass_without_pyside6(tmp_path: Path) -> None:
         "tests/test_export.py",
     ]
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "noqt_plugin", "-p", "no:pytest-qt", "-p", "no:cacheprovider", *files],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "noqt_plugin",
+            "-p",
+            "no:pytest-qt",
+            "-p",
+            "no:cacheprovider",
+            *files,
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     counts = result.stdout.strip().splitlines()[-1]  # "N passed in T s", after the durations
     assert " passed" in counts and "failed" not in counts, counts
@@ -55,12 +71,30 @@ def _unshare_works() -> bool:
 def test_demo_runs_with_no_network(tmp_path: Path) -> None:
     """`latent-synth demo` under `unshare -n` (no network interface at all) writes its outputs."""
     out = tmp_path / "demo"
-    cmd = [sys.executable, "-m", "engine", "demo", "--out", str(out), "--quiet", "--seed", "1",
-           "--w-grid", "0,0.4,0.8", "--repeats", "2", "--no-report"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "engine",
+        "demo",
+        "--out",
+        str(out),
+        "--quiet",
+        "--seed",
+        "1",
+        "--w-grid",
+        "0,0.4,0.8",
+        "--repeats",
+        "2",
+        "--no-report",
+    ]
     result = subprocess.run(
-        ["unshare", "-n", *cmd], cwd=ROOT, capture_output=True, text=True, timeout=600,
+        ["unshare", "-n", *cmd],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
         env={**os.environ, "MPLBACKEND": "Agg"},
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert (out / "synthetic.csv").stat().st_size > 10_000
     assert (out / "audit.json").exists()

@@ -1,4 +1,5 @@
-"""engine.files.read: every format reads the same table; text quirks; user errors are one-line InputErrors."""
+"""engine.files.read: every format reads the same table; text quirks; user errors are one-line
+InputErrors."""
 
 from __future__ import annotations
 

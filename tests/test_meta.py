@@ -85,7 +85,8 @@ RAUD_VI = [
 
 
 def bcg_log_rr() -> tuple[np.ndarray, np.ndarray]:
-    """metafor escalc(measure="RR"): yi = log((a/(a+b))/(c/(c+d))), vi = 1/a - 1/(a+b) + 1/c - 1/(c+d)."""
+    """metafor escalc(measure="RR"): yi = log((a/(a+b))/(c/(c+d))),
+    vi = 1/a - 1/(a+b) + 1/c - 1/(c+d)."""
     a, b, c, d = BCG.T
     return np.log((a / (a + b)) / (c / (c + d))), 1 / a - 1 / (a + b) + 1 / c - 1 / (c + d)
 
@@ -95,7 +96,8 @@ def r4(x: float) -> float:
 
 
 def test_dl_matches_metafor_on_bcg() -> None:
-    # R metafor: res <- rma(yi, vi, data=escalc("RR", ai=tpos, bi=tneg, ci=cpos, di=cneg, data=dat.bcg), method="DL")
+    # R metafor: res <- rma(yi, vi, method="DL",
+    #   data=escalc("RR", ai=tpos, bi=tneg, ci=cpos, di=cneg, data=dat.bcg))
     # printed: estimate -0.7141, se 0.1787, ci -1.0644 .. -0.3638, zval -3.9952, tau^2 0.3088,
     # Q(df = 12) = 152.2330, I^2 = 92.12% (92.1173). Source: metafor's own test
     # tests/testthat/test_misc_rma_vs_metan_with_dat.bcg.r (checked against Stata metan) and the
@@ -115,7 +117,8 @@ def test_dl_matches_metafor_on_bcg() -> None:
     )
     assert r4(res.I2) == 92.1173 and res.Q_df == 12 and res.k == 13
     assert res.Q_p < 1e-4
-    # same pooled numbers from statsmodels' DL branch (tau^2 > 0 here, so truncation does not matter)
+    # same pooled numbers from statsmodels' DL branch (tau^2 > 0 here, so truncation does not
+    # matter)
     sm = combine_effects(yi, vi, method_re="dl")
     assert res.estimate == pytest.approx(sm.mean_effect_re, abs=1e-12)
     assert res.se == pytest.approx(math.sqrt(sm.var_eff_w_re), abs=1e-12)
@@ -350,7 +353,8 @@ def test_run_meta_errors_and_cancel(tmp_path: Path) -> None:
 
 
 def test_run_meta_pairs_one_real_file_with_per_site_synthetic_folders(tmp_path: Path) -> None:
-    # the layout of `latent-synth demo --all`: DIR/<study>/synthetic.csv next to one real file split --by
+    # the layout of `latent-synth demo --all`: DIR/<study>/synthetic.csv next to one real file
+    # split --by
     rng = np.random.default_rng(4)
     studies = ["CHS M", "ARIC F", "ARIC M"]  # not sorted: pairing must follow labels, not position
     real = pd.concat([_cohort(rng, 200, 0.15, s) for s in studies])
@@ -376,7 +380,8 @@ def test_run_meta_pairs_one_real_file_with_per_site_synthetic_folders(tmp_path: 
     real_res, syn_res = dict(run.sets)["real"], dict(run.sets)["synthetic"]
     assert [s.study for s in real_res.studies] == ["ARIC F", "ARIC M", "CHS M"]
     assert [s.study for s in syn_res.studies] == ["CHS M", "ARIC F", "ARIC M"]
-    # shifting sbp leaves each site's Cox slope unchanged: the synthetic study matches its real study
+    # shifting sbp leaves each site's Cox slope unchanged: the synthetic study matches its real
+    # study
     for s in syn_res.studies:
         twin = next(r for r in real_res.studies if r.study == s.study)
         assert s.estimate == pytest.approx(twin.estimate, abs=1e-6)

@@ -97,12 +97,13 @@ def _date_table(n: int = 1000, seed: int = 1) -> pd.DataFrame:
         {
             "admission_date": admitted.strftime("%Y-%m-%d"),
             "discharge_date": (admitted + pd.to_timedelta(stay, unit="D")).strftime("%Y-%m-%d"),
-            "date_of_birth": (pd.Timestamp("1940-01-01")
-                              + pd.to_timedelta(rng.integers(0, 20_000, n), unit="D")).strftime("%Y-%m-%d"),
+            "date_of_birth": (
+                pd.Timestamp("1940-01-01") + pd.to_timedelta(rng.integers(0, 20_000, n), unit="D")
+            ).strftime("%Y-%m-%d"),
             "age": age,
             "ward": rng.choice(["A", "B", "C"], n),
         }
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture(scope="module")
@@ -216,8 +217,10 @@ def test_date_layer_round_trip_is_exact_on_observed_cells() -> None:
     days = layer.to_days(parsed)
     unclipped = DateLayer(
         tuple(c.__class__(c.name, c.whole_days, None, None) for c in layer.columns),
-        layer.reference, layer.anchor, layer.anchor_center,
-    )  # fmt: skip
+        layer.reference,
+        layer.anchor,
+        layer.anchor_center,
+    )
     back = unclipped.to_dates(days)
     pd.testing.assert_frame_equal(back, parsed)
     # the anchor has the fewest missing dates; the other is modelled as its interval to it
@@ -239,11 +242,13 @@ def test_datetimes_keep_their_time_of_day() -> None:
 def test_birth_date_names_and_text_dates_are_recognised() -> None:
     names = ("DOB", "date_of_birth", "birth_date", "BirthDate", "admission_date", "birth_weight")
     assert [is_birth_date_name(n) for n in names] == [True, True, True, True, False, False]
-    df = pd.DataFrame({
-        "seen": [f"2020-01-{d:02d}" for d in range(1, 29)] * 3,
-        "dob": [f"19{50 + d}-02-01" for d in range(28)] * 3,
-        "x": np.arange(84) % 7,
-    })  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "seen": [f"2020-01-{d:02d}" for d in range(1, 29)] * 3,
+            "dob": [f"19{50 + d}-02-01" for d in range(28)] * 3,
+            "x": np.arange(84) % 7,
+        }
+    )
     schema = infer_schema(df)
     assert (schema.by_name("seen").kind, schema.by_name("seen").action) == ("date", "synthesize")
     assert schema.by_name("dob").action == "drop"

@@ -67,9 +67,16 @@ def test_synthetic_table_keeps_missingness_that_depends_on_values(tmp_path: Path
     src = tmp_path / "mar.csv"
     df.to_csv(src, index=False)
     cfg = RunConfig(
-        input=src, seed=seed, forced_w=0.5, w_grid=(0.0,), repeats=1, allow_risky=True,
-        report=False, budget="fast", device="cpu",
-    )  # fmt: skip
+        input=src,
+        seed=seed,
+        forced_w=0.5,
+        w_grid=(0.0,),
+        repeats=1,
+        allow_risky=True,
+        report=False,
+        budget="fast",
+        device="cpu",
+    )
     synth = synthesize(prepare(cfg)).synthetic
     assert synth is not None
     real_q, synth_q = _missing_by_quartile(df), _missing_by_quartile(synth)

@@ -124,9 +124,14 @@ def test_refusal_only_when_the_floor_leaks_and_it_names_the_column() -> None:
     scale = np.array([0.05, 0.05, 1.0])  # the distance space: the last column counts most
     family = _Family(floor_leaks=True)
     res = run_family_audit(
-        X, X * scale, family, to_dist=lambda rows: rows * scale, config=FAST,
-        rng=np.random.default_rng(1), groups={"age": [0], "bmi": [1], "record number": [2]},
-    )  # fmt: skip
+        X,
+        X * scale,
+        family,
+        to_dist=lambda rows: rows * scale,
+        config=FAST,
+        rng=np.random.default_rng(1),
+        groups={"age": [0], "bmi": [1], "record number": [2]},
+    )
     assert res.selected_w is None and res.chosen == "gaussian"
     assert [c.status for c in res.candidates] == ["dropped", "chosen"]
     everything, (top, auc_without) = res.drivers[0], res.drivers[1]
@@ -187,10 +192,14 @@ def test_a_planted_leak_in_the_released_file_is_caught() -> None:
 
     def frame(n: int) -> pd.DataFrame:
         x = rng.multivariate_normal(np.zeros(3), COV, n)
-        return pd.DataFrame({
-            "age": (60 + 10 * x[:, 0]).round(), "sbp": (130 + 15 * x[:, 1]).round(1),
-            "smoker": np.where(x[:, 2] > 0.5, "yes", "no"), "stage": rng.integers(1, 5, n),
-        })  # fmt: skip
+        return pd.DataFrame(
+            {
+                "age": (60 + 10 * x[:, 0]).round(),
+                "sbp": (130 + 15 * x[:, 1]).round(1),
+                "smoker": np.where(x[:, 2] > 0.5, "yes", "no"),
+                "stage": rng.integers(1, 5, n),
+            }
+        )
 
     members, holdout = frame(300), frame(300)
     real = pd.concat([members, holdout], ignore_index=True)
@@ -221,9 +230,13 @@ def test_the_released_attack_decides_when_only_the_released_columns_leak() -> No
             return np.hstack([own, self.rows[near]])  # released block: members verbatim
 
     cfg = AuditConfig(
-        grid=(0.0, 0.5), repeats=3, refine=False, splits=2, released_columns=released,
+        grid=(0.0, 0.5),
+        repeats=3,
+        refine=False,
+        splits=2,
+        released_columns=released,
         select_on=("distance", "density", "released"),
-    )  # fmt: skip
+    )
     X_dist = np.hstack([X, X])
     res = run_family_audit(X, X_dist, _PlantFamily(Plant), config=cfg, rng=np.random.default_rng(1))
     p0 = res.curve[0]
@@ -257,14 +270,25 @@ def test_the_refusal_names_the_columns_in_plain_words() -> None:
     )
     floor = CandidateRecord("Gaussian copula (no flow layer)", 2, True, 4.0, "chosen", "fails")
     leaky = tuple(
-        replace(p, auc=0.62, auc_fit=0.62, auc_fit_se=0.01, upper_distance=0.636, density_auc=0.5,
-                density_fit=0.5, upper_density=0.51)
+        replace(
+            p,
+            auc=0.62,
+            auc_fit=0.62,
+            auc_fit_se=0.01,
+            upper_distance=0.636,
+            density_auc=0.5,
+            density_fit=0.5,
+            upper_density=0.51,
+        )
         for p in res.curve
-    )  # fmt: skip
+    )
     audit: AuditResult = replace(
-        res, selected_w=None, candidates=(floor,), curve=leaky,
+        res,
+        selected_w=None,
+        candidates=(floor,),
+        curve=leaky,
         drivers=(("", 0.62), ("record number", 0.51), ("age", 0.60), ("bmi", 0.619)),
-    )  # fmt: skip
+    )
     reason, hint = refusal_reason(RunConfig(input="t.csv"), audit)
     assert "already at w = 0.00 the distance attack AUC 0.620" in reason
     assert "even the simplest one (a Gaussian copula of the columns)" in hint
@@ -311,9 +335,13 @@ def test_a_refusal_is_confirmed_on_more_rounds() -> None:
     cfg = AuditConfig(grid=(0.0, 0.5), refine=False, crossfit=True, floor_rounds=3)
     family = _Family(floor_leaks=True)
     res = run_family_audit(
-        X, X * scale, family, to_dist=lambda rows: rows * scale, config=cfg,
+        X,
+        X * scale,
+        family,
+        to_dist=lambda rows: rows * scale,
+        config=cfg,
         rng=np.random.default_rng(1),
-    )  # fmt: skip
+    )
     assert res.selected_w is None  # the leak is real: still refused, on three rounds
     assert res.smallest_w_splits == 15 and res.rounds == 3
     assert res.curve[0].units == 15 and res.curve[0].repeats == 15
@@ -374,8 +402,9 @@ def test_a_flow_under_the_limit_gets_more_rounds_before_it_is_dropped_a_leaky_on
             return _Gaussian(rows)
 
     one = _GaussianFirst()
-    first = run_family_audit(X[:200], X[:200], one, config=replace(cfg, max_rounds=1),
-                             rng=np.random.default_rng(4))  # fmt: skip
+    first = run_family_audit(
+        X[:200], X[:200], one, config=replace(cfg, max_rounds=1), rng=np.random.default_rng(4)
+    )
     rec = first.candidates[0]
     assert rec.label == "flow" and one.fitted.count("flow") == 5
     fits = [(rec.auc_w0, rec.auc_w0_se), (rec.density_auc_w0, rec.density_auc_w0_se)]
@@ -386,6 +415,7 @@ def test_a_flow_under_the_limit_gets_more_rounds_before_it_is_dropped_a_leaky_on
     between = 0.5 * (point + bound)
     assert point < between < bound
     more = _GaussianFirst()
-    run_family_audit(X[:200], X[:200], more, config=replace(cfg, threshold=between),
-                     rng=np.random.default_rng(4))  # fmt: skip
+    run_family_audit(
+        X[:200], X[:200], more, config=replace(cfg, threshold=between), rng=np.random.default_rng(4)
+    )
     assert more.fitted.count("flow") > 5  # measured again before any verdict

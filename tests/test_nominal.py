@@ -49,9 +49,16 @@ def test_a_levels_own_effect_survives_synthesis(tmp_path: Path) -> None:
     src = tmp_path / "planted.csv"
     real.to_csv(src, index=False)
     cfg = RunConfig(
-        input=src, seed=1, report=False, budget="fast", device="cpu",
-        forced_w=0.5, w_grid=(0.0,), repeats=1, allow_risky=True,
-    )  # fmt: skip
+        input=src,
+        seed=1,
+        report=False,
+        budget="fast",
+        device="cpu",
+        forced_w=0.5,
+        w_grid=(0.0,),
+        repeats=1,
+        allow_risky=True,
+    )
     syn = synthesize(prepare(cfg)).synthetic
     assert syn is not None
     gap = (real.groupby("g")["y"].mean() - syn.groupby("g")["y"].mean()).abs()
@@ -87,16 +94,21 @@ def test_the_flow_sees_indicators_and_the_audit_sees_the_column_one_hot() -> Non
 
 def test_numbered_and_many_levelled_categories_keep_the_ordered_probit() -> None:
     rng = np.random.default_rng(4)
-    df = pd.DataFrame({
-        "grade": rng.choice(["1", "2", "3"], 300),
-        "site": rng.choice([f"s{k:02d}" for k in range(nominal.MAX_LEVELS + 1)], 300),
-        "arm": rng.choice(["placebo", "low dose", "high dose"], 300),
-        "x": rng.normal(size=300).round(2),
-    })  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "grade": rng.choice(["1", "2", "3"], 300),
+            "site": rng.choice([f"s{k:02d}" for k in range(nominal.MAX_LEVELS + 1)], 300),
+            "arm": rng.choice(["placebo", "low dose", "high dose"], 300),
+            "x": rng.normal(size=300).round(2),
+        }
+    )
     enc, _ = _encoder(df)
     assert {c.name: c.kind for c in enc.schema.synthesized()} == {
-        "grade": "categorical", "site": "categorical", "arm": "categorical", "x": "continuous"
-    }  # fmt: skip
+        "grade": "categorical",
+        "site": "categorical",
+        "arm": "categorical",
+        "x": "continuous",
+    }
     names = enc.inner.feature_names_
     assert "grade" in names and "site" in names and "arm" not in names
     assert sum(n.startswith("arm = ") for n in names) == 2
@@ -132,9 +144,9 @@ def test_a_rare_level_or_a_short_table_keeps_the_ordered_probit() -> None:
     """Read off by the argmax alone, a rare level lost its rows (a site of 4 people in 397 got
     none) and short tables drift to the base level; such columns keep the ordinal code."""
     rng = np.random.default_rng(9)
-    rare = pd.DataFrame({
-        "g": ["a"] * 220 + ["b"] * 170 + ["c"] * 9, "x": rng.normal(size=399).round(2)
-    })  # fmt: skip
+    rare = pd.DataFrame(
+        {"g": ["a"] * 220 + ["b"] * 170 + ["c"] * 9, "x": rng.normal(size=399).round(2)}
+    )
     enc, _ = _encoder(rare)
     assert "g" in enc.inner.feature_names_
     short = _planted(150, 10)

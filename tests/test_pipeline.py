@@ -82,18 +82,34 @@ def test_large_tables_are_audited_on_a_recorded_subsample(tmp_path: Path) -> Non
 
 def _point(w: float) -> CurvePoint:
     return CurvePoint(
-        w=w, auc=0.5 + w / 10, auc_sd=0.01, auc_se=0.004, tpr_at_1pct_fpr=0.01,
-        tpr_at_01pct_fpr=0.001, density_auc=0.5, density_auc_sd=0.01, density_auc_se=0.004,
-        repeats=4, refined=False, roc_fpr=(0.0, 1.0), roc_tpr=(0.0, 1.0),
-    )  # fmt: skip
+        w=w,
+        auc=0.5 + w / 10,
+        auc_sd=0.01,
+        auc_se=0.004,
+        tpr_at_1pct_fpr=0.01,
+        tpr_at_01pct_fpr=0.001,
+        density_auc=0.5,
+        density_auc_sd=0.01,
+        density_auc_se=0.004,
+        repeats=4,
+        refined=False,
+        roc_fpr=(0.0, 1.0),
+        roc_tpr=(0.0, 1.0),
+    )
 
 
 def _audit(selected: float | None, grid: tuple[float, ...] = (0.0, 0.25, 0.5)) -> AuditResult:
     return AuditResult(
-        threshold=0.55, holdout_fraction=0.2, repeats=4, splits=1,
-        curve=tuple(_point(w) for w in grid), selected_w=selected, rule="", seconds=1.0,
+        threshold=0.55,
+        holdout_fraction=0.2,
+        repeats=4,
+        splits=1,
+        curve=tuple(_point(w) for w in grid),
+        selected_w=selected,
+        rule="",
+        seconds=1.0,
         budget_exhausted=False,
-    )  # fmt: skip
+    )
 
 
 def test_curve_helpers_pick_the_nearest_point_and_flag_a_raised_w() -> None:
@@ -110,16 +126,30 @@ def test_curve_helpers_pick_the_nearest_point_and_flag_a_raised_w() -> None:
 def _release(copies: int = 1) -> Release:
     hist = Histogram((0.0, 1.0), (40,))
     metrics = ReleaseMetrics(
-        rows=400, closer_probability=0.12, median_rank=31.0, exact=True, rows_evaluated=400,
-        own_distance_histogram=hist, nearest_real_histogram=hist, share_within_1e6=0.0,
-        k_risk=5, at_risk=3,
-    )  # fmt: skip
+        rows=400,
+        closer_probability=0.12,
+        median_rank=31.0,
+        exact=True,
+        rows_evaluated=400,
+        own_distance_histogram=hist,
+        nearest_real_histogram=hist,
+        share_within_1e6=0.0,
+        k_risk=5,
+        at_risk=3,
+    )
     eps = EpsilonStatement(0.4, 0.0025, 9.5, "exact", 72.0, "an estimate", "")
     return Release(
-        w=0.4, chosen_by="the audit", copies=copies, clipped={"age": 12}, non_finite={},
-        metrics=metrics, epsilon=eps, binding=BindingAttack("density", 0.4, 0.53, 0.004, 0.01, 4),
-        copies_audited=copies, exact_copies=CopyCheck(2, 1, 1, 2, 0, 1),
-    )  # fmt: skip
+        w=0.4,
+        chosen_by="the audit",
+        copies=copies,
+        clipped={"age": 12},
+        non_finite={},
+        metrics=metrics,
+        epsilon=eps,
+        binding=BindingAttack("density", 0.4, 0.53, 0.004, 0.01, 4),
+        copies_audited=copies,
+        exact_copies=CopyCheck(2, 1, 1, 2, 0, 1),
+    )
 
 
 def test_release_block_keeps_the_audit_json_keys_order_and_values() -> None:
@@ -127,18 +157,33 @@ def test_release_block_keeps_the_audit_json_keys_order_and_values() -> None:
 
     block = json.loads(json.dumps(_release(copies=2).to_dict()))
     assert list(block)[:8] == [
-        "w", "chosen_by", "rows", "copies", "shuffled", "clipped", "non_finite", "closer_probability"
-    ]  # fmt: skip
+        "w",
+        "chosen_by",
+        "rows",
+        "copies",
+        "shuffled",
+        "clipped",
+        "non_finite",
+        "closer_probability",
+    ]
     assert block["w"] == 0.4 and block["rows"] == 400 and block["median_rank"] == 31.0
     assert block["closer_probability"] == 0.12 and block["at_risk"] == 3
     assert block["epsilon"] == {
-        "delta": 0.0025, "C": 9.5, "C_method": "exact", "value": 72.0, "w": 0.4,
-        "nature": "an estimate", "sentence": "", "copies": 2,
-    }  # fmt: skip
+        "delta": 0.0025,
+        "C": 9.5,
+        "C_method": "exact",
+        "value": 72.0,
+        "w": 0.4,
+        "nature": "an estimate",
+        "sentence": "",
+        "copies": 2,
+    }
     assert block["metrics_over"] == "the closest of all copies per record"
     assert (block["binding_attack"], block["binding_auc"], block["copies_audited"]) == (
-        "density", 0.53, 2,
-    )  # fmt: skip
+        "density",
+        0.53,
+        2,
+    )
     assert block["exact_copies"]["of_any_real_row"] == "< 10"  # small counts stay suppressed
     assert list(block)[-1] == "exact_copies" and "protect_outliers" not in block
 
@@ -148,10 +193,14 @@ def test_refusal_and_verdict_serialise_as_before() -> None:
 
     refusal = Refusal("no w met the limit", "add --allow-risky", binding=None)
     assert refusal.to_dict() == {
-        "w": None, "rows": 0, "refused": "no w met the limit",
-        "refused_hint": "add --allow-risky", "binding_attack": None, "binding_auc": None,
+        "w": None,
+        "rows": 0,
+        "refused": "no w met the limit",
+        "refused_hint": "add --allow-risky",
+        "binding_attack": None,
+        "binding_auc": None,
         "binding_auc_se": None,
-    }  # fmt: skip
+    }
     assert refusal.message == "no w met the limit; add --allow-risky"
     assert json.dumps([v.value for v in Verdict]) == (
         '["released", "refused", "released with override"]'

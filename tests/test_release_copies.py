@@ -107,9 +107,15 @@ def test_copies_run_records_the_audit_of_all_copies(tmp_path: Path, short_traini
 
     out = tmp_path / "out"
     cfg = RunConfig(
-        input=_table(tmp_path), out=out, w_grid=(0.0, 0.3, 0.6), repeats=2, seed=3,
-        copies=3, protect_outliers=True, allow_risky=True,
-    )  # fmt: skip
+        input=_table(tmp_path),
+        out=out,
+        w_grid=(0.0, 0.3, 0.6),
+        repeats=2,
+        seed=3,
+        copies=3,
+        protect_outliers=True,
+        allow_risky=True,
+    )
     result = run_pipeline(cfg)
     record = json.loads((out / "audit.json").read_text(encoding="utf-8"))
     rel = record["release"]
@@ -165,9 +171,15 @@ def test_released_model_has_the_audited_architecture(
     monkeypatch.setattr(flow_mod, "_best_of", rigged)
     out = tmp_path / "out"
     cfg = RunConfig(
-        input=_table(tmp_path), out=out, w_grid=(0.0, 0.5), repeats=2, seed=1,
-        budget="default", allow_risky=True, report=False,
-    )  # fmt: skip
+        input=_table(tmp_path),
+        out=out,
+        w_grid=(0.0, 0.5),
+        repeats=2,
+        seed=1,
+        budget="default",
+        allow_risky=True,
+        report=False,
+    )
     result = run_pipeline(cfg)
     record = json.loads((out / "audit.json").read_text(encoding="utf-8"))
     assert result.audit.splits == 5 * result.audit.rounds  # 300 rows: rounds of five folds
@@ -196,10 +208,20 @@ def _point(w: float, distance: float, density: float, se: float = 0.004):  # typ
 
     grid = tuple(float(x) for x in ROC_FPR)
     return CurvePoint(
-        w=w, auc=distance, auc_sd=se * 2, auc_se=se, tpr_at_1pct_fpr=0.0, tpr_at_01pct_fpr=0.0,
-        density_auc=density, density_auc_sd=se * 2, density_auc_se=se, repeats=4, refined=False,
-        roc_fpr=grid, roc_tpr=grid,
-    )  # fmt: skip
+        w=w,
+        auc=distance,
+        auc_sd=se * 2,
+        auc_se=se,
+        tpr_at_1pct_fpr=0.0,
+        tpr_at_01pct_fpr=0.0,
+        density_auc=density,
+        density_auc_sd=se * 2,
+        density_auc_se=se,
+        repeats=4,
+        refined=False,
+        roc_fpr=grid,
+        roc_tpr=grid,
+    )
 
 
 def _density_bound_audit():  # type: ignore[no-untyped-def]
@@ -207,9 +229,16 @@ def _density_bound_audit():  # type: ignore[no-untyped-def]
 
     curve = (_point(0.0, 0.502, 0.571), _point(0.5, 0.513, 0.60))
     return AuditResult(
-        threshold=0.55, holdout_fraction=0.2, repeats=4, splits=1, curve=curve,
-        selected_w=None, rule="", seconds=1.0, budget_exhausted=False,
-    )  # fmt: skip
+        threshold=0.55,
+        holdout_fraction=0.2,
+        repeats=4,
+        splits=1,
+        curve=curve,
+        selected_w=None,
+        rule="",
+        seconds=1.0,
+        budget_exhausted=False,
+    )
 
 
 def test_refusal_quotes_the_density_attack_when_it_decides(tmp_path: Path) -> None:
@@ -256,9 +285,16 @@ def test_refusal_by_uncertainty_alone_says_so_and_not_that_the_model_leaks(tmp_p
 
     curve = (_point(0.0, 0.483, 0.47, se=0.113), _point(0.5, 0.50, 0.48, se=0.113))
     audit = AuditResult(
-        threshold=0.55, holdout_fraction=0.2, repeats=5, splits=4, curve=curve,
-        selected_w=None, rule="", seconds=1.0, budget_exhausted=False,
-    )  # fmt: skip
+        threshold=0.55,
+        holdout_fraction=0.2,
+        repeats=5,
+        splits=4,
+        curve=curve,
+        selected_w=None,
+        rule="",
+        seconds=1.0,
+        budget_exhausted=False,
+    )
     prep = prepare(RunConfig(input=_table(tmp_path), seed=0))
     result = release(prep, audit, rng=np.random.default_rng(0))
     assert result.verdict is Verdict.REFUSED and result.refusal is not None

@@ -209,9 +209,14 @@ def fake_result(verdict: str = "released", *, seed: int | None = SEED, n: int = 
     )
     fidelity = Fidelity(fidelity_report(real, synth, spec, [c for c in real.columns]))
     model = ModelSummary(
-        flows=4, hidden=64, layers=1, val_nll=6.1234, device="cpu", device_note=None,
+        flows=4,
+        hidden=64,
+        layers=1,
+        val_nll=6.1234,
+        device="cpu",
+        device_note=None,
         train_seconds=3.2,
-    )  # fmt: skip
+    )
     return RunResult(
         config=config,  # type: ignore[arg-type]
         prepared=prepared,  # type: ignore[arg-type]
@@ -354,7 +359,8 @@ def test_unicode_renders_from_embedded_font(released: Path) -> None:
 def test_small_counts_are_suppressed(released: Path) -> None:
     text = _text(released)
     assert "< 10" in text
-    # rows dropped (7), missing per column (4, 3), clipped (0, 4) and records at risk (3) never print raw
+    # rows dropped (7), missing per column (4, 3), clipped (0, 4) and records at risk (3) never
+    # print raw
     assert not re.search(r"Rows dropped \(a missing value in a used column\)\s*7\b", text)
     assert not re.search(r"Missing values in hdl\s*4\b", text)
     assert "3 of 300" not in text and "< 10 of 300" in text
@@ -547,11 +553,17 @@ def test_dp_and_copies_sections_read_the_typed_results(tmp_path: Path) -> None:
     )
     second = _synthetic(r.prepared.real, seed=2)
     guarantee = {
-        "accountant": "PLD (dp-accounting)", "epsilon": 3.996, "epsilon_target": 4.0,
-        "delta": 0.001, "sigma": 0.62, "sampling_rate": 0.05, "steps": 400, "clip": 1.0,
+        "accountant": "PLD (dp-accounting)",
+        "epsilon": 3.996,
+        "epsilon_target": 4.0,
+        "delta": 0.001,
+        "sigma": 0.62,
+        "sampling_rate": 0.05,
+        "steps": 400,
+        "clip": 1.0,
         "statement": "(4.00, 0.001)-differential privacy for every record",
         "notes": ["the bounds of every column were declared, not read from the data"],
-    }  # fmt: skip
+    }
     dp = DPResult(
         release=DPRelease(second, guarantee, SimpleNamespace(to_dict=dict), None),  # type: ignore[arg-type]
         audit=DPAudit(auc=0.5123, auc_sd=0.01, density_auc=0.5071, repeats=4),
@@ -603,7 +615,7 @@ def test_the_report_reads_typed_results_not_dicts() -> None:
     assert [path for path, text in sources.items() if 'release["' in text] == []
 
 
-# ------------------------------------------------------------------------------ the checker's page (issue 14.8)
+# ---------------------------------------------------------- the checker's page (issue 14.8)
 
 
 def _shown_counts(cells: list[str]) -> list[int]:

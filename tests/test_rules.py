@@ -36,11 +36,21 @@ def rules_table(n: int = 600, seed: int = 1) -> pd.DataFrame:
     status = (rng.random(n) < 0.4).astype(int)
     cause = np.where(status == 1, rng.choice(["cardiac", "cancer", "other"], n), None)
     arm = rng.choice(["control", "drug"], n)
-    return pd.DataFrame({
-        "id": np.arange(n), "futime": fu, "los": los, "sysbp": sys_, "diasbp": dia,
-        "status": status, "cause": cause, "arm": arm, "trt": np.where(arm == "drug", 1, 0),
-        "nodes": np.maximum(0, rng.poisson(1.2, n) - 1), "age": rng.normal(62, 10, n).round(),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "id": np.arange(n),
+            "futime": fu,
+            "los": los,
+            "sysbp": sys_,
+            "diasbp": dia,
+            "status": status,
+            "cause": cause,
+            "arm": arm,
+            "trt": np.where(arm == "drug", 1, 0),
+            "nodes": np.maximum(0, rng.poisson(1.2, n) - 1),
+            "age": rng.normal(62, 10, n).round(),
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -109,11 +119,21 @@ def test_the_language_reads_what_a_user_writes() -> None:
 
 def test_a_user_rule_the_real_rows_break_is_reported_not_used() -> None:
     df = rules_table(300)
-    specs = _specs(df.drop(columns="id"), {
-        "futime": "time", "los": "integer", "sysbp": "integer", "diasbp": "integer",
-        "status": "event", "cause": "categorical", "arm": "binary", "trt": "binary",
-        "nodes": "integer", "age": "integer",
-    })  # fmt: skip
+    specs = _specs(
+        df.drop(columns="id"),
+        {
+            "futime": "time",
+            "los": "integer",
+            "sysbp": "integer",
+            "diasbp": "integer",
+            "status": "event",
+            "cause": "categorical",
+            "arm": "binary",
+            "trt": "binary",
+            "nodes": "integer",
+            "age": "integer",
+        },
+    )
     rules = rule_set(df, specs, yours=("age < 70", "age >= 18"), removed=("nodes >= 0",))
     kept = {r.text: r.source for r in rules.kept}
     assert kept["age >= 18"] == "yours" and "age < 70" not in kept
@@ -196,8 +216,16 @@ FAST = {"budget": "fast", "repeats": 2, "allow_risky": True, "report": False}
 def test_released_files_keep_every_rule(rules_csv: Path, tmp_path: Path, extra: dict) -> None:
     from engine.pipeline.run import run_pipeline
 
-    cfg = RunConfig(input=rules_csv, out=tmp_path / "o", time="futime", event="status", seed=5,
-                    rules=("sysbp >= 60",), **FAST, **extra)  # fmt: skip
+    cfg = RunConfig(
+        input=rules_csv,
+        out=tmp_path / "o",
+        time="futime",
+        event="status",
+        seed=5,
+        rules=("sysbp >= 60",),
+        **FAST,
+        **extra,
+    )
     result = run_pipeline(cfg)
     assert result.copies, "a file must be released for this test"
     for copy in result.copies:
@@ -222,10 +250,25 @@ def test_formal_dp_release_keeps_every_rule(tmp_path: Path) -> None:
 
     src = tmp_path / "r.csv"
     rules_table(300, seed=4).drop(columns=["cause"]).to_csv(src, index=False)
-    bounds = (("futime", 0.0, 3000.0), ("los", 0.0, 3000.0), ("sysbp", 60.0, 220.0),
-              ("diasbp", 30.0, 200.0), ("nodes", 0.0, 20.0), ("age", 18.0, 100.0))  # fmt: skip
-    cfg = RunConfig(input=src, out=tmp_path / "o", time="futime", event="status", seed=3,
-                    dp_epsilon=8.0, bounds=bounds, w_grid=(0.0, 0.5), **FAST)  # fmt: skip
+    bounds = (
+        ("futime", 0.0, 3000.0),
+        ("los", 0.0, 3000.0),
+        ("sysbp", 60.0, 220.0),
+        ("diasbp", 30.0, 200.0),
+        ("nodes", 0.0, 20.0),
+        ("age", 18.0, 100.0),
+    )
+    cfg = RunConfig(
+        input=src,
+        out=tmp_path / "o",
+        time="futime",
+        event="status",
+        seed=3,
+        dp_epsilon=8.0,
+        bounds=bounds,
+        w_grid=(0.0, 0.5),
+        **FAST,
+    )
     result = run_pipeline(cfg)
     assert result.dp_synthetic is not None and len(result.dp_synthetic) == 300
     rules = result.prepared.encoder.rules
@@ -243,8 +286,21 @@ def test_command_line_rule_that_cannot_be_read_stops_with_one_line(
     from engine.cli import main
 
     out = tmp_path / "o"
-    code = main(["run", str(rules_csv), "--out", str(out), "--time", "futime", "--event",
-                 "status", "--rule", "sysbp is higher than diasbp", "--quiet"])  # fmt: skip
+    code = main(
+        [
+            "run",
+            str(rules_csv),
+            "--out",
+            str(out),
+            "--time",
+            "futime",
+            "--event",
+            "status",
+            "--rule",
+            "sysbp is higher than diasbp",
+            "--quiet",
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert code == 2 and "\n" not in err
     assert "rules.csv" in err and "sysbp is higher than diasbp" in err and "a <= b" in err
@@ -257,11 +313,21 @@ def test_large_tables_search_a_sample_and_judge_on_every_row(monkeypatch) -> Non
     import engine.columns.rules_found as found
 
     df = rules_table(600).drop(columns="id")
-    specs = _specs(df, {
-        "futime": "time", "los": "integer", "sysbp": "integer", "diasbp": "integer",
-        "status": "binary", "cause": "categorical", "arm": "binary", "trt": "binary",
-        "nodes": "integer", "age": "integer",
-    })  # fmt: skip
+    specs = _specs(
+        df,
+        {
+            "futime": "time",
+            "los": "integer",
+            "sysbp": "integer",
+            "diasbp": "integer",
+            "status": "binary",
+            "cause": "categorical",
+            "arm": "binary",
+            "trt": "binary",
+            "nodes": "integer",
+            "age": "integer",
+        },
+    )
     whole = [r.text for r in found.find_rules(df, specs)]
     monkeypatch.setattr(found, "SEARCH_ROWS", 200)
     assert [r.text for r in found.find_rules(df, specs)] == whole
@@ -281,10 +347,14 @@ def test_two_dates_keep_their_order(tmp_path: Path) -> None:
     adm = pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 700, n), unit="D")
     dis = adm + pd.to_timedelta(rng.integers(0, 30, n), unit="D")
     src = tmp_path / "stays.csv"
-    pd.DataFrame({
-        "admitted": adm.strftime("%Y-%m-%d"), "discharged": dis.strftime("%Y-%m-%d"),
-        "age": rng.normal(60, 10, n).round(), "sex": rng.choice(["f", "m"], n),
-    }).to_csv(src, index=False)  # fmt: skip
+    pd.DataFrame(
+        {
+            "admitted": adm.strftime("%Y-%m-%d"),
+            "discharged": dis.strftime("%Y-%m-%d"),
+            "age": rng.normal(60, 10, n).round(),
+            "sex": rng.choice(["f", "m"], n),
+        }
+    ).to_csv(src, index=False)
     prep = prepare(RunConfig(input=src, seed=1))
     assert [r.text for r in prep.encoder.rules.kept] == ["admitted <= discharged"]
     width = prep.encoder.transform(prep.real.head(5), rng).shape[1]
@@ -311,9 +381,10 @@ def test_the_dp_section_says_found_rules_are_outside_epsilon() -> None:
 
     def words(rules: RuleSet) -> str:
         result = SimpleNamespace(
-            release=SimpleNamespace(dp=dp), released=None,
+            release=SimpleNamespace(dp=dp),
+            released=None,
             prepared=SimpleNamespace(encoder=SimpleNamespace(rules=rules)),
-        )  # fmt: skip
+        )
         return " ".join(getattr(f, "text", "") for f in dp_section(result, styles(), 400.0))
 
     said = words(RuleSet(kept=[found])).replace("&lt;", "<")  # (the PDF's markup escapes "<")
@@ -332,11 +403,23 @@ def test_the_pdf_rules_table_shows_the_record_of_audit_json() -> None:
 
     register_fonts()
     record = [
-        {"rule": "los <= futime", "kind": "order", "source": "found", "kept": True,
-         "why_not": None, "synthetic_rows_breaking": 0},
-        {"rule": "age < 70", "kind": "range", "source": "yours", "kept": False,
-         "why_not": "128 real rows break it", "synthetic_rows_breaking": None},
-    ]  # fmt: skip
+        {
+            "rule": "los <= futime",
+            "kind": "order",
+            "source": "found",
+            "kept": True,
+            "why_not": None,
+            "synthetic_rows_breaking": 0,
+        },
+        {
+            "rule": "age < 70",
+            "kind": "range",
+            "source": "yours",
+            "kept": False,
+            "why_not": "128 real rows break it",
+            "synthetic_rows_breaking": None,
+        },
+    ]
     parts = rules_paragraphs(SimpleNamespace(audit_json={"rules": record}), styles(), 400.0)
     rows = parts[-1]._cellvalues
 

@@ -1,4 +1,5 @@
-"""engine.columns.schema: kinds with reasons on a realistic mixed table; role checks raise InputErrors."""
+"""engine.columns.schema: kinds with reasons on a realistic mixed table; role checks raise
+InputErrors."""
 
 from __future__ import annotations
 

@@ -222,7 +222,8 @@ def test_the_report_warm_up_loads_what_the_pdf_would_load_first() -> None:
         "from reportlab.pdfbase import pdfmetrics\n"
         "from engine.report.layout import FONT, FONT_BOLD\n"
         "names = pdfmetrics.getRegisteredFontNames()\n"
-        "print(before, 'matplotlib.backends.backend_agg' in sys.modules, FONT in names, FONT_BOLD in names)\n"
+        "print(before, 'matplotlib.backends.backend_agg' in sys.modules, FONT in names,\n"
+        "      FONT_BOLD in names)\n"
         "print(unloaded == [], all(m in sys.modules for m in warm.MODULES))\n"
     )
     from pathlib import Path

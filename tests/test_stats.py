@@ -1,4 +1,5 @@
-"""Real-vs-synthetic model comparison: wrappers against lifelines/statsmodels, overlap, combining rules."""
+"""Real-vs-synthetic model comparison: wrappers against lifelines/statsmodels, overlap,
+combining rules."""
 
 from __future__ import annotations
 

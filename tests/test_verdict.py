@@ -17,9 +17,22 @@ from engine.stats.verdict import coefficient_flag, fidelity_verdict
 def _coef(name: str, z_gap: float, overlap: float) -> CoefComparison:
     """A hand-built comparison row: real estimate 0 with SE 1, synthetic at ``z_gap``."""
     return CoefComparison(
-        name, 0.0, 1.0, -1.96, 1.96, 0.9, z_gap, 1.0, z_gap - 1.96, z_gap + 1.96, 0.5,
-        z_gap, overlap, True, True,
-    )  # fmt: skip
+        name,
+        0.0,
+        1.0,
+        -1.96,
+        1.96,
+        0.9,
+        z_gap,
+        1.0,
+        z_gap - 1.96,
+        z_gap + 1.96,
+        0.5,
+        z_gap,
+        overlap,
+        True,
+        True,
+    )
 
 
 def test_z_gap_above_two_or_overlap_below_half_is_flagged_and_named() -> None:
@@ -57,8 +70,12 @@ def test_withheld_term_is_named_without_its_numbers() -> None:
         "numbers withheld: it differs between the tables)."
     )
     assert verdict.to_dict()["coefficients"][0] == {
-        "name": "site=C", "z_gap": None, "ci_overlap": None, "flagged": True, "reasons": [],
-    }  # fmt: skip
+        "name": "site=C",
+        "z_gap": None,
+        "ci_overlap": None,
+        "flagged": True,
+        "reasons": [],
+    }
 
 
 def test_column_above_the_real_halves_level_is_flagged() -> None:
@@ -256,9 +273,22 @@ def test_a_lost_treatment_effect_leads_the_verdict() -> None:
     def row(name, real, synth, real_p, synth_p, z):
         (r, rl, rh), (s, sl, sh) = (np.log(real), np.log(synth))
         return CoefComparison(
-            name, r, 0.216, rl, rh, real_p, s, 0.207, sl, sh, synth_p, z, 0.6,
-            sign_agrees=True, significance_agrees=(real_p < 0.05) == (synth_p < 0.05),
-        )  # fmt: skip
+            name,
+            r,
+            0.216,
+            rl,
+            rh,
+            real_p,
+            s,
+            0.207,
+            sl,
+            sh,
+            synth_p,
+            z,
+            0.6,
+            sign_agrees=True,
+            significance_agrees=(real_p < 0.05) == (synth_p < 0.05),
+        )
 
     treat = row("treat", (0.513, 0.336, 0.783), (0.742, 0.494, 1.116), 0.002, 0.15, 1.7)
     age = row("age", (1.02, 1.01, 1.03), (1.02, 1.01, 1.03), 0.001, 0.001, 0.1)
