@@ -12,27 +12,14 @@ from engine.flows.select import GAUSSIAN, preference_order, rank_family
 from engine.flows.train import FlowConfig, train_flow
 from engine.privacy.audit_result import AuditConfig
 from engine.privacy.family import Candidate, run_family_audit
+from tests.latent_maps import FittedGaussian
 
 COV = np.array([[1.0, 0.6, 0.3], [0.6, 1.0, 0.4], [0.3, 0.4, 1.0]])
 FAST = AuditConfig(grid=(0.0, 0.5), repeats=3, refine=False, splits=2)
 SURE = AuditConfig(grid=(0.0, 0.5), repeats=4, refine=False, splits=4)
 
 
-class _Gaussian:
-    """The exact Gaussian map of the rows it was fitted on (what the whitened start is)."""
-
-    def __init__(self, rows: np.ndarray) -> None:
-        self.mean = rows.mean(axis=0)
-        self.L = np.linalg.cholesky(np.cov(rows, rowvar=False))
-
-    def to_latent(self, X: np.ndarray) -> np.ndarray:
-        return np.linalg.solve(self.L, (X - self.mean).T).T
-
-    def from_latent(self, Z: np.ndarray) -> np.ndarray:
-        return Z @ self.L.T + self.mean
-
-
-class _Memorizer(_Gaussian):
+class _Memorizer(FittedGaussian):
     """A 'flow' that learnt its training rows by heart: every decoded row is the member
     nearest to the Gaussian's decode, plus a hair of noise. At w = 0 it copies members."""
 
@@ -46,7 +33,7 @@ class _Memorizer(_Gaussian):
         return self.rows[nearest] + 1e-3 * np.random.default_rng(0).standard_normal(X.shape)
 
 
-class _Snapper(_Gaussian):
+class _Snapper(FittedGaussian):
     """A floor whose one leak is its last column: decoded values snap to the nearest member's."""
 
     def __init__(self, rows: np.ndarray) -> None:
@@ -71,7 +58,7 @@ class _Family:
         self.fitted.append(label)
         if label == "flow":
             return _Memorizer(rows)
-        return _Snapper(rows) if self.floor_leaks else _Gaussian(rows)
+        return _Snapper(rows) if self.floor_leaks else FittedGaussian(rows)
 
     def rank(self, X):
         return [
@@ -219,7 +206,7 @@ def test_the_released_attack_decides_when_only_the_released_columns_leak() -> No
 
     class Plant:
         def __init__(self, rows: np.ndarray) -> None:
-            self.g, self.rows = _Gaussian(rows), rows
+            self.g, self.rows = FittedGaussian(rows), rows
 
         def to_latent(self, A):  # type: ignore[no-untyped-def]
             return self.g.to_latent(A)
@@ -399,7 +386,7 @@ def test_a_flow_under_the_limit_gets_more_rounds_before_it_is_dropped_a_leaky_on
     class _GaussianFirst(_Family):  # a sound flow (the exact Gaussian map) ranked first
         def _map(self, label, rows):  # type: ignore[no-untyped-def]
             self.fitted.append(label)
-            return _Gaussian(rows)
+            return FittedGaussian(rows)
 
     one = _GaussianFirst()
     first = run_family_audit(

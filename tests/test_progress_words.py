@@ -10,6 +10,7 @@ import numpy as np
 from engine.flows.config import FlowConfig
 from engine.flows.select import select_flow
 from engine.flows.train import train_flow
+from tests.latent_maps import FittedGaussian
 
 
 def _rows() -> np.ndarray:
@@ -49,21 +50,7 @@ def test_train_page_finish_line_names_the_copula():
 # ---------------------------------------------------------------- the audit's counters
 
 
-class _Gaussian:
-    """The exact Gaussian map of the rows it was fitted on."""
-
-    def __init__(self, rows: np.ndarray) -> None:
-        self.mean = rows.mean(axis=0)
-        self.L = np.linalg.cholesky(np.cov(rows, rowvar=False))
-
-    def to_latent(self, X: np.ndarray) -> np.ndarray:
-        return np.linalg.solve(self.L, (X - self.mean).T).T
-
-    def from_latent(self, Z: np.ndarray) -> np.ndarray:
-        return Z @ self.L.T + self.mean
-
-
-class _Snapper(_Gaussian):
+class _Snapper(FittedGaussian):
     """A floor that leaks its last column (values snap to the nearest member's)."""
 
     def __init__(self, rows: np.ndarray) -> None:

@@ -322,8 +322,7 @@ def verdict_html(verdict: dict[str, Any] | None) -> str:
         return ""
     line = str(verdict["line"])
     head = str(verdict.get("headline") or line.partition(":")[0])
-    # a line that leads with the exposure's changed effect is shown whole after the headline
-    rest = line[len(head) :] if line.startswith(head) else f": {line}"
+    rest = str(verdict.get("after_headline") or line[len(head) :])  # the engine's split
     colour = "#1a7f37" if verdict.get("same_conclusions") else "#c00000"
     return f"<b><span style='color:{colour}'>{escape(head)}</span></b>{escape(rest)}"
 

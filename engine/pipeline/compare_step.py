@@ -22,13 +22,13 @@ if TYPE_CHECKING:
     from engine.stats.plan import AnalysisPlan
 
 
-def model_spec(prep: Prepared) -> ModelSpec | None:
+def model_spec(prep: Prepared, plan: AnalysisPlan | None = None) -> ModelSpec | None:
     """The model the run compares (``analysis``, or Cox when the table has survival roles),
     with the covariates the user chose or, when none, those of the automatic analysis
-    (:func:`analysis_plan`)."""
+    (``plan``, else :func:`analysis_plan`)."""
     from engine.stats.models import Analysis, ModelSpec
 
-    plan = analysis_plan(prep)
+    plan = plan or analysis_plan(prep)
     if plan is None:
         return None
     cfg, schema = prep.config, prep.schema
@@ -128,7 +128,8 @@ def fidelity_of(
     from engine.stats.models import ModelNotConverged, fidelity_report
     from engine.stats.topcoded import rule_cost, schema_bounds
 
-    spec = model_spec(prep)
+    plan = analysis_plan(prep)  # once: its counts read every real row
+    spec = model_spec(prep, plan)
     columns = [c.name for c in prep.schema.synthesized()]
     real, released = (
         as_event_codes(prep, prep.real),
@@ -137,7 +138,6 @@ def fidelity_of(
     report = fidelity_report(real, released[0], spec, columns, real_fit=real_fit)
     # what the range rule costs: the real table limited the same way (issue 44)
     cost = rule_cost(real, schema_bounds(prep.schema), report, spec)
-    plan = analysis_plan(prep)
     if len(released) < 2 or spec is None or report.model_error is not None:
         return Fidelity(report, rule_cost=cost, plan=plan)
     try:

@@ -183,6 +183,19 @@ class FidelityVerdict:
             parts.append("no outcome model was compared")
         return f"{lead}Differences to check: " + "; ".join(parts) + "."
 
+    @property
+    def after_headline(self) -> str:
+        """The line as shown after its coloured headline (the PDF's first page, the Fidelity
+        page): the rest of the line, or the whole line after ": " when it leads with the
+        exposure's changed effect (issue 44: slicing that line cut off its subject).
+
+        Example:
+            >>> fidelity_verdict([coefficient_flag("age", 2.5, 0.6)], ()).after_headline
+            ': the effect of age (2.5 standard errors apart).'
+        """
+        line, head = self.line, self.headline
+        return line[len(head) :] if line.startswith(head) else f": {line}"
+
     def _failed_line(self) -> str:
         """The line when the outcome model could not be fitted: said, with what to change."""
         columns = [c.column for c in self.flagged_columns]
@@ -229,6 +242,7 @@ class FidelityVerdict:
         return {
             "same_conclusions": self.same_conclusions,
             "headline": self.headline,
+            "after_headline": self.after_headline,
             "lead": self.lead,
             "model_compared": self._model_judged,
             "compared": self.compared,

@@ -198,7 +198,7 @@ def key_rows(result: RunResult) -> list[list[Any]]:
             [
                 "Same answers as the real table? (fidelity)",
                 f'<font color="{colour}"><b>{text(verdict.headline)}</b></font>'
-                + text(_after_headline(verdict.line, verdict.headline))
+                + text(verdict.after_headline)
                 + " Details in section 3.",
             ]
         )
@@ -331,17 +331,3 @@ def released_files_block(result: RunResult, sheet: dict[str, Any], width: float)
         table(rows, [0.25 * width, 0.75 * width]),
         paragraph(FILES_NOTE, sheet, "small"),
     ]
-
-
-def _after_headline(line: str, headline: str) -> str:
-    """The verdict's line after its coloured headline; a line that leads with the exposure's
-    changed effect is shown whole after it (issue 44: slicing it cut the sentence's subject).
-
-    Example:
-        >>> _after_headline("Same conclusions: all close.", "Same conclusions")
-        ': all close.'
-        >>> line = "In the real data tx lowers ... Differences to check: tx."
-        >>> _after_headline(line, "Differences to check")
-        ': In the real data tx lowers ... Differences to check: tx.'
-    """
-    return line[len(headline) :] if line.startswith(headline) else f": {line}"
